@@ -1,0 +1,49 @@
+// Package agent defines pactum's agent runtimes: how pactum calls an agent.
+// A runtime implements Agent (Invoke, required) and optionally Streamer,
+// Canceler, io.Closer and MetadataProvider. Runtimes register a type name and
+// a constructor (Register); configuration selects them by `type:`.
+package agent
+
+import (
+	"context"
+	"time"
+
+	"github.com/pactum/pactum/task"
+)
+
+// Agent is the one method every runtime has: run one attempt to completion.
+type Agent interface {
+	Invoke(ctx context.Context, req *task.Request) (*task.Result, error)
+}
+
+// Streamer is implemented by runtimes that produce output incrementally.
+// Stream calls emit for each chunk and returns the final result; chunks
+// already emitted need not be repeated in the result's artifacts.
+type Streamer interface {
+	Stream(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error)
+}
+
+// Canceler is implemented by runtimes that must tell a remote side that an
+// attempt was canceled (canceling ctx stops local work by itself).
+type Canceler interface {
+	Cancel(ctx context.Context, taskID string) error
+}
+
+// Metadata describes a runtime instance for cards and `pactum agents`.
+type Metadata struct {
+	Type        string
+	Description string
+	// Streaming reports whether the runtime emits chunks while it runs.
+	Streaming bool
+	// InputModes and OutputModes are media types.
+	InputModes  []string
+	OutputModes []string
+}
+
+// MetadataProvider is implemented by runtimes that describe themselves.
+type MetadataProvider interface {
+	Metadata() Metadata
+}
+
+// cancelTimeout bounds a forwarded cancel.
+const cancelTimeout = 5 * time.Second

@@ -1,0 +1,110 @@
+package task
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a machine-readable domain error code. Each transport maps codes
+// once, in one table, to its own wire errors.
+type Code string
+
+// Domain error codes.
+const (
+	CodeInvalidArgument   Code = "invalid_argument"
+	CodeNotFound          Code = "not_found"
+	CodeConflict          Code = "conflict"           // idempotency key reused with another payload
+	CodeIllegalTransition Code = "illegal_transition" // lifecycle violation
+	CodeNotCancelable     Code = "not_cancelable"
+	CodeNotRetryable      Code = "not_retryable"
+	CodeForbidden         Code = "forbidden"         // actor may not call the action
+	CodePolicyDenied      Code = "policy_denied"     // policy engine refused
+	CodeApprovalRequired  Code = "approval_required" // sensitive action without policy/approval reference
+	CodeUnsupported       Code = "unsupported"
+	CodeUnavailable       Code = "unavailable"
+	CodeTimeout           Code = "timeout"
+	CodeAgentFailed       Code = "agent_failed"
+	CodeGateBlocked       Code = "gate_blocked"
+	CodeLeaseExpired      Code = "lease_expired"
+	CodeInternal          Code = "internal"
+)
+
+// Sentinel errors that callers test with errors.Is. Drivers translate their
+// own errors into them.
+var (
+	ErrNotFound          = errors.New("not found")
+	ErrIllegalTransition = errors.New("illegal transition")
+	// ErrStateConflict means a conditional update found the task in another
+	// state (or under another lease) than the writer expected: somebody else
+	// moved it first. Nothing was written.
+	ErrStateConflict = errors.New("task state changed concurrently")
+	// ErrDuplicate means (actor, idempotency key) already names a task.
+	ErrDuplicate = errors.New("duplicate idempotency key")
+)
+
+// Error is the domain error: a code for machines, a message for people.
+type Error struct {
+	Code    Code
+	Message string
+	Err     error
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	if e.Message != "" {
+		return e.Message
+	}
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return string(e.Code)
+}
+
+// Unwrap returns the wrapped error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf builds an *Error; a %w verb in format is kept for errors.Is.
+func Errorf(code Code, format string, args ...any) *Error {
+	err := fmt.Errorf(format, args...)
+	return &Error{Code: code, Message: err.Error(), Err: errors.Unwrap(err)}
+}
+
+// ErrorCode returns the domain code carried by err, CodeNotFound for
+// ErrNotFound, and CodeInternal for anything else.
+func ErrorCode(err error) Code {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return CodeNotFound
+	case errors.Is(err, ErrIllegalTransition):
+		return CodeIllegalTransition
+	}
+	return CodeInternal
+}
+
+// permanentError marks an agent error that retrying cannot fix.
+type permanentError struct{ err error }
+
+func (p *permanentError) Error() string { return p.err.Error() }
+func (p *permanentError) Unwrap() error { return p.err }
+
+// Permanent marks err as permanent: the attempt fails and the task is not
+// retried automatically. Agent runtimes use it for errors such as bad input.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err: err}
+}
+
+// IsPermanent reports whether err was marked with Permanent.
+func IsPermanent(err error) bool {
+	var p *permanentError
+	return errors.As(err, &p)
+}

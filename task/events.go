@@ -1,0 +1,117 @@
+package task
+
+import (
+	"sync"
+	"time"
+)
+
+// EventKind classifies task events.
+type EventKind string
+
+// Event kinds.
+const (
+	EventStatus   EventKind = "status"
+	EventArtifact EventKind = "artifact"
+)
+
+// Event is one change of a task, published after it was committed (status)
+// or as an agent streamed it (artifact chunk).
+type Event struct {
+	Kind      EventKind
+	TaskID    string
+	ContextID string
+	// Seq is the task's record sequence when the event was published.
+	Seq int
+	// State and Task are set for status events: the new state and the task
+	// snapshot (without history) right after the transition.
+	State State
+	Task  *Task
+	// Message is the status message, if any.
+	Message *Message
+	// Chunk is set for artifact events.
+	Chunk *ArtifactChunk
+	// Final is true when the task reached a terminal or interrupted state.
+	Final bool
+	At    time.Time
+}
+
+// Broker fans task events out to in-process subscribers. Slow subscribers
+// never block publishers: a subscriber whose buffer is full is dropped and
+// its channel closed, so it can resume from the stored state.
+type Broker struct {
+	mu     sync.Mutex
+	byTask map[string]map[*subscription]struct{}
+	all    map[*subscription]struct{}
+}
+
+type subscription struct {
+	ch     chan Event
+	closed bool
+}
+
+// NewBroker returns an empty broker.
+func NewBroker() *Broker {
+	return &Broker{byTask: map[string]map[*subscription]struct{}{}, all: map[*subscription]struct{}{}}
+}
+
+// subscriberBuffer bounds each subscriber's backlog.
+const subscriberBuffer = 256
+
+// Subscribe returns a channel of events for taskID ("" for every task) and a
+// function that ends the subscription. The channel is closed when the
+// subscription ends or overflows.
+func (b *Broker) Subscribe(taskID string) (<-chan Event, func()) {
+	s := &subscription{ch: make(chan Event, subscriberBuffer)}
+	b.mu.Lock()
+	if taskID == "" {
+		b.all[s] = struct{}{}
+	} else {
+		m := b.byTask[taskID]
+		if m == nil {
+			m = map[*subscription]struct{}{}
+			b.byTask[taskID] = m
+		}
+		m[s] = struct{}{}
+	}
+	b.mu.Unlock()
+	return s.ch, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.remove(taskID, s)
+	}
+}
+
+func (b *Broker) remove(taskID string, s *subscription) {
+	if taskID == "" {
+		delete(b.all, s)
+	} else if m := b.byTask[taskID]; m != nil {
+		delete(m, s)
+		if len(m) == 0 {
+			delete(b.byTask, taskID)
+		}
+	}
+	if !s.closed {
+		s.closed = true
+		close(s.ch)
+	}
+}
+
+// Publish delivers ev to the task's subscribers and to global ones.
+func (b *Broker) Publish(ev Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.byTask[ev.TaskID] {
+		b.send(ev.TaskID, s, ev)
+	}
+	for s := range b.all {
+		b.send("", s, ev)
+	}
+}
+
+func (b *Broker) send(taskID string, s *subscription, ev Event) {
+	select {
+	case s.ch <- ev:
+	default:
+		b.remove(taskID, s)
+	}
+}

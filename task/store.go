@@ -1,0 +1,163 @@
+package task
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the storage driver the Coordinator consumes. Every method that
+// changes a task commits the new state, one execution Record per transition
+// and one audit entry per transition (plus any extra audit entries given) in
+// one transaction. Drivers live in store/…; store/storetest is the
+// conformance suite each of them passes.
+//
+// Times: callers pass UTC times truncated to the microsecond; drivers store
+// and return them exactly (the audit hash covers them). Sealing an audit
+// entry sets At to the operation's Now, Seq to the next global sequence and
+// PrevHash to the previous entry's Hash ("" for the first), then Hash to
+// AuditEntry.ComputeHash(); the chain is one linear sequence.
+type Store interface {
+	// CreateTask inserts a new task in StateRequested and then applies
+	// p.Steps in order, all in one transaction. When p.IdempotencyTTL is
+	// positive and (actor, key) already names a live task, nothing is
+	// written and the existing task is returned with an error wrapping
+	// ErrDuplicate.
+	CreateTask(ctx context.Context, p CreateParams) (*Task, error)
+	// Transition applies one conditional state change: it succeeds only if
+	// the task is in p.From (and, when p.LeaseOwner is set, still leased by
+	// that owner). Otherwise it writes nothing and returns an error wrapping
+	// ErrStateConflict. An illegal From → To returns ErrIllegalTransition.
+	Transition(ctx context.Context, p TransitionParams) (*Task, error)
+	// Claim moves up to p.Limit queued tasks whose RunAfter has passed to
+	// in_progress, oldest first, incrementing Attempt and leasing each to
+	// p.Owner until p.Now+p.LeaseFor. When p.TaskID is set only that task is
+	// considered. Two concurrent claims never return the same task. The
+	// returned tasks carry their full History (artifacts are not loaded).
+	Claim(ctx context.Context, p ClaimParams) ([]*Task, error)
+	// RenewLease extends a lease still held by p.Owner; ErrStateConflict if
+	// the lease was lost.
+	RenewLease(ctx context.Context, p RenewParams) error
+	// ExpiredLeases lists in_progress tasks whose lease ended before now.
+	ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]*Task, error)
+	// NextRunAfter returns the earliest RunAfter among queued tasks, or the
+	// zero time when none is queued.
+	NextRunAfter(ctx context.Context) (time.Time, error)
+
+	// GetTask returns a task with its history and artifacts; historyLength
+	// < 0 means all messages, otherwise the newest historyLength.
+	GetTask(ctx context.Context, id string, historyLength int) (*Task, error)
+	// ListTasks lists tasks newest first, filtered, with an opaque page token.
+	ListTasks(ctx context.Context, p ListParams) (*TaskPage, error)
+	// Records returns a task's execution record in sequence order.
+	Records(ctx context.Context, taskID string) ([]Record, error)
+
+	// AppendAudit seals and appends entries that belong to no transition.
+	AppendAudit(ctx context.Context, entries []AuditInput) error
+	// AuditEntries returns sealed entries with Seq > after, at most limit.
+	AuditEntries(ctx context.Context, after int64, limit int) ([]AuditEntry, error)
+
+	// PutPushConfig creates or replaces a push config (task id, id).
+	PutPushConfig(ctx context.Context, c PushConfig) error
+	GetPushConfig(ctx context.Context, taskID, id string) (*PushConfig, error)
+	ListPushConfigs(ctx context.Context, taskID string) ([]PushConfig, error)
+	DeletePushConfig(ctx context.Context, taskID, id string) error
+
+	// Close releases the store.
+	Close() error
+}
+
+// Step is one transition applied inside CreateTask.
+type Step struct {
+	To            State
+	Reason        string
+	ErrorCode     Code
+	PolicyVersion string
+	// Rejected marks the task as refused before it ran (only with To ==
+	// StateFailed).
+	Rejected bool
+	// Audit holds extra entries sealed just before this step's own.
+	Audit []AuditInput
+}
+
+// CreateParams describes a new task.
+type CreateParams struct {
+	Task *Task // ID, ContextID, Agent, Envelope, PayloadHash, MaxAttempts, RunAfter
+	// Steps are applied after the requested state, in order.
+	Steps []Step
+	// Audit entries are sealed before the steps (the submission itself).
+	Audit []AuditInput
+	Node  string
+	Now   time.Time
+	// IdempotencyTTL is how long (actor, key) keeps naming this task; zero
+	// disables idempotency for the submit.
+	IdempotencyTTL time.Duration
+}
+
+// TransitionParams describes a conditional state change.
+type TransitionParams struct {
+	TaskID string
+	From   State
+	To     State
+	// LeaseOwner, when set, must match the task's current lease owner.
+	LeaseOwner string
+	// RunAfter is stored when To is StateQueued.
+	RunAfter      time.Time
+	Reason        string
+	ErrorCode     Code
+	PolicyVersion string
+	Node          string
+	Now           time.Time
+	// StatusMessage replaces the task's status message (nil clears it).
+	StatusMessage *Message
+	// Messages are appended to the task's history.
+	Messages []Message
+	// Artifacts are stored on the task; an artifact whose ID is already
+	// stored replaces it.
+	Artifacts []Artifact
+	// LeaseExpiredBefore, when non-zero, additionally requires the task's
+	// lease to have ended before this time (the lease reaper uses it so a
+	// lease renewed meanwhile is left alone).
+	LeaseExpiredBefore time.Time
+	// Audit holds extra entries sealed before the transition's own.
+	Audit []AuditInput
+}
+
+// ClaimParams selects queued tasks to run.
+type ClaimParams struct {
+	Owner    string
+	Node     string
+	Now      time.Time
+	LeaseFor time.Duration
+	Limit    int
+	TaskID   string
+}
+
+// RenewParams extends a lease.
+type RenewParams struct {
+	TaskID   string
+	Owner    string
+	Now      time.Time
+	LeaseFor time.Duration
+}
+
+// ListParams filters ListTasks.
+type ListParams struct {
+	ContextID string
+	Agent     string
+	Actor     string
+	States    []State
+	// UpdatedAfter keeps tasks updated at or after this time when non-zero.
+	UpdatedAfter  time.Time
+	PageSize      int
+	PageToken     string
+	HistoryLength int
+	// IncludeArtifacts loads artifacts for each listed task.
+	IncludeArtifacts bool
+}
+
+// TaskPage is one page of ListTasks.
+type TaskPage struct {
+	Tasks         []*Task
+	NextPageToken string
+	TotalSize     int
+}

@@ -1,0 +1,242 @@
+package task
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+)
+
+// PartKind names what a Part carries.
+type PartKind string
+
+// Part kinds, mirroring the A2A 1.0 part union.
+const (
+	PartText PartKind = "text"
+	PartData PartKind = "data"
+	PartRaw  PartKind = "raw" // inline file bytes
+	PartURL  PartKind = "url" // file by reference
+)
+
+// Part is one piece of a message or artifact: text, structured data, or a
+// file (inline bytes or a URL).
+type Part struct {
+	Kind      PartKind        `json:"kind"`
+	Text      string          `json:"text,omitempty"`
+	Data      json.RawMessage `json:"data,omitempty"`
+	Raw       []byte          `json:"raw,omitempty"`
+	URL       string          `json:"url,omitempty"`
+	Filename  string          `json:"filename,omitempty"`
+	MediaType string          `json:"mediaType,omitempty"`
+	Metadata  map[string]any  `json:"metadata,omitempty"`
+}
+
+// TextPart returns a text part.
+func TextPart(s string) Part { return Part{Kind: PartText, Text: s} }
+
+// DataPart returns a structured-data part holding raw JSON.
+func DataPart(v json.RawMessage) Part { return Part{Kind: PartData, Data: v} }
+
+// Role says who wrote a message.
+type Role string
+
+// Message roles.
+const (
+	RoleUser  Role = "user"
+	RoleAgent Role = "agent"
+)
+
+// Message is one turn of a conversation (the A2A message, in domain terms).
+type Message struct {
+	ID             string         `json:"id"`
+	Role           Role           `json:"role"`
+	Parts          []Part         `json:"parts"`
+	ContextID      string         `json:"contextId,omitempty"`
+	TaskID         string         `json:"taskId,omitempty"`
+	ReferenceTasks []string       `json:"referenceTaskIds,omitempty"`
+	Extensions     []string       `json:"extensions,omitempty"`
+	Metadata       map[string]any `json:"metadata,omitempty"`
+}
+
+// Text returns the message's text parts joined by newlines.
+func (m *Message) Text() string {
+	if m == nil {
+		return ""
+	}
+	var out []byte
+	for _, p := range m.Parts {
+		if p.Kind != PartText {
+			continue
+		}
+		if len(out) > 0 {
+			out = append(out, '\n')
+		}
+		out = append(out, p.Text...)
+	}
+	return string(out)
+}
+
+// Artifact is something an agent produced.
+type Artifact struct {
+	ID          string         `json:"id"`
+	Name        string         `json:"name,omitempty"`
+	Description string         `json:"description,omitempty"`
+	Parts       []Part         `json:"parts"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
+}
+
+// ArtifactChunk is a streamed piece of an artifact. Append says the parts
+// extend an artifact already sent with the same ID; LastChunk closes it.
+type ArtifactChunk struct {
+	Artifact  Artifact `json:"artifact"`
+	Append    bool     `json:"append,omitempty"`
+	LastChunk bool     `json:"lastChunk,omitempty"`
+}
+
+// Envelope is what a caller delegates: who asks (actor), on whose behalf
+// (matter), on what (resource), to do what (action), under which policy and
+// approval, and the input message. It is immutable once submitted.
+type Envelope struct {
+	TaskID         string         `json:"taskId"`
+	IdempotencyKey string         `json:"idempotencyKey"`
+	Actor          string         `json:"actor"`
+	Matter         string         `json:"matter,omitempty"`
+	Resource       string         `json:"resource,omitempty"`
+	Action         string         `json:"action"`
+	Input          Message        `json:"input"`
+	ContextID      string         `json:"contextId"`
+	PolicyRef      string         `json:"policyRef,omitempty"`
+	ApprovalRef    string         `json:"approvalRef,omitempty"`
+	CorrelationID  string         `json:"correlationId,omitempty"`
+	Metadata       map[string]any `json:"metadata,omitempty"`
+	CreatedAt      time.Time      `json:"createdAt"`
+}
+
+// PayloadHash is the idempotency fingerprint of the envelope: everything the
+// caller chose that changes what would run (action, matter, resource, refs
+// and the input parts), but not generated ids or times. Two submits under one
+// key with the same hash are the same request.
+func (e *Envelope) PayloadHash() string {
+	h := sha256.New()
+	_ = json.NewEncoder(h).Encode(struct {
+		Action, Matter, Resource, PolicyRef, ApprovalRef string
+		Parts                                            []Part
+	}{e.Action, e.Matter, e.Resource, e.PolicyRef, e.ApprovalRef, e.Input.Parts})
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Task is the stored state of one delegated task. The current state is an
+// index over the append-only execution record, kept in the same transaction.
+type Task struct {
+	ID          string   `json:"id"`
+	ContextID   string   `json:"contextId"`
+	Agent       string   `json:"agent"`
+	Envelope    Envelope `json:"envelope"`
+	PayloadHash string   `json:"payloadHash"`
+	State       State    `json:"state"`
+	// Attempt counts claims: 0 until a worker first takes the task.
+	Attempt     int `json:"attempt"`
+	MaxAttempts int `json:"maxAttempts"`
+	// RunAfter is when a queued task may be claimed (retry backoff).
+	RunAfter     time.Time `json:"runAfter,omitzero"`
+	LeaseOwner   string    `json:"leaseOwner,omitempty"`
+	LeaseExpires time.Time `json:"leaseExpires,omitzero"`
+	// ErrorCode and Reason explain the last failure or refusal.
+	ErrorCode Code   `json:"errorCode,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	// Rejected is set when the task failed before it ever ran because
+	// validation or policy refused it (A2A: TASK_STATE_REJECTED).
+	Rejected      bool       `json:"rejected,omitempty"`
+	StatusMessage *Message   `json:"statusMessage,omitempty"`
+	History       []Message  `json:"history,omitempty"`
+	Artifacts     []Artifact `json:"artifacts,omitempty"`
+	// Seq is the sequence number of the last execution record.
+	Seq       int       `json:"seq"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// Record is one entry of a task's append-only execution record: one
+// transition. Records are never updated or deleted.
+type Record struct {
+	TaskID        string    `json:"taskId"`
+	Seq           int       `json:"seq"`
+	From          State     `json:"from"`
+	To            State     `json:"to"`
+	At            time.Time `json:"at"`
+	Attempt       int       `json:"attempt"`
+	Node          string    `json:"node,omitempty"`
+	Reason        string    `json:"reason,omitempty"`
+	ErrorCode     Code      `json:"errorCode,omitempty"`
+	PolicyVersion string    `json:"policyVersion,omitempty"`
+}
+
+// AuditKind classifies audit entries.
+type AuditKind string
+
+// Audit entry kinds.
+const (
+	AuditSubmitted  AuditKind = "task.submitted"
+	AuditPolicy     AuditKind = "policy.decision"
+	AuditTransition AuditKind = "task.transition"
+	AuditPushConfig AuditKind = "push.config"
+)
+
+// AuditInput is an audit entry before the store seals it into the chain.
+type AuditInput struct {
+	Kind   AuditKind       `json:"kind"`
+	TaskID string          `json:"taskId,omitempty"`
+	Actor  string          `json:"actor,omitempty"`
+	Data   json.RawMessage `json:"data,omitempty"`
+}
+
+// AuditEntry is a sealed entry of the hash-chained audit log.
+type AuditEntry struct {
+	Seq      int64           `json:"seq"`
+	At       time.Time       `json:"at"`
+	Kind     AuditKind       `json:"kind"`
+	TaskID   string          `json:"taskId,omitempty"`
+	Actor    string          `json:"actor,omitempty"`
+	Data     json.RawMessage `json:"data,omitempty"`
+	PrevHash string          `json:"prevHash"`
+	Hash     string          `json:"hash"`
+}
+
+// ComputeHash returns the entry's chain hash: SHA-256 over the previous hash
+// and the entry's content fields, each length-prefixed so that no two
+// different entries share an encoding.
+func (e *AuditEntry) ComputeHash() string {
+	h := sha256.New()
+	write := func(s string) {
+		var n [8]byte
+		l := uint64(len(s))
+		for i := range n {
+			n[i] = byte(l >> (8 * i))
+		}
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	write(e.PrevHash)
+	write(itoa(e.Seq))
+	write(e.At.UTC().Format(time.RFC3339Nano))
+	write(string(e.Kind))
+	write(e.TaskID)
+	write(e.Actor)
+	write(string(e.Data))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func itoa(v int64) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// PushConfig is a caller's request to receive a task's events by webhook.
+type PushConfig struct {
+	TaskID    string          `json:"taskId"`
+	ID        string          `json:"id"`
+	URL       string          `json:"url"`
+	Token     string          `json:"token,omitempty"`
+	Auth      json.RawMessage `json:"auth,omitempty"`
+	CreatedAt time.Time       `json:"createdAt"`
+}
