@@ -1,0 +1,1120 @@
+package task
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	mrand "math/rand/v2"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// RetryPolicy bounds the automatic retries of one agent.
+type RetryPolicy struct {
+	// MaxAttempts is the number of attempts before dead_letter (default 3).
+	MaxAttempts int
+	// InitialBackoff is the delay before the second attempt (default 1s).
+	InitialBackoff time.Duration
+	// MaxBackoff caps the exponential backoff (default 1m).
+	MaxBackoff time.Duration
+	// Jitter is the random fraction (0..1) taken off each delay (default 0.2).
+	Jitter float64
+}
+
+// Backoff returns the delay before attempt n+1 after attempt n failed:
+// InitialBackoff·2^(n-1), capped at MaxBackoff, less a random jitter.
+func (r RetryPolicy) Backoff(n int) time.Duration {
+	if n < 1 {
+		n = 1
+	}
+	d := float64(r.InitialBackoff) * math.Pow(2, float64(n-1))
+	if max := float64(r.MaxBackoff); max > 0 && d > max {
+		d = max
+	}
+	if r.Jitter > 0 {
+		d -= d * r.Jitter * mrand.Float64()
+	}
+	return time.Duration(d)
+}
+
+func (r RetryPolicy) withDefaults() RetryPolicy {
+	if r.MaxAttempts <= 0 {
+		r.MaxAttempts = 3
+	}
+	if r.InitialBackoff <= 0 {
+		r.InitialBackoff = time.Second
+	}
+	if r.MaxBackoff <= 0 {
+		r.MaxBackoff = time.Minute
+	}
+	if r.Jitter < 0 || r.Jitter > 1 {
+		r.Jitter = 0.2
+	}
+	return r
+}
+
+// AgentSpec registers an agent with the Coordinator: the capability
+// (action → agent) and how to run it.
+type AgentSpec struct {
+	Name string
+	// Action is the capability name callers ask for (default Name).
+	Action string
+	Runner Runner
+	// Timeout bounds one attempt (default 5m).
+	Timeout time.Duration
+	Retry   RetryPolicy
+	// Sensitive actions need a policy reference and an approval reference,
+	// checked at submit and again just before execution.
+	Sensitive bool
+	// DryRun records the policy decision and succeeds without calling the
+	// agent.
+	DryRun bool
+}
+
+// Observer is told about every committed transition and finished attempt
+// (metrics plug in here). Calls happen on the worker's goroutine and must be
+// quick.
+type Observer interface {
+	Transition(agent string, from, to State)
+	AttemptFinished(agent string, d time.Duration, err error)
+}
+
+// Options configure a Coordinator.
+type Options struct {
+	Store  Store
+	Agents []AgentSpec
+	// Permissions maps actors to the actions they may call (nil: all).
+	Permissions Permissions
+	// Policy decides on sensitive actions. Nil refuses every sensitive
+	// action that reaches it.
+	Policy PolicyEngine
+	// Gates run around every execution, in order.
+	Gates []Gate
+	// Node names this process in records (default hostname-pid).
+	Node string
+	// Workers bounds concurrent attempts on this node (default 16).
+	Workers int
+	// LeaseFor is the lease on a claimed task (default 30s); it is renewed
+	// every LeaseFor/3 while the agent runs.
+	LeaseFor time.Duration
+	// PollInterval is the longest the dispatcher sleeps between store scans
+	// (default 1s).
+	PollInterval time.Duration
+	// IdempotencyTTL is how long (actor, key) names one task (default 24h;
+	// negative disables).
+	IdempotencyTTL time.Duration
+	// Broker carries events; default a new in-process broker.
+	Broker   *Broker
+	Observer Observer
+	Logger   *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Coordinator is the one orchestration core every transport calls: it
+// validates and records submissions, runs tasks through their lifecycle with
+// leases and retries, and publishes events.
+type Coordinator struct {
+	store    Store
+	agents   map[string]*AgentSpec
+	byAction map[string]*AgentSpec
+	order    []string
+	perms    Permissions
+	policy   PolicyEngine
+	gates    []Gate
+	node     string
+	workers  int
+	leaseFor time.Duration
+	poll     time.Duration
+	idemTTL  time.Duration
+	broker   *Broker
+	observer Observer
+	log      *slog.Logger
+	clock    func() time.Time
+
+	wake     chan struct{}
+	slots    chan struct{}
+	claimN   atomic.Uint64
+	mu       sync.Mutex
+	running  map[string]context.CancelFunc
+	started  bool
+	stopped  bool
+	stop     context.CancelFunc
+	loops    sync.WaitGroup
+	inflight sync.WaitGroup
+}
+
+// NewCoordinator checks opts and returns a Coordinator; call Start to run
+// tasks.
+func NewCoordinator(opts Options) (*Coordinator, error) {
+	if opts.Store == nil {
+		return nil, errors.New("task: Options.Store is required")
+	}
+	c := &Coordinator{
+		store:    opts.Store,
+		agents:   map[string]*AgentSpec{},
+		byAction: map[string]*AgentSpec{},
+		perms:    opts.Permissions,
+		policy:   opts.Policy,
+		gates:    opts.Gates,
+		node:     opts.Node,
+		workers:  opts.Workers,
+		leaseFor: opts.LeaseFor,
+		poll:     opts.PollInterval,
+		idemTTL:  opts.IdempotencyTTL,
+		broker:   opts.Broker,
+		observer: opts.Observer,
+		log:      opts.Logger,
+		clock:    opts.Now,
+		wake:     make(chan struct{}, 1),
+		running:  map[string]context.CancelFunc{},
+	}
+	if c.node == "" {
+		h, _ := os.Hostname()
+		c.node = fmt.Sprintf("%s-%d", h, os.Getpid())
+	}
+	if c.workers <= 0 {
+		c.workers = 16
+	}
+	if c.leaseFor <= 0 {
+		c.leaseFor = 30 * time.Second
+	}
+	if c.poll <= 0 {
+		c.poll = time.Second
+	}
+	if c.idemTTL == 0 {
+		c.idemTTL = 24 * time.Hour
+	}
+	if c.broker == nil {
+		c.broker = NewBroker()
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.clock == nil {
+		c.clock = time.Now
+	}
+	c.slots = make(chan struct{}, c.workers)
+	for _, a := range opts.Agents {
+		a := a
+		if a.Name == "" || a.Runner == nil {
+			return nil, fmt.Errorf("task: agent %q needs a name and a runner", a.Name)
+		}
+		if a.Action == "" {
+			a.Action = a.Name
+		}
+		if a.Timeout <= 0 {
+			a.Timeout = 5 * time.Minute
+		}
+		a.Retry = a.Retry.withDefaults()
+		if _, dup := c.agents[a.Name]; dup {
+			return nil, fmt.Errorf("task: agent %q registered twice", a.Name)
+		}
+		if _, dup := c.byAction[a.Action]; dup {
+			return nil, fmt.Errorf("task: action %q served by two agents", a.Action)
+		}
+		c.agents[a.Name] = &a
+		c.byAction[a.Action] = &a
+		c.order = append(c.order, a.Name)
+	}
+	return c, nil
+}
+
+// Node returns the node name written on records.
+func (c *Coordinator) Node() string { return c.node }
+
+// Broker returns the event broker.
+func (c *Coordinator) Broker() *Broker { return c.broker }
+
+// Store returns the store.
+func (c *Coordinator) Store() Store { return c.store }
+
+// Agents returns the registered agents in registration order.
+func (c *Coordinator) Agents() []AgentSpec {
+	out := make([]AgentSpec, 0, len(c.order))
+	for _, n := range c.order {
+		out = append(out, *c.agents[n])
+	}
+	return out
+}
+
+// Agent returns the agent registered under name.
+func (c *Coordinator) Agent(name string) (AgentSpec, bool) {
+	a, ok := c.agents[name]
+	if !ok {
+		return AgentSpec{}, false
+	}
+	return *a, true
+}
+
+func (c *Coordinator) now() time.Time { return c.clock().UTC().Truncate(time.Microsecond) }
+
+// NewID returns a random UUIDv4 string.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = (b[6] & 0x0f) | 0x40
+	b[8] = (b[8] & 0x3f) | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// SubmitRequest asks the Coordinator to run a new task.
+type SubmitRequest struct {
+	// Envelope describes the task. TaskID, ContextID, CreatedAt and an empty
+	// IdempotencyKey (which then defaults to the input message id) are
+	// filled in.
+	Envelope Envelope
+	// Agent names the agent; when empty it is resolved from Envelope.Action.
+	// When both are given they must agree.
+	Agent string
+}
+
+// SubmitResult is the outcome of Submit.
+type SubmitResult struct {
+	Task *Task
+	// Duplicate is true when the idempotency key named an existing task with
+	// the same payload: nothing new was run.
+	Duplicate bool
+}
+
+// Limits on envelope fields, enforced at submit.
+const (
+	maxFieldLen = 512
+	maxParts    = 256
+)
+
+// Submit validates an envelope, records it and queues it (or records its
+// rejection). Caller errors (unknown agent, malformed envelope, idempotency
+// conflict) return an *Error and store nothing.
+func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (*SubmitResult, error) {
+	env := req.Envelope
+	spec, err := c.resolve(req.Agent, env.Action)
+	if err != nil {
+		return nil, err
+	}
+	env.Action = spec.Action
+	if err := c.validateEnvelope(&env); err != nil {
+		return nil, err
+	}
+	now := c.now()
+	if env.TaskID == "" {
+		env.TaskID = NewID()
+	}
+	if env.ContextID == "" {
+		env.ContextID = NewID()
+	}
+	if env.IdempotencyKey == "" {
+		env.IdempotencyKey = env.Input.ID
+	}
+	if env.CorrelationID == "" {
+		env.CorrelationID = env.TaskID
+	}
+	env.CreatedAt = now
+	env.Input.TaskID = env.TaskID
+	env.Input.ContextID = env.ContextID
+	if env.Input.Role == "" {
+		env.Input.Role = RoleUser
+	}
+
+	t := &Task{
+		ID:          env.TaskID,
+		ContextID:   env.ContextID,
+		Agent:       spec.Name,
+		Envelope:    env,
+		PayloadHash: env.PayloadHash(),
+		MaxAttempts: spec.Retry.MaxAttempts,
+		History:     []Message{env.Input},
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	submitted, _ := json.Marshal(map[string]any{"envelope": env, "payloadHash": t.PayloadHash, "agent": spec.Name})
+	p := CreateParams{
+		Task:  t,
+		Audit: []AuditInput{{Kind: AuditSubmitted, TaskID: t.ID, Actor: env.Actor, Data: submitted}},
+		Node:  c.node,
+		Now:   now,
+	}
+	if c.idemTTL > 0 {
+		p.IdempotencyTTL = c.idemTTL
+	}
+	p.Steps, err = c.admission(ctx, spec, &env)
+	if err != nil {
+		return nil, err
+	}
+	stored, err := c.store.CreateTask(ctx, p)
+	if errors.Is(err, ErrDuplicate) && stored != nil {
+		if stored.PayloadHash != t.PayloadHash {
+			return nil, Errorf(CodeConflict, "idempotency key %q of actor %q already names task %s with a different payload", env.IdempotencyKey, env.Actor, stored.ID)
+		}
+		return &SubmitResult{Task: stored, Duplicate: true}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("submit task: %w", err)
+	}
+	for _, s := range p.Steps {
+		c.observe(spec.Name, StateRequested, s.To)
+	}
+	c.publishStatus(stored)
+	if stored.State == StateQueued {
+		c.kick()
+	}
+	return &SubmitResult{Task: stored}, nil
+}
+
+func (c *Coordinator) resolve(agentName, action string) (*AgentSpec, error) {
+	if agentName != "" {
+		spec, ok := c.agents[agentName]
+		if !ok {
+			return nil, Errorf(CodeNotFound, "no agent named %q", agentName)
+		}
+		if action != "" && action != spec.Action {
+			return nil, Errorf(CodeInvalidArgument, "agent %q serves action %q, not %q", agentName, spec.Action, action)
+		}
+		return spec, nil
+	}
+	if action == "" {
+		return nil, Errorf(CodeInvalidArgument, "envelope names neither an agent nor an action")
+	}
+	spec, ok := c.byAction[action]
+	if !ok {
+		return nil, Errorf(CodeNotFound, "no agent serves action %q", action)
+	}
+	return spec, nil
+}
+
+func (c *Coordinator) validateEnvelope(env *Envelope) error {
+	if env.Actor == "" {
+		return Errorf(CodeInvalidArgument, "envelope.actor is required")
+	}
+	fields := map[string]string{
+		"actor": env.Actor, "matter": env.Matter, "resource": env.Resource, "action": env.Action,
+		"idempotencyKey": env.IdempotencyKey, "policyRef": env.PolicyRef, "approvalRef": env.ApprovalRef,
+		"correlationId": env.CorrelationID, "contextId": env.ContextID, "taskId": env.TaskID,
+	}
+	for name, v := range fields {
+		if len(v) > maxFieldLen {
+			return Errorf(CodeInvalidArgument, "envelope.%s is longer than %d bytes", name, maxFieldLen)
+		}
+	}
+	if len(env.Input.Parts) == 0 {
+		return Errorf(CodeInvalidArgument, "envelope.input has no parts")
+	}
+	if len(env.Input.Parts) > maxParts {
+		return Errorf(CodeInvalidArgument, "envelope.input has more than %d parts", maxParts)
+	}
+	for i, p := range env.Input.Parts {
+		if err := validatePart(p); err != nil {
+			return Errorf(CodeInvalidArgument, "envelope.input.parts[%d]: %v", i, err)
+		}
+	}
+	return nil
+}
+
+func validatePart(p Part) error {
+	switch p.Kind {
+	case PartText:
+	case PartData:
+		if !json.Valid(p.Data) {
+			return errors.New("data is not valid JSON")
+		}
+	case PartRaw:
+	case PartURL:
+		if p.URL == "" {
+			return errors.New("url is empty")
+		}
+	default:
+		return fmt.Errorf("unknown part kind %q", p.Kind)
+	}
+	return nil
+}
+
+// admission decides, before anything is stored, whether the task is queued
+// or rejected, and returns the steps that record the decision.
+func (c *Coordinator) admission(ctx context.Context, spec *AgentSpec, env *Envelope) ([]Step, error) {
+	reject := func(code Code, reason string, audit []AuditInput) []Step {
+		return []Step{{To: StateFailed, ErrorCode: code, Reason: reason, Rejected: true, Audit: audit}}
+	}
+	if !c.perms.Allows(env.Actor, spec.Action) {
+		d := Decision{Allow: false, Code: CodeForbidden, Reason: fmt.Sprintf("actor %q may not call action %q", env.Actor, spec.Action)}
+		return reject(d.Code, d.Reason, []AuditInput{c.decisionAudit(env, StageSubmit, d)}), nil
+	}
+	if !spec.Sensitive {
+		return []Step{{To: StateValidated}, {To: StateQueued}}, nil
+	}
+	d, err := c.decide(ctx, StageSubmit, spec, env)
+	if err != nil {
+		return nil, err
+	}
+	audit := []AuditInput{c.decisionAudit(env, StageSubmit, d)}
+	if !d.Allow {
+		return reject(d.Code, d.Reason, audit), nil
+	}
+	return []Step{{To: StateValidated, PolicyVersion: d.Version, Audit: audit}, {To: StateQueued, PolicyVersion: d.Version}}, nil
+}
+
+// decide applies the sensitive-action rules: both references are required,
+// then the policy engine has the last word.
+func (c *Coordinator) decide(ctx context.Context, stage Stage, spec *AgentSpec, env *Envelope) (Decision, error) {
+	var missing []string
+	if env.PolicyRef == "" {
+		missing = append(missing, "policyRef")
+	}
+	if env.ApprovalRef == "" {
+		missing = append(missing, "approvalRef")
+	}
+	if len(missing) > 0 {
+		return Decision{Code: CodeApprovalRequired, Reason: fmt.Sprintf("action %q is sensitive and needs %v in the envelope", spec.Action, missing)}, nil
+	}
+	if c.policy == nil {
+		return Decision{Code: CodePolicyDenied, Reason: "no policy engine is configured for sensitive actions"}, nil
+	}
+	d, err := c.policy.Decide(ctx, PolicyInput{Stage: stage, Envelope: env, Agent: spec.Name, Sensitive: true})
+	if err != nil {
+		return Decision{}, fmt.Errorf("policy decision: %w", err)
+	}
+	if !d.Allow && d.Code == "" {
+		d.Code = CodePolicyDenied
+	}
+	return d, nil
+}
+
+func (c *Coordinator) decisionAudit(env *Envelope, stage Stage, d Decision) AuditInput {
+	data, _ := json.Marshal(map[string]any{
+		"stage": stage, "action": env.Action, "policyRef": env.PolicyRef, "approvalRef": env.ApprovalRef, "decision": d,
+	})
+	return AuditInput{Kind: AuditPolicy, TaskID: env.TaskID, Actor: env.Actor, Data: data}
+}
+
+// Get returns a task; historyLength < 0 returns the whole history.
+func (c *Coordinator) Get(ctx context.Context, id string, historyLength int) (*Task, error) {
+	t, err := c.store.GetTask(ctx, id, historyLength)
+	if err != nil {
+		return nil, c.notFound(id, err)
+	}
+	return t, nil
+}
+
+func (c *Coordinator) notFound(id string, err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return &Error{Code: CodeNotFound, Message: fmt.Sprintf("task %s not found", id), Err: err}
+	}
+	return err
+}
+
+// List lists tasks.
+func (c *Coordinator) List(ctx context.Context, p ListParams) (*TaskPage, error) {
+	if p.PageSize <= 0 {
+		p.PageSize = 50
+	}
+	if p.PageSize > 100 {
+		return nil, Errorf(CodeInvalidArgument, "pageSize must be between 1 and 100, got %d", p.PageSize)
+	}
+	for _, s := range p.States {
+		if !s.Valid() {
+			return nil, Errorf(CodeInvalidArgument, "unknown state %q", s)
+		}
+	}
+	page, err := c.store.ListTasks(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	return page, nil
+}
+
+// Timeline returns a task's execution record.
+func (c *Coordinator) Timeline(ctx context.Context, id string) ([]Record, error) {
+	if _, err := c.store.GetTask(ctx, id, 0); err != nil {
+		return nil, c.notFound(id, err)
+	}
+	return c.store.Records(ctx, id)
+}
+
+// Cancel cancels a task that has not finished. A running attempt is stopped.
+func (c *Coordinator) Cancel(ctx context.Context, id, reason string) (*Task, error) {
+	if reason == "" {
+		reason = "canceled by request"
+	}
+	for range 5 {
+		t, err := c.store.GetTask(ctx, id, 0)
+		if err != nil {
+			return nil, c.notFound(id, err)
+		}
+		if !t.State.Cancelable() {
+			return t, Errorf(CodeNotCancelable, "task %s is %s and can no longer be canceled", id, t.State)
+		}
+		nt, err := c.transition(ctx, t, TransitionParams{TaskID: id, From: t.State, To: StateCanceled, Reason: reason, ErrorCode: ""})
+		if errors.Is(err, ErrStateConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		stop := c.running[id]
+		c.mu.Unlock()
+		if stop != nil {
+			stop()
+		}
+		return nt, nil
+	}
+	return nil, Errorf(CodeUnavailable, "task %s kept changing state; cancel again", id)
+}
+
+// Retry starts a new, recorded attempt of a failed or dead-lettered task.
+func (c *Coordinator) Retry(ctx context.Context, id string) (*Task, error) {
+	t, err := c.store.GetTask(ctx, id, 0)
+	if err != nil {
+		return nil, c.notFound(id, err)
+	}
+	if t.Rejected {
+		return t, Errorf(CodeNotRetryable, "task %s was rejected (%s: %s); submit a new task instead", id, t.ErrorCode, t.Reason)
+	}
+	if t.State != StateFailed && t.State != StateDeadLetter {
+		return t, Errorf(CodeNotRetryable, "task %s is %s; only failed or dead_letter tasks can be retried", id, t.State)
+	}
+	nt, err := c.transition(ctx, t, TransitionParams{TaskID: id, From: t.State, To: StateQueued, Reason: "manual retry", RunAfter: c.now()})
+	if err != nil {
+		if errors.Is(err, ErrStateConflict) {
+			return nil, Errorf(CodeConflict, "task %s changed state meanwhile; look again", id)
+		}
+		return nil, err
+	}
+	c.kick()
+	return nt, nil
+}
+
+// Continue delivers the caller's answer to a task waiting in
+// input_required and queues it again.
+func (c *Coordinator) Continue(ctx context.Context, id string, msg Message) (*Task, error) {
+	t, err := c.store.GetTask(ctx, id, 0)
+	if err != nil {
+		return nil, c.notFound(id, err)
+	}
+	if t.State != StateInputRequired {
+		if t.State.Terminal() {
+			return t, Errorf(CodeUnsupported, "task %s is %s and accepts no more messages", id, t.State)
+		}
+		return t, Errorf(CodeConflict, "task %s is %s, not waiting for input", id, t.State)
+	}
+	if len(msg.Parts) == 0 {
+		return nil, Errorf(CodeInvalidArgument, "message has no parts")
+	}
+	for i, p := range msg.Parts {
+		if err := validatePart(p); err != nil {
+			return nil, Errorf(CodeInvalidArgument, "message.parts[%d]: %v", i, err)
+		}
+	}
+	msg.TaskID, msg.ContextID = t.ID, t.ContextID
+	if msg.Role == "" {
+		msg.Role = RoleUser
+	}
+	nt, err := c.transition(ctx, t, TransitionParams{TaskID: id, From: StateInputRequired, To: StateQueued, Reason: "input received", Messages: []Message{msg}, RunAfter: c.now()})
+	if err != nil {
+		if errors.Is(err, ErrStateConflict) {
+			return nil, Errorf(CodeConflict, "task %s changed state meanwhile; look again", id)
+		}
+		return nil, err
+	}
+	c.kick()
+	return nt, nil
+}
+
+// Subscribe returns the task's stored state and a channel of the events that
+// follow it. The channel closes when the subscription is dropped (call
+// cancel) or falls behind; a consumer that sees it close early re-reads the
+// task. Events already reflected in the snapshot are filtered out.
+func (c *Coordinator) Subscribe(ctx context.Context, id string) (*Task, <-chan Event, func(), error) {
+	ch, cancel := c.broker.Subscribe(id)
+	t, err := c.store.GetTask(ctx, id, -1)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, c.notFound(id, err)
+	}
+	out := make(chan Event, 16)
+	done := make(chan struct{})
+	go func() {
+		defer close(out)
+		for ev := range ch {
+			if ev.Kind == EventStatus && ev.Seq <= t.Seq {
+				continue
+			}
+			select {
+			case out <- ev:
+			case <-done:
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return t, out, func() { once.Do(func() { close(done); cancel() }) }, nil
+}
+
+// Wait blocks until the task is terminal or waits for input, and returns it.
+func (c *Coordinator) Wait(ctx context.Context, id string) (*Task, error) {
+	for {
+		t, ch, cancel, err := c.Subscribe(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if t.State.Terminal() || t.State.Interrupted() {
+			cancel()
+			return t, nil
+		}
+		final := false
+	loop:
+		for {
+			select {
+			case <-ctx.Done():
+				cancel()
+				return nil, ctx.Err()
+			case ev, ok := <-ch:
+				if !ok {
+					break loop
+				}
+				if ev.Final {
+					final = true
+					break loop
+				}
+			}
+		}
+		cancel()
+		if final {
+			return c.Get(ctx, id, -1)
+		}
+	}
+}
+
+// transition applies a conditional transition and publishes it.
+func (c *Coordinator) transition(ctx context.Context, t *Task, p TransitionParams) (*Task, error) {
+	if err := CheckTransition(p.From, p.To); err != nil {
+		return nil, err
+	}
+	if p.Now.IsZero() {
+		p.Now = c.now()
+	}
+	if p.Node == "" {
+		p.Node = c.node
+	}
+	nt, err := c.store.Transition(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("task %s %s → %s: %w", p.TaskID, p.From, p.To, err)
+	}
+	c.observe(t.Agent, p.From, p.To)
+	c.publishStatus(nt)
+	return nt, nil
+}
+
+func (c *Coordinator) observe(agent string, from, to State) {
+	if c.observer != nil {
+		c.observer.Transition(agent, from, to)
+	}
+}
+
+func (c *Coordinator) publishStatus(t *Task) {
+	snap := *t
+	snap.History = nil
+	c.broker.Publish(Event{
+		Kind: EventStatus, TaskID: t.ID, ContextID: t.ContextID, Seq: t.Seq,
+		State: t.State, Task: &snap, Message: t.StatusMessage,
+		Final: t.State.Terminal() || t.State.Interrupted(), At: t.UpdatedAt,
+	})
+}
+
+// Start runs the dispatcher and the lease reaper until Stop.
+func (c *Coordinator) Start(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started {
+		return errors.New("task: coordinator already started")
+	}
+	c.started = true
+	ctx, c.stop = context.WithCancel(context.WithoutCancel(ctx))
+	c.loops.Add(2)
+	go c.dispatchLoop(ctx)
+	go c.reapLoop(ctx)
+	return nil
+}
+
+// Stop stops claiming new work and waits for running attempts to finish
+// until ctx ends; attempts still running then are canceled and their leases
+// left to expire, so another start picks them up. Stopping twice is safe.
+func (c *Coordinator) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	if !c.started || c.stopped {
+		c.mu.Unlock()
+		return nil
+	}
+	c.stopped = true
+	c.mu.Unlock()
+	c.stop()
+	c.loops.Wait()
+	done := make(chan struct{})
+	go func() { c.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		for _, cancel := range c.running {
+			cancel()
+		}
+		c.mu.Unlock()
+		<-done
+		return ctx.Err()
+	}
+}
+
+func (c *Coordinator) kick() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Coordinator) dispatchLoop(ctx context.Context) {
+	defer c.loops.Done()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.wake:
+		case <-timer.C:
+		}
+		c.claimAndRun(ctx)
+		next := c.poll
+		if at, err := c.store.NextRunAfter(ctx); err == nil && !at.IsZero() {
+			if d := at.Sub(c.clock()); d < next {
+				next = max(d, time.Millisecond)
+			}
+		}
+		timer.Reset(next)
+	}
+}
+
+// claimAndRun claims as many ready tasks as there are free workers and
+// starts them, repeating while every claimed slot was filled.
+func (c *Coordinator) claimAndRun(ctx context.Context) {
+	for ctx.Err() == nil {
+		free := 0
+		for free < cap(c.slots) {
+			select {
+			case c.slots <- struct{}{}:
+				free++
+				continue
+			default:
+			}
+			break
+		}
+		if free == 0 {
+			return
+		}
+		owner := fmt.Sprintf("%s/%d", c.node, c.claimN.Add(1))
+		tasks, err := c.store.Claim(ctx, ClaimParams{Owner: owner, Node: c.node, Now: c.now(), LeaseFor: c.leaseFor, Limit: free})
+		if err != nil && ctx.Err() == nil {
+			c.log.Error("claim tasks", "err", err)
+		}
+		for range free - len(tasks) {
+			<-c.slots
+		}
+		for _, t := range tasks {
+			c.observe(t.Agent, StateQueued, StateInProgress)
+			c.publishStatus(t)
+			c.inflight.Add(1)
+			go func() {
+				defer c.inflight.Done()
+				defer func() { <-c.slots }()
+				c.execute(ctx, t)
+			}()
+		}
+		if len(tasks) < free {
+			return
+		}
+	}
+}
+
+func (c *Coordinator) reapLoop(ctx context.Context) {
+	defer c.loops.Done()
+	every := min(c.leaseFor/2, time.Second)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		c.ReapExpired(ctx)
+	}
+}
+
+// ReapExpired requeues (or dead-letters, when attempts are spent) tasks whose
+// lease ended: their worker crashed or was cut off.
+func (c *Coordinator) ReapExpired(ctx context.Context) {
+	now := c.now()
+	tasks, err := c.store.ExpiredLeases(ctx, now, 100)
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.Error("list expired leases", "err", err)
+		}
+		return
+	}
+	for _, t := range tasks {
+		p := TransitionParams{
+			TaskID: t.ID, From: StateInProgress, LeaseOwner: t.LeaseOwner, LeaseExpiredBefore: now,
+			ErrorCode: CodeLeaseExpired, Reason: fmt.Sprintf("lease of %s expired during attempt %d", t.LeaseOwner, t.Attempt),
+		}
+		if spec, ok := c.agents[t.Agent]; ok && t.Attempt < t.MaxAttempts {
+			p.To, p.RunAfter = StateQueued, now.Add(spec.Retry.Backoff(t.Attempt))
+		} else if t.Attempt < t.MaxAttempts {
+			p.To, p.RunAfter = StateQueued, now
+		} else {
+			p.To = StateDeadLetter
+		}
+		if _, err := c.transition(ctx, t, p); err != nil && !errors.Is(err, ErrStateConflict) {
+			c.log.Error("requeue expired task", "task", t.ID, "err", err)
+		}
+	}
+	if len(tasks) > 0 {
+		c.kick()
+	}
+}
+
+// execute runs one claimed attempt to its recorded end.
+func (c *Coordinator) execute(parent context.Context, t *Task) {
+	log := c.log.With("task", t.ID, "agent", t.Agent, "attempt", t.Attempt)
+	spec, ok := c.agents[t.Agent]
+	finish := func(p TransitionParams) {
+		p.TaskID, p.From, p.LeaseOwner = t.ID, StateInProgress, t.LeaseOwner
+		// The attempt's own context may be canceled; the record must still
+		// be written.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(parent), 30*time.Second)
+		defer cancel()
+		if _, err := c.transition(wctx, t, p); err != nil {
+			if errors.Is(err, ErrStateConflict) {
+				log.Info("attempt result discarded: task moved on (canceled or lease lost)")
+				return
+			}
+			log.Error("record attempt result", "err", err)
+		}
+	}
+	if !ok {
+		finish(TransitionParams{To: StateFailed, ErrorCode: CodeNotFound, Reason: fmt.Sprintf("agent %q is not configured on node %s", t.Agent, c.node)})
+		return
+	}
+
+	ctx, cancel := context.WithTimeout(parent, spec.Timeout)
+	defer cancel()
+	c.mu.Lock()
+	c.running[t.ID] = cancel
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.running, t.ID)
+		c.mu.Unlock()
+	}()
+	go c.renewLease(ctx, cancel, t, log)
+
+	req := &Request{TaskID: t.ID, ContextID: t.ContextID, Agent: t.Agent, Attempt: t.Attempt, Envelope: t.Envelope, History: t.History}
+	req.Message = t.Envelope.Input
+	for i := len(t.History) - 1; i >= 0; i-- {
+		if t.History[i].Role == RoleUser {
+			req.Message = t.History[i]
+			break
+		}
+	}
+
+	var policyVersion string
+	var audit []AuditInput
+	if spec.Sensitive {
+		d, err := c.decide(ctx, StageExecute, spec, &t.Envelope)
+		if err != nil {
+			finish(c.failure(spec, t, err))
+			return
+		}
+		policyVersion = d.Version
+		audit = append(audit, c.decisionAudit(&t.Envelope, StageExecute, d))
+		if !d.Allow {
+			finish(TransitionParams{To: StateFailed, ErrorCode: d.Code, Reason: d.Reason, PolicyVersion: policyVersion, Audit: audit})
+			return
+		}
+	}
+	if spec.DryRun {
+		data, _ := json.Marshal(map[string]any{"dryRun": true, "agent": spec.Name, "action": spec.Action, "policyVersion": policyVersion})
+		finish(TransitionParams{
+			To: StateSucceeded, Reason: "dry run: agent not called", PolicyVersion: policyVersion, Audit: audit,
+			Artifacts: []Artifact{{ID: "dry-run", Name: "dry-run", Parts: []Part{DataPart(data)}}},
+		})
+		return
+	}
+	for _, g := range c.gates {
+		if err := g.Before(ctx, req); err != nil {
+			finish(TransitionParams{To: StateFailed, ErrorCode: CodeGateBlocked, Reason: "pre-gate: " + err.Error(), PolicyVersion: policyVersion, Audit: audit})
+			return
+		}
+	}
+
+	acc := newAccumulator()
+	emit := func(ch ArtifactChunk) error {
+		if ch.Artifact.ID == "" {
+			ch.Artifact.ID = "artifact-1"
+		}
+		acc.add(ch)
+		c.broker.Publish(Event{Kind: EventArtifact, TaskID: t.ID, ContextID: t.ContextID, Seq: t.Seq, Chunk: &ch, At: c.now()})
+		return ctx.Err()
+	}
+	start := time.Now()
+	res, err := spec.Runner.Run(ctx, req, emit)
+	if c.observer != nil {
+		c.observer.AttemptFinished(spec.Name, time.Since(start), err)
+	}
+	if err == nil && res == nil {
+		res = &Result{}
+	}
+	if err == nil {
+		for _, g := range c.gates {
+			if gerr := g.After(ctx, req, res); gerr != nil {
+				finish(TransitionParams{To: StateFailed, ErrorCode: CodeGateBlocked, Reason: "post-gate: " + gerr.Error(), PolicyVersion: policyVersion, Audit: audit})
+				return
+			}
+		}
+	}
+	if err != nil {
+		if parent.Err() != nil {
+			// Shutting down: leave the lease to expire so the task is
+			// requeued by whoever runs next.
+			log.Info("attempt interrupted by shutdown")
+			return
+		}
+		p := c.failure(spec, t, err)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			p.ErrorCode = CodeTimeout
+			p.Reason = fmt.Sprintf("attempt %d exceeded the agent timeout of %s", t.Attempt, spec.Timeout)
+		}
+		p.PolicyVersion, p.Audit = policyVersion, audit
+		log.Warn("attempt failed", "to", p.To, "err", err)
+		finish(p)
+		return
+	}
+	arts := acc.merge(res.Artifacts)
+	p := TransitionParams{To: StateSucceeded, Artifacts: arts, PolicyVersion: policyVersion, Audit: audit, StatusMessage: res.Message}
+	if res.Message != nil {
+		m := *res.Message
+		if m.ID == "" {
+			m.ID = NewID()
+		}
+		m.Role, m.TaskID, m.ContextID = RoleAgent, t.ID, t.ContextID
+		p.StatusMessage = &m
+		p.Messages = []Message{m}
+	}
+	if res.InputRequired {
+		p.To, p.Reason = StateInputRequired, "agent asked for input"
+	}
+	finish(p)
+}
+
+// failure decides where a failed attempt goes: failed for permanent errors,
+// queued with backoff while attempts remain, dead_letter after the last.
+func (c *Coordinator) failure(spec *AgentSpec, t *Task, err error) TransitionParams {
+	code := ErrorCode(err)
+	if code == CodeInternal {
+		code = CodeAgentFailed
+	}
+	reason := err.Error()
+	if len(reason) > 4096 {
+		reason = reason[len(reason)-4096:]
+	}
+	switch {
+	case IsPermanent(err):
+		return TransitionParams{To: StateFailed, ErrorCode: code, Reason: reason}
+	case t.Attempt < t.MaxAttempts:
+		return TransitionParams{To: StateQueued, ErrorCode: code, Reason: reason, RunAfter: c.now().Add(spec.Retry.Backoff(t.Attempt))}
+	default:
+		return TransitionParams{To: StateDeadLetter, ErrorCode: code, Reason: fmt.Sprintf("attempt %d of %d failed: %s", t.Attempt, t.MaxAttempts, reason)}
+	}
+}
+
+func (c *Coordinator) renewLease(ctx context.Context, cancel context.CancelFunc, t *Task, log *slog.Logger) {
+	tick := time.NewTicker(c.leaseFor / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		err := c.store.RenewLease(ctx, RenewParams{TaskID: t.ID, Owner: t.LeaseOwner, Now: c.now(), LeaseFor: c.leaseFor})
+		if errors.Is(err, ErrStateConflict) || errors.Is(err, ErrNotFound) {
+			log.Info("lease lost; stopping attempt")
+			cancel()
+			return
+		}
+		if err != nil && ctx.Err() == nil {
+			log.Warn("renew lease", "err", err)
+		}
+	}
+}
+
+// accumulator folds streamed chunks into whole artifacts so that the stored
+// result holds what subscribers saw.
+type accumulator struct {
+	order []string
+	byID  map[string]*Artifact
+}
+
+func newAccumulator() *accumulator { return &accumulator{byID: map[string]*Artifact{}} }
+
+func (a *accumulator) add(ch ArtifactChunk) {
+	cur, ok := a.byID[ch.Artifact.ID]
+	if !ok || !ch.Append {
+		art := ch.Artifact
+		art.Parts = slices.Clone(art.Parts)
+		if !ok {
+			a.order = append(a.order, art.ID)
+		}
+		a.byID[art.ID] = &art
+		return
+	}
+	for _, p := range ch.Artifact.Parts {
+		n := len(cur.Parts)
+		if n > 0 && p.Kind == PartText && cur.Parts[n-1].Kind == PartText {
+			cur.Parts[n-1].Text += p.Text
+			continue
+		}
+		cur.Parts = append(cur.Parts, p)
+	}
+}
+
+// merge returns the streamed artifacts followed by the result's own; a
+// result artifact with a streamed ID replaces the streamed one.
+func (a *accumulator) merge(final []Artifact) []Artifact {
+	out := make([]Artifact, 0, len(a.order)+len(final))
+	seen := map[string]bool{}
+	for _, f := range final {
+		if f.ID != "" {
+			seen[f.ID] = true
+		}
+	}
+	for _, id := range a.order {
+		if !seen[id] {
+			out = append(out, *a.byID[id])
+		}
+	}
+	for i, f := range final {
+		if f.ID == "" {
+			f.ID = fmt.Sprintf("artifact-%d", len(a.order)+i+1)
+		}
+		out = append(out, f)
+	}
+	return out
+}

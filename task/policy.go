@@ -1,0 +1,63 @@
+package task
+
+import (
+	"context"
+	"slices"
+)
+
+// Stage says when a policy decision is taken.
+type Stage string
+
+// Policy stages: at submission, and again just before execution.
+const (
+	StageSubmit  Stage = "submit"
+	StageExecute Stage = "execute"
+)
+
+// PolicyInput is what a PolicyEngine decides on.
+type PolicyInput struct {
+	Stage     Stage
+	Envelope  *Envelope
+	Agent     string
+	Sensitive bool
+}
+
+// Decision is a policy engine's answer.
+type Decision struct {
+	Allow bool `json:"allow"`
+	// Code explains a refusal (CodePolicyDenied unless the engine says more).
+	Code   Code   `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Version identifies the policy the decision was taken under; it is
+	// recorded on the execution record.
+	Version string `json:"version,omitempty"`
+}
+
+// PolicyEngine decides whether a sensitive action may run. It is consulted at
+// submit and again just before execution, so a revoked approval stops a task
+// that is still queued.
+type PolicyEngine interface {
+	Decide(ctx context.Context, in PolicyInput) (Decision, error)
+}
+
+// PolicyFunc adapts a function to PolicyEngine.
+type PolicyFunc func(ctx context.Context, in PolicyInput) (Decision, error)
+
+// Decide implements PolicyEngine.
+func (f PolicyFunc) Decide(ctx context.Context, in PolicyInput) (Decision, error) { return f(ctx, in) }
+
+// Permissions says which actors may call which actions. A nil Permissions
+// allows every actor every action.
+type Permissions map[string][]string
+
+// Allows reports whether actor may call action ("*" grants every action).
+func (p Permissions) Allows(actor, action string) bool {
+	if p == nil {
+		return true
+	}
+	acts, ok := p[actor]
+	if !ok {
+		return false
+	}
+	return slices.Contains(acts, "*") || slices.Contains(acts, action)
+}
