@@ -1,0 +1,99 @@
+// Package metrics exposes pactum's Prometheus metrics: tasks by state,
+// transitions, attempt durations, retries and dead letters.
+package metrics
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/pactum/pactum/task"
+)
+
+// Metrics is a task.Observer that records into its own registry.
+type Metrics struct {
+	reg         *prometheus.Registry
+	transitions *prometheus.CounterVec
+	attempts    *prometheus.HistogramVec
+	retries     *prometheus.CounterVec
+	deadLetters *prometheus.CounterVec
+}
+
+var _ task.Observer = (*Metrics)(nil)
+
+// New returns metrics whose tasks-by-state gauge is read from store at
+// scrape time, so it is right across restarts and nodes.
+func New(store task.Store, logger *slog.Logger) *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pactum_task_transitions_total", Help: "Committed task state transitions.",
+		}, []string{"agent", "from", "to"}),
+		attempts: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "pactum_attempt_duration_seconds", Help: "Duration of agent attempts.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 12),
+		}, []string{"agent", "outcome"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pactum_task_retries_total", Help: "Attempts that ended in a retry (automatic or lease expiry).",
+		}, []string{"agent"}),
+		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pactum_task_dead_letters_total", Help: "Tasks moved to dead_letter.",
+		}, []string{"agent"}),
+	}
+	m.reg.MustRegister(m.transitions, m.attempts, m.retries, m.deadLetters,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		&stateCollector{store: store, log: logger})
+	return m
+}
+
+// Transition implements task.Observer.
+func (m *Metrics) Transition(agent string, from, to task.State) {
+	m.transitions.WithLabelValues(agent, string(from), string(to)).Inc()
+	switch {
+	case from == task.StateInProgress && to == task.StateQueued:
+		m.retries.WithLabelValues(agent).Inc()
+	case to == task.StateDeadLetter:
+		m.deadLetters.WithLabelValues(agent).Inc()
+	}
+}
+
+// AttemptFinished implements task.Observer.
+func (m *Metrics) AttemptFinished(agent string, d time.Duration, err error) {
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	m.attempts.WithLabelValues(agent, outcome).Observe(d.Seconds())
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+type stateCollector struct {
+	store task.Store
+	log   *slog.Logger
+}
+
+var stateDesc = prometheus.NewDesc("pactum_tasks", "Tasks by lifecycle state (read from the store).", []string{"state"}, nil)
+
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- stateDesc }
+
+func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, s := range task.States() {
+		page, err := c.store.ListTasks(ctx, task.ListParams{States: []task.State{s}, PageSize: 1})
+		if err != nil {
+			c.log.Warn("metrics: count tasks", "state", s, "err", err)
+			return
+		}
+		ch <- prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, float64(page.TotalSize), string(s))
+	}
+}

@@ -1,0 +1,58 @@
+package task
+
+import "testing"
+
+func TestBrokerDeliversPerTaskAndGlobal(t *testing.T) {
+	t.Parallel()
+	b := NewBroker()
+	one, cancelOne := b.Subscribe("a")
+	all, cancelAll := b.Subscribe("")
+	defer cancelAll()
+	b.Publish(Event{TaskID: "a", Seq: 1})
+	b.Publish(Event{TaskID: "b", Seq: 2})
+	if ev := <-one; ev.TaskID != "a" {
+		t.Fatalf("task subscriber got %+v", ev)
+	}
+	select {
+	case ev := <-one:
+		t.Fatalf("task subscriber got foreign event %+v", ev)
+	default:
+	}
+	if a, b := <-all, <-all; a.Seq != 1 || b.Seq != 2 {
+		t.Fatalf("global subscriber got %d, %d", a.Seq, b.Seq)
+	}
+	cancelOne()
+	cancelOne() // twice is safe
+	if _, ok := <-one; ok {
+		t.Fatal("channel open after cancel")
+	}
+}
+
+func TestBrokerDropsSlowSubscriber(t *testing.T) {
+	t.Parallel()
+	b := NewBroker()
+	ch, cancel := b.Subscribe("a")
+	defer cancel()
+	for i := range subscriberBuffer + 1 {
+		b.Publish(Event{TaskID: "a", Seq: i})
+	}
+	n := 0
+	for range ch {
+		n++
+	}
+	if n != subscriberBuffer {
+		t.Fatalf("received %d events before close, want %d", n, subscriberBuffer)
+	}
+}
+
+func TestAccumulatorMergesChunks(t *testing.T) {
+	t.Parallel()
+	a := newAccumulator()
+	a.add(ArtifactChunk{Artifact: Artifact{ID: "x", Parts: []Part{TextPart("hel")}}})
+	a.add(ArtifactChunk{Artifact: Artifact{ID: "x", Parts: []Part{TextPart("lo")}}, Append: true, LastChunk: true})
+	a.add(ArtifactChunk{Artifact: Artifact{ID: "y", Parts: []Part{TextPart("other")}}})
+	got := a.merge([]Artifact{{ID: "y", Parts: []Part{TextPart("final y")}}, {Parts: []Part{TextPart("z")}}})
+	if len(got) != 3 || got[0].ID != "x" || got[0].Parts[0].Text != "hello" || got[1].Parts[0].Text != "final y" || got[2].ID == "" {
+		t.Fatalf("merge = %+v", got)
+	}
+}
