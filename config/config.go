@@ -1,0 +1,283 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Defaults, as documented on the fields of Config and in docs/config.md.
+const (
+	DefaultListen         = "127.0.0.1:9000"
+	DefaultStore          = "sqlite://pactum.db"
+	DefaultLogLevel       = "info"
+	DefaultLogFormat      = "text"
+	DefaultWorkers        = 16
+	DefaultLease          = 30 * time.Second
+	DefaultIdempotencyTTL = 24 * time.Hour
+	DefaultMaxBodyBytes   = 4 << 20
+	DefaultPushAttempts   = 5
+	DefaultPushTimeout    = 10 * time.Second
+	DefaultAgentTimeout   = 5 * time.Minute
+	DefaultRetryAttempts  = 3
+	DefaultInitialBackoff = time.Second
+	DefaultMaxBackoff     = time.Minute
+	DefaultJitter         = 0.2
+	DefaultPolicyVersion  = "1"
+	DefaultMode           = "text/plain"
+)
+
+// Config is a parsed, validated pactum configuration with every default
+// applied. Parse and Load produce it from YAML; Default gives the demo
+// configuration used when there is no file.
+type Config struct {
+	// Listen is the host:port the server listens on (`listen`, default
+	// "127.0.0.1:9000").
+	Listen string `yaml:"listen"`
+	// BaseURL is the absolute http(s) URL clients reach the server at, used
+	// in agent cards (`base_url`, default "http://" + Listen, with
+	// "localhost" for an empty or unspecified host). It has no query,
+	// fragment or trailing slash.
+	BaseURL string `yaml:"base_url"`
+	// Store is the store DSN; its scheme picks the driver: sqlite://PATH or
+	// postgres://… (`store`, default "sqlite://pactum.db").
+	Store string `yaml:"store"`
+	// Node names this process in execution records (`node`). Default ""
+	// meaning hostname-pid, filled in at run time.
+	Node string `yaml:"node"`
+	// Log configures logging (`log`).
+	Log Log `yaml:"log"`
+	// Workers bounds concurrent attempts on this node (`workers`, default
+	// 16, 1..1024).
+	Workers int `yaml:"workers"`
+	// Lease is the lease on a claimed task, renewed while the agent runs
+	// (`lease`, default 30s, at least 1s).
+	Lease Duration `yaml:"lease"`
+	// IdempotencyTTL is how long an (actor, idempotency key) pair names one
+	// task (`idempotency_ttl`, default 24h; 0 disables idempotency).
+	IdempotencyTTL Duration `yaml:"idempotency_ttl"`
+	// MaxBodyBytes bounds request bodies (`max_body_bytes`, default 4 MiB,
+	// 1 KiB..1 GiB).
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// Push configures push-notification delivery (`push`).
+	Push Push `yaml:"push"`
+	// DefaultAgent names the agent served at the root agent card
+	// (`default_agent`, default the first agent).
+	DefaultAgent string `yaml:"default_agent"`
+	// Agents are the agents served (`agents`, at least one).
+	Agents []Agent `yaml:"agents"`
+	// Actors say which callers may call which actions (`actors`). Empty
+	// means every caller may call every action.
+	Actors []Actor `yaml:"actors"`
+	// Policy holds the approvals that sensitive actions need (`policy`).
+	Policy Policy `yaml:"policy"`
+
+	// file is the name given to Parse, used in errors from AgentSpec and
+	// Check.
+	file string
+}
+
+// Log configures logging.
+type Log struct {
+	// Level is debug, info, warn or error (`level`, default info).
+	Level string `yaml:"level"`
+	// Format is text or json (`format`, default text).
+	Format string `yaml:"format"`
+}
+
+// Push configures delivery of push notifications to client webhooks.
+type Push struct {
+	// AllowPrivate permits push URLs on loopback, private and link-local
+	// addresses (`allow_private`, default false).
+	AllowPrivate bool `yaml:"allow_private"`
+	// MaxAttempts bounds deliveries of one notification (`max_attempts`,
+	// default 5, 1..100).
+	MaxAttempts int `yaml:"max_attempts"`
+	// Timeout bounds one delivery (`timeout`, default 10s, > 0).
+	Timeout Duration `yaml:"timeout"`
+}
+
+// Agent is one served agent.
+type Agent struct {
+	// Name identifies the agent, in URLs (/agents/{name}) too: letters,
+	// digits, '.', '_' and '-', at most 64, starting with a letter or digit.
+	// Required and unique.
+	Name string `yaml:"name"`
+	// Description is shown on the agent card (default "").
+	Description string `yaml:"description"`
+	// Type is the runtime type, e.g. echo, exec, webhook, a2a. Required.
+	Type string `yaml:"type"`
+	// Action is the capability name callers ask for (default Name; same
+	// character rules as Name). Unique across agents.
+	Action string `yaml:"action"`
+	// Timeout bounds one attempt (default 5m, > 0).
+	Timeout Duration `yaml:"timeout"`
+	// Retry says how failed attempts are retried.
+	Retry Retry `yaml:"retry"`
+	// Sensitive actions need an approval from Policy (default false).
+	Sensitive bool `yaml:"sensitive"`
+	// DryRun records the policy decision and succeeds without calling the
+	// agent (`dry_run`, default false).
+	DryRun bool `yaml:"dry_run"`
+	// Skills are advertised on the agent card (default one skill with the
+	// agent's name as id and name, its description, and its type as tag).
+	Skills []Skill `yaml:"skills"`
+	// InputModes and OutputModes are media types (`input_modes`,
+	// `output_modes`, default ["text/plain"]).
+	InputModes  []string `yaml:"input_modes"`
+	OutputModes []string `yaml:"output_modes"`
+	// Settings is the runtime's own mapping: the value of the key named
+	// after Type (e.g. `exec:` for type exec); nil if absent. Decode it
+	// through Config.AgentSpec, which reports errors with positions.
+	Settings *yaml.Node `yaml:"-" json:"-"`
+	// Line is the line the agent is defined at.
+	Line int `yaml:"-"`
+
+	// index is the agent's position in Config.Agents (-1 when the Agent
+	// was not produced by Parse); the positions place errors that AgentSpec
+	// and Check report.
+	index                     int
+	column                    int
+	typeLine, typeCol         int
+	settingsLine, settingsCol int
+}
+
+// Retry says how an agent's failed attempts are retried.
+type Retry struct {
+	// MaxAttempts counts the first attempt (`max_attempts`, default 3,
+	// 1..100).
+	MaxAttempts int `yaml:"max_attempts"`
+	// InitialBackoff is the wait before the second attempt, doubling after
+	// each (`initial_backoff`, default 1s, > 0).
+	InitialBackoff Duration `yaml:"initial_backoff"`
+	// MaxBackoff caps the wait (`max_backoff`, default 1m, >= InitialBackoff).
+	MaxBackoff Duration `yaml:"max_backoff"`
+	// Jitter randomizes each wait by ± this fraction (`jitter`, default 0.2,
+	// 0..1).
+	Jitter float64 `yaml:"jitter"`
+}
+
+// Skill is one skill advertised on an agent card.
+type Skill struct {
+	// ID is required and unique within the agent.
+	ID string `yaml:"id"`
+	// Name defaults to ID.
+	Name string `yaml:"name"`
+	// Description defaults to the agent's description, else Name.
+	Description string `yaml:"description"`
+	// Tags are keywords (default the agent's type).
+	Tags []string `yaml:"tags"`
+	// Examples are sample prompts (default none).
+	Examples []string `yaml:"examples"`
+}
+
+// Actor is a caller and the actions it may call.
+type Actor struct {
+	// Name identifies the caller (required, unique).
+	Name string `yaml:"name"`
+	// Actions it may call; "*" means all (required, each a known action).
+	Actions []string `yaml:"actions"`
+}
+
+// Policy holds the approvals that sensitive actions need.
+type Policy struct {
+	// Version labels this policy (default "1"). Callers of sensitive
+	// actions cite it as their policy reference, and it is recorded with
+	// every policy decision.
+	Version string `yaml:"version"`
+	// Approvals grant sensitive actions.
+	Approvals []Approval `yaml:"approvals"`
+}
+
+// Approval lets actors call sensitive actions; callers cite its ID.
+type Approval struct {
+	// ID is what callers cite as their approval reference (required,
+	// unique).
+	ID string `yaml:"id"`
+	// Actions it covers: each a sensitive action, or "*" for all
+	// (required).
+	Actions []string `yaml:"actions"`
+	// Actors it covers; empty means any. When Config.Actors is set, each
+	// must be one of them.
+	Actors []string `yaml:"actors"`
+	// Expires ends the approval (RFC 3339 timestamp, or a date meaning
+	// midnight UTC); nil never expires.
+	Expires *time.Time `yaml:"expires"`
+	// Revoked withdraws the approval (default false).
+	Revoked bool `yaml:"revoked"`
+}
+
+// Parse parses and validates a configuration. filename is used only in error
+// messages. The error, if any, is an Errors listing every problem found, each
+// naming file, line, column and field path.
+func Parse(data []byte, filename string) (*Config, error) {
+	root, err := parseDocument(data, filename)
+	if err != nil {
+		return nil, err
+	}
+	w := newWalker(filename)
+	c := &Config{file: filename}
+	w.run(func() { w.config(root, c) })
+	if err := w.errs.err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Load reads and parses the configuration file at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return Parse(data, path)
+}
+
+// defaultYAML is the configuration served when there is no file.
+const defaultYAML = `# pactum's built-in demo configuration.
+agents:
+  - name: echo
+    type: echo
+    description: Replies with the text it receives.
+  - name: slow-echo
+    type: echo
+    description: Replies with the text it receives, after two seconds.
+    echo:
+      delay: 2s
+      prefix: "slow: "
+`
+
+// Default returns the demo configuration used when there is no file: an
+// `echo` agent (the default agent) and a `slow-echo` agent, with every other
+// setting at its default.
+func Default() *Config {
+	c, err := Parse([]byte(defaultYAML), "<default>")
+	if err != nil {
+		panic("config: default configuration does not parse: " + err.Error())
+	}
+	return c
+}
+
+// File returns the file name the configuration was parsed from.
+func (c *Config) File() string { return c.file }
+
+// Agent returns the agent named name.
+func (c *Config) Agent(name string) (Agent, bool) {
+	for _, a := range c.Agents {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}
+
+// baseDir resolves an empty base directory to the config file's directory.
+func (c *Config) baseDir(dir string) string {
+	if dir != "" || c.file == "" || c.file[0] == '<' {
+		return dir
+	}
+	return filepath.Dir(c.file)
+}

@@ -1,0 +1,599 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"mime"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/pactum/pactum/agent"
+)
+
+// knownTypes are runtime types whose settings key is recognized even when the
+// runtime is not linked in, so that `webhook:` under a `type: exec` agent is
+// reported as settings for the wrong type rather than as an unknown field.
+var knownTypes = []string{"a2a", "echo", "exec", "mcp", "openai", "webhook"}
+
+// isTypeName reports whether key names a runtime type.
+func isTypeName(key string) bool {
+	return slices.Contains(knownTypes, key) || slices.Contains(agent.Types(), key)
+}
+
+// namePattern is what agent names and actions look like: they appear in URL
+// paths and MCP tool names.
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// Limits on numeric settings.
+const (
+	maxWorkers      = 1024
+	minBodyBytes    = 1 << 10
+	maxBodyBytes    = 1 << 30
+	maxAttemptLimit = 100
+)
+
+// agentNodes remembers where an agent's fields are, for cross-checks.
+type agentNodes struct {
+	path         string
+	name, action *yaml.Node
+}
+
+// refNodes remembers a named entry and the nodes of the names it refers to.
+type refNodes struct {
+	path    string
+	id      *yaml.Node
+	actions []*yaml.Node
+	actors  []*yaml.Node
+}
+
+// config walks the document root into c, applies defaults and validates.
+func (w *walker) config(root *yaml.Node, c *Config) {
+	var (
+		listenN, baseURLN, storeN, defaultAgentN, agentsN *yaml.Node
+		agents                                            []agentNodes
+		actors, approvals                                 []refNodes
+		ttlSet                                            bool
+	)
+	set := func(dst *string, np **yaml.Node) handler {
+		return func(n *yaml.Node, path string) {
+			if s, ok := w.str(n, path); ok {
+				*dst, *np = s, n
+			}
+		}
+	}
+	if root != nil {
+		w.fields(root, "", map[string]handler{
+			"listen":        set(&c.Listen, &listenN),
+			"base_url":      set(&c.BaseURL, &baseURLN),
+			"store":         set(&c.Store, &storeN),
+			"node":          set(&c.Node, new(*yaml.Node)),
+			"default_agent": set(&c.DefaultAgent, &defaultAgentN),
+			"log": func(n *yaml.Node, path string) {
+				w.fields(n, path, map[string]handler{
+					"level": func(n *yaml.Node, path string) {
+						c.Log.Level, _ = w.oneOf(n, path, "debug", "info", "warn", "error")
+					},
+					"format": func(n *yaml.Node, path string) {
+						c.Log.Format, _ = w.oneOf(n, path, "text", "json")
+					},
+				}, nil)
+			},
+			"workers": func(n *yaml.Node, path string) {
+				v, _ := w.integer(n, path, 1, maxWorkers)
+				c.Workers = int(v)
+			},
+			"lease": func(n *yaml.Node, path string) {
+				c.Lease, _ = w.duration(n, path, time.Second)
+			},
+			"idempotency_ttl": func(n *yaml.Node, path string) {
+				c.IdempotencyTTL, ttlSet = w.duration(n, path, 0)
+			},
+			"max_body_bytes": func(n *yaml.Node, path string) {
+				c.MaxBodyBytes, _ = w.integer(n, path, minBodyBytes, maxBodyBytes)
+			},
+			"push": func(n *yaml.Node, path string) { w.push(n, path, &c.Push) },
+			"agents": func(n *yaml.Node, path string) {
+				agentsN = n
+				w.list(n, path, func(i int, item *yaml.Node, path string) {
+					a, an := w.agent(item, path)
+					a.index = len(c.Agents)
+					c.Agents = append(c.Agents, a)
+					agents = append(agents, an)
+				})
+			},
+			"actors": func(n *yaml.Node, path string) {
+				w.list(n, path, func(i int, item *yaml.Node, path string) {
+					a, an := w.actor(item, path)
+					c.Actors = append(c.Actors, a)
+					actors = append(actors, an)
+				})
+			},
+			"policy": func(n *yaml.Node, path string) {
+				w.fields(n, path, map[string]handler{
+					"version": func(n *yaml.Node, path string) {
+						if s, ok := w.str(n, path); ok {
+							if s == "" {
+								w.errorf(n, path, "must not be empty")
+							}
+							c.Policy.Version = s
+						}
+					},
+					"approvals": func(n *yaml.Node, path string) {
+						w.list(n, path, func(i int, item *yaml.Node, path string) {
+							a, an := w.approval(item, path)
+							c.Policy.Approvals = append(c.Policy.Approvals, a)
+							approvals = append(approvals, an)
+						})
+					},
+				}, nil)
+			},
+		}, func(p pair) bool {
+			// x-… keys hold anchors to share (as in Compose files).
+			return strings.HasPrefix(p.key, "x-")
+		})
+	}
+
+	// Top-level checks, then defaults.
+	if c.Listen != "" {
+		if err := checkListen(c.Listen); err != nil {
+			w.wrapf(listenN, "listen", err, "%v", err)
+		}
+	}
+	if c.BaseURL != "" {
+		if u, err := checkBaseURL(c.BaseURL); err != nil {
+			w.wrapf(baseURLN, "base_url", err, "%v", err)
+		} else {
+			c.BaseURL = u
+		}
+	}
+	if storeN != nil && c.Store == "" {
+		w.errorf(storeN, "store", "must not be empty")
+	} else if c.Store != "" {
+		if err := checkStore(c.Store); err != nil {
+			w.wrapf(storeN, "store", err, "%v", err)
+		}
+	}
+	c.setDefaults(ttlSet)
+
+	w.crossCheck(c, root, agentsN, defaultAgentN, agents, actors, approvals)
+}
+
+// crossCheck validates what spans entries: unique names and actions, the
+// default agent, and the actions and actors that actors and approvals name.
+func (w *walker) crossCheck(c *Config, root, agentsN, defaultAgentN *yaml.Node, agents []agentNodes, actors, approvals []refNodes) {
+	if len(c.Agents) == 0 {
+		where := agentsN
+		if where == nil {
+			where = root
+		}
+		w.errorf(where, "agents", "at least one agent is required")
+	}
+	names := map[string]int{}   // agent name → index
+	actions := map[string]int{} // action → index
+	sensitive := map[string]bool{}
+	var actionList []string
+	for i, a := range c.Agents {
+		an := agents[i]
+		if a.Name != "" {
+			if j, dup := names[a.Name]; dup {
+				w.errorf(an.name, an.path+".name", "duplicate agent name %q (first used at line %d)", a.Name, c.Agents[j].Line)
+			} else {
+				names[a.Name] = i
+			}
+		}
+		if a.Action != "" {
+			path, n := an.path+".action", an.action
+			if n == nil {
+				if j, dup := names[a.Name]; dup && j != i {
+					continue // the duplicate name is the error
+				}
+				path, n = an.path+".name", an.name
+			}
+			if j, dup := actions[a.Action]; dup {
+				w.errorf(n, path, "action %q is already served by agent %q (line %d)", a.Action, c.Agents[j].Name, c.Agents[j].Line)
+			} else {
+				actions[a.Action] = i
+				actionList = append(actionList, a.Action)
+				sensitive[a.Action] = a.Sensitive
+			}
+		}
+	}
+	if c.DefaultAgent == "" {
+		if len(c.Agents) > 0 {
+			c.DefaultAgent = c.Agents[0].Name
+		}
+	} else if _, ok := names[c.DefaultAgent]; !ok {
+		w.errorf(defaultAgentN, "default_agent", "unknown agent %q (agents: %s)", c.DefaultAgent, quoteList(slices.Sorted(maps.Keys(names))))
+	}
+
+	actorNames := map[string]bool{}
+	for i, a := range c.Actors {
+		an := actors[i]
+		if a.Name != "" {
+			if actorNames[a.Name] {
+				w.errorf(an.id, an.path+".name", "duplicate actor %q", a.Name)
+			}
+			actorNames[a.Name] = true
+		}
+		for j, act := range a.Actions {
+			if act == "*" {
+				continue
+			}
+			if _, ok := actions[act]; !ok {
+				w.errorf(an.actions[j], index(an.path+".actions", j), "unknown action %q (actions: %s)", act, quoteList(actionList))
+			}
+		}
+	}
+
+	ids := map[string]bool{}
+	for i, ap := range c.Policy.Approvals {
+		an := approvals[i]
+		if ap.ID != "" {
+			if ids[ap.ID] {
+				w.errorf(an.id, an.path+".id", "duplicate approval id %q", ap.ID)
+			}
+			ids[ap.ID] = true
+		}
+		for j, act := range ap.Actions {
+			p := index(an.path+".actions", j)
+			if act == "*" {
+				continue
+			}
+			if _, ok := actions[act]; !ok {
+				w.errorf(an.actions[j], p, "unknown action %q (actions: %s)", act, quoteList(actionList))
+			} else if !sensitive[act] {
+				w.errorf(an.actions[j], p, "action %q is not sensitive; approvals apply only to sensitive actions", act)
+			}
+		}
+		if len(c.Actors) == 0 {
+			continue
+		}
+		for j, actor := range ap.Actors {
+			if !actorNames[actor] {
+				w.errorf(an.actors[j], index(an.path+".actors", j), "unknown actor %q (actors: %s)", actor, quoteList(actorNamesOf(c)))
+			}
+		}
+	}
+}
+
+func actorNamesOf(c *Config) []string {
+	out := make([]string, len(c.Actors))
+	for i, a := range c.Actors {
+		out[i] = a.Name
+	}
+	return out
+}
+
+// push decodes the push section and applies its defaults.
+func (w *walker) push(n *yaml.Node, path string, p *Push) {
+	w.fields(n, path, map[string]handler{
+		"allow_private": func(n *yaml.Node, path string) { p.AllowPrivate, _ = w.boolean(n, path) },
+		"max_attempts": func(n *yaml.Node, path string) {
+			v, _ := w.integer(n, path, 1, maxAttemptLimit)
+			p.MaxAttempts = int(v)
+		},
+		"timeout": func(n *yaml.Node, path string) { p.Timeout, _ = w.duration(n, path, 1) },
+	}, nil)
+}
+
+// agent decodes one agent and applies its defaults.
+func (w *walker) agent(n *yaml.Node, path string) (Agent, agentNodes) {
+	a := Agent{Line: n.Line, column: n.Column, index: -1}
+	an := agentNodes{path: path}
+	ps, ok := w.pairs(n, path)
+	if !ok {
+		return a, an
+	}
+	// The type decides which settings key is allowed, so read it first.
+	var typeN *yaml.Node
+	typeInvalid := false
+	for _, p := range ps {
+		if p.key == "type" {
+			typeN = p.keyN // for a null value, point at the key
+			w.value(p.value, path+".type", func(v *yaml.Node, tpath string) {
+				typeN = v
+				s, ok := w.str(v, tpath)
+				a.Type, typeInvalid = s, !ok
+			})
+		}
+	}
+	var retryMax, retryInit *yaml.Node
+	jitterSet := false
+	var modes [2]*yaml.Node
+	w.fieldsOf(ps, path, map[string]handler{
+		"type": func(*yaml.Node, string) {}, // read above
+		"name": func(n *yaml.Node, path string) {
+			an.name = n
+			if s := w.nonEmpty(n, path); s != "" {
+				a.Name = s
+				if !namePattern.MatchString(s) {
+					w.errorf(n, path, "invalid name %q: use letters, digits, '.', '_' and '-' (at most 64, starting with a letter or digit)", s)
+				}
+			}
+		},
+		"description": func(n *yaml.Node, path string) { a.Description, _ = w.str(n, path) },
+		"action": func(n *yaml.Node, path string) {
+			an.action = n
+			if s, ok := w.str(n, path); ok {
+				a.Action = s
+				if !namePattern.MatchString(s) {
+					w.errorf(n, path, "invalid action %q: use letters, digits, '.', '_' and '-' (at most 64, starting with a letter or digit)", s)
+				}
+			}
+		},
+		"timeout":   func(n *yaml.Node, path string) { a.Timeout, _ = w.duration(n, path, 1) },
+		"sensitive": func(n *yaml.Node, path string) { a.Sensitive, _ = w.boolean(n, path) },
+		"dry_run":   func(n *yaml.Node, path string) { a.DryRun, _ = w.boolean(n, path) },
+		"retry": func(n *yaml.Node, path string) {
+			w.fields(n, path, map[string]handler{
+				"max_attempts": func(n *yaml.Node, path string) {
+					v, _ := w.integer(n, path, 1, maxAttemptLimit)
+					a.Retry.MaxAttempts = int(v)
+				},
+				"initial_backoff": func(n *yaml.Node, path string) {
+					retryInit = n
+					a.Retry.InitialBackoff, _ = w.duration(n, path, 1)
+				},
+				"max_backoff": func(n *yaml.Node, path string) {
+					retryMax = n
+					a.Retry.MaxBackoff, _ = w.duration(n, path, 1)
+				},
+				"jitter": func(n *yaml.Node, path string) {
+					a.Retry.Jitter, jitterSet = w.float(n, path, 0, 1)
+				},
+			}, nil)
+		},
+		"skills": func(n *yaml.Node, path string) {
+			a.Skills = []Skill{}
+			ids := map[string]bool{}
+			w.list(n, path, func(i int, item *yaml.Node, path string) {
+				s, idN := w.skill(item, path)
+				if s.ID != "" {
+					if ids[s.ID] {
+						w.errorf(idN, path+".id", "duplicate skill id %q", s.ID)
+					}
+					ids[s.ID] = true
+				}
+				a.Skills = append(a.Skills, s)
+			})
+		},
+		"input_modes": func(n *yaml.Node, path string) {
+			modes[0] = n
+			a.InputModes = w.mediaTypes(n, path)
+		},
+		"output_modes": func(n *yaml.Node, path string) {
+			modes[1] = n
+			a.OutputModes = w.mediaTypes(n, path)
+		},
+	}, func(p pair) bool {
+		switch {
+		case a.Type != "" && p.key == a.Type:
+			w.value(p.value, join(path, p.key), func(v *yaml.Node, spath string) {
+				if v.Kind != yaml.MappingNode {
+					w.errorf(v, spath, "runtime settings must be a mapping, got %s", kindName(v))
+					return
+				}
+				a.Settings = v
+				a.settingsLine, a.settingsCol = p.keyN.Line, p.keyN.Column
+			})
+			return true
+		case isTypeName(p.key):
+			if a.Type != "" {
+				w.errorf(p.keyN, join(path, p.key), "settings for runtime type %q, but this agent's type is %q", p.key, a.Type)
+			}
+			// Without a type the missing type is the error to report.
+			return true
+		}
+		return false
+	})
+
+	switch {
+	case a.Type != "":
+		a.typeLine, a.typeCol = typeN.Line, typeN.Column
+	case !typeInvalid:
+		where := typeN
+		if where == nil {
+			where = n
+		}
+		w.errorf(where, path+".type", "required: the runtime type, e.g. echo, exec, webhook or a2a")
+	}
+	if an.name == nil {
+		w.errorf(n, path+".name", "required")
+	}
+	for i, m := range modes {
+		if m != nil && m.Kind == yaml.SequenceNode && len(m.Content) == 0 {
+			w.errorf(m, path+"."+[]string{"input_modes", "output_modes"}[i], "must list at least one media type")
+		}
+	}
+
+	a.setDefaults(jitterSet)
+	if r := a.Retry; r.MaxBackoff.Duration < r.InitialBackoff.Duration {
+		if retryMax != nil {
+			w.errorf(retryMax, path+".retry.max_backoff", "%s is less than initial_backoff (%s)", r.MaxBackoff, r.InitialBackoff)
+		} else {
+			w.errorf(retryInit, path+".retry.initial_backoff", "%s exceeds max_backoff (%s, the default)", r.InitialBackoff, r.MaxBackoff)
+		}
+	}
+	return a, an
+}
+
+// skill decodes one skill; its defaults depend on the agent and are applied
+// by the caller.
+func (w *walker) skill(n *yaml.Node, path string) (Skill, *yaml.Node) {
+	var s Skill
+	var idN *yaml.Node
+	if n.Kind != yaml.MappingNode {
+		w.errorf(n, path, "expected a mapping, got %s", kindName(n))
+		return s, nil
+	}
+	w.fields(n, path, map[string]handler{
+		"id": func(n *yaml.Node, path string) {
+			idN = n
+			s.ID = w.nonEmpty(n, path)
+		},
+		"name":        func(n *yaml.Node, path string) { s.Name, _ = w.str(n, path) },
+		"description": func(n *yaml.Node, path string) { s.Description, _ = w.str(n, path) },
+		"tags":        func(n *yaml.Node, path string) { s.Tags, _ = w.strList(n, path) },
+		"examples":    func(n *yaml.Node, path string) { s.Examples, _ = w.strList(n, path) },
+	}, nil)
+	w.required(n, idN, path+".id")
+	return s, idN
+}
+
+// mediaTypes decodes a list of media types.
+func (w *walker) mediaTypes(n *yaml.Node, path string) []string {
+	out, nodes := w.strList(n, path)
+	for i, s := range out {
+		if _, _, err := mime.ParseMediaType(s); err != nil || !strings.Contains(s, "/") {
+			w.errorf(nodes[i], index(path, i), "invalid media type %q", s)
+		}
+	}
+	return out
+}
+
+// actor decodes one actor.
+func (w *walker) actor(n *yaml.Node, path string) (Actor, refNodes) {
+	var a Actor
+	an := refNodes{path: path}
+	if n.Kind != yaml.MappingNode {
+		w.errorf(n, path, "expected a mapping, got %s", kindName(n))
+		return a, an
+	}
+	var actionsN *yaml.Node
+	w.fields(n, path, map[string]handler{
+		"name": func(n *yaml.Node, path string) {
+			an.id = n
+			a.Name = w.nonEmpty(n, path)
+		},
+		"actions": func(n *yaml.Node, path string) {
+			actionsN = n
+			a.Actions, an.actions = w.strList(n, path)
+		},
+	}, nil)
+	w.required(n, an.id, path+".name")
+	w.requiredList(n, actionsN, path+".actions", "the actions this actor may call (\"*\" for all)")
+	return a, an
+}
+
+// approval decodes one approval.
+func (w *walker) approval(n *yaml.Node, path string) (Approval, refNodes) {
+	var a Approval
+	an := refNodes{path: path}
+	if n.Kind != yaml.MappingNode {
+		w.errorf(n, path, "expected a mapping, got %s", kindName(n))
+		return a, an
+	}
+	var actionsN *yaml.Node
+	w.fields(n, path, map[string]handler{
+		"id": func(n *yaml.Node, path string) {
+			an.id = n
+			a.ID = w.nonEmpty(n, path)
+		},
+		"actions": func(n *yaml.Node, path string) {
+			actionsN = n
+			a.Actions, an.actions = w.strList(n, path)
+		},
+		"actors": func(n *yaml.Node, path string) { a.Actors, an.actors = w.strList(n, path) },
+		"expires": func(n *yaml.Node, path string) {
+			if t, ok := w.timestamp(n, path); ok {
+				a.Expires = &t
+			}
+		},
+		"revoked": func(n *yaml.Node, path string) { a.Revoked, _ = w.boolean(n, path) },
+	}, nil)
+	w.required(n, an.id, path+".id")
+	w.requiredList(n, actionsN, path+".actions", "the sensitive actions this approval covers")
+	if len(a.Actors) == 0 {
+		a.Actors = nil
+	}
+	return a, an
+}
+
+// required reports a missing or empty required string field.
+// required reports a missing required field n of mapping parent.
+func (w *walker) required(parent, n *yaml.Node, path string) {
+	if n == nil {
+		w.errorf(parent, path, "required")
+	}
+}
+
+// nonEmpty decodes a string that must not be empty.
+func (w *walker) nonEmpty(n *yaml.Node, path string) string {
+	s, ok := w.str(n, path)
+	if ok && s == "" {
+		w.errorf(n, path, "must not be empty")
+	}
+	return s
+}
+
+// requiredList reports a missing or empty required list n (resolved). A
+// value that is no list was reported when it was decoded.
+func (w *walker) requiredList(parent, n *yaml.Node, path, what string) {
+	switch {
+	case n == nil:
+		w.errorf(parent, path, "required: %s", what)
+	case n.Kind == yaml.SequenceNode && len(n.Content) == 0:
+		w.errorf(n, path, "must not be empty")
+	}
+}
+
+// checkListen validates a host:port listen address.
+func checkListen(s string) error {
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("invalid listen address %q: want host:port, e.g. 127.0.0.1:9000 or :9000: %w", s, err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("invalid listen address %q: port %q is not a number in 0..65535: %w", s, port, err)
+	}
+	return nil
+}
+
+// checkBaseURL validates an absolute http(s) URL without query or fragment
+// and returns it without a trailing slash.
+func checkBaseURL(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("invalid base URL: %w", err)
+	}
+	shown := u.Redacted() // never echo a password
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("base URL %q must be an absolute http:// or https:// URL", shown)
+	case u.Host == "":
+		return "", fmt.Errorf("base URL %q has no host", shown)
+	case u.User != nil:
+		return "", fmt.Errorf("base URL %q must not carry user info", shown)
+	case u.RawQuery != "" || u.ForceQuery:
+		return "", fmt.Errorf("base URL %q must not have a query", shown)
+	case u.Fragment != "" || strings.Contains(s, "#"):
+		return "", fmt.Errorf("base URL %q must not have a fragment", shown)
+	}
+	return strings.TrimRight(s, "/"), nil
+}
+
+// checkStore validates a store DSN's scheme. Messages never repeat the DSN,
+// which may hold a password.
+func checkStore(s string) error {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok || scheme == "" {
+		return errors.New("store has no scheme: want sqlite://PATH or postgres://…")
+	}
+	switch strings.ToLower(scheme) {
+	case "sqlite", "postgres":
+	default:
+		return fmt.Errorf("unknown store scheme %q: want sqlite:// or postgres://", scheme)
+	}
+	if rest == "" {
+		return fmt.Errorf("store %s:// names no database", scheme)
+	}
+	return nil
+}
