@@ -1,0 +1,225 @@
+package a2aagent
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pactum/pactum/agent/internal/tmpl"
+)
+
+// Transport values accepted by Settings.Transport.
+const (
+	// TransportAuto uses the interfaces the agent card lists, in the card's
+	// order of preference.
+	TransportAuto = "auto"
+	// TransportJSONRPC uses the card's JSON-RPC interface only.
+	TransportJSONRPC = "jsonrpc"
+	// TransportREST uses the card's HTTP+JSON (REST) interface only.
+	TransportREST = "rest"
+)
+
+// Defaults applied to a zero Settings field.
+const (
+	DefaultCardPath = "/.well-known/agent-card.json"
+	DefaultTimeout  = 5 * time.Minute
+)
+
+// Settings configures an a2a runtime: the mapping under `a2a:` in an
+// agent's configuration.
+//
+//	agents:
+//	  - name: researcher
+//	    type: a2a
+//	    a2a:
+//	      url: https://research.example.com
+//	      headers:
+//	        Authorization: Bearer ${RESEARCH_TOKEN}
+//	      timeout: 10m
+type Settings struct {
+	// URL locates the remote agent: either its base URL, to which CardPath
+	// is appended, or the URL of its agent card itself (a path ending in
+	// ".json", used as is). http or https; credentials in the URL are
+	// refused (use Headers). Required.
+	URL string `yaml:"url"`
+	// CardPath is where the agent card lives below URL. Ignored when URL
+	// names the card itself. Default "/.well-known/agent-card.json".
+	CardPath string `yaml:"card_path"`
+	// Headers are added to every HTTP request to the agent, the card fetch
+	// included. In values, ${VAR} is replaced by the environment variable
+	// VAR when the runtime is built; naming an unset variable is an error.
+	// Values are secrets: they are never logged or printed. Default none.
+	Headers Headers `yaml:"headers"`
+	// Transport picks the protocol binding: "auto" (the card's preference
+	// among JSON-RPC and HTTP+JSON), "jsonrpc" or "rest". A binding the card
+	// does not list is a permanent error. Default "auto".
+	Transport string `yaml:"transport"`
+	// Stream selects SendStreamingMessage (chunks pass through as they
+	// arrive) over a blocking SendMessage. It has effect only when the card
+	// declares streaming. Default: true when the card declares streaming.
+	Stream *bool `yaml:"stream"`
+	// Timeout bounds one attempt, card resolution included; when it
+	// expires the attempt fails with a retryable timeout and the remote
+	// task is canceled. Default 5m.
+	Timeout time.Duration `yaml:"timeout"`
+	// History sends the conversation's earlier messages along with the new
+	// one when the remote agent does not already hold them (that is, unless
+	// the message continues a remote task that asked for input). Their parts
+	// come first, each marked with metadata "pactum.history" = {role,
+	// messageId}. Default false: only the newest message is sent.
+	History bool `yaml:"history"`
+}
+
+// Headers are HTTP header names and values. They format as their names only,
+// so that printing or logging Settings never reveals a value.
+type Headers map[string]string
+
+// String implements fmt.Stringer without the values.
+func (h Headers) String() string {
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k+":<redacted>")
+	}
+	slices.Sort(names)
+	return "map[" + strings.Join(names, " ") + "]"
+}
+
+// GoString implements fmt.GoStringer without the values.
+func (h Headers) GoString() string { return "a2aagent.Headers" + h.String() }
+
+// LogValue implements slog.LogValuer without the values.
+func (h Headers) LogValue() slog.Value { return slog.StringValue(h.String()) }
+
+// withDefaults returns c with zero fields set to their defaults.
+func (c Settings) withDefaults() Settings {
+	if c.CardPath == "" {
+		c.CardPath = DefaultCardPath
+	}
+	if c.Transport == "" {
+		c.Transport = TransportAuto
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	return c
+}
+
+// validate checks c after defaults, naming the offending field.
+func (c Settings) validate() error {
+	if c.URL == "" {
+		return errors.New("url: required")
+	}
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return fmt.Errorf("url: %w", err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("url: scheme must be http or https, not %q", u.Scheme)
+	case u.Host == "":
+		return errors.New("url: missing host")
+	case u.User != nil:
+		return errors.New("url: credentials in the URL are not supported; use headers")
+	}
+	if !strings.HasPrefix(c.CardPath, "/") {
+		return fmt.Errorf("card_path: must start with /, got %q", c.CardPath)
+	}
+	switch c.Transport {
+	case TransportAuto, TransportJSONRPC, TransportREST:
+	default:
+		return fmt.Errorf("transport: must be %s, %s or %s, not %q", TransportAuto, TransportJSONRPC, TransportREST, c.Transport)
+	}
+	if c.Timeout < 0 {
+		return fmt.Errorf("timeout: must be positive, got %s", c.Timeout)
+	}
+	for _, name := range sortedKeys(c.Headers) {
+		if err := checkHeader(name, c.Headers[name]); err != nil {
+			return fmt.Errorf("headers.%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// reservedHeaders are set by the protocol bindings themselves.
+var reservedHeaders = []string{"Accept", "Connection", "Content-Length", "Content-Type", "Host", "Transfer-Encoding"}
+
+func checkHeader(name, value string) error {
+	if name == "" || strings.IndexFunc(name, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
+		return errors.New("not a valid header name")
+	}
+	if slices.Contains(reservedHeaders, http.CanonicalHeaderKey(name)) {
+		return errors.New("set by the A2A transport; cannot be configured")
+	}
+	// The value itself is never quoted: it may be a secret.
+	if strings.ContainsAny(value, "\r\n\x00") {
+		return errors.New("value contains a line break or NUL")
+	}
+	return nil
+}
+
+// isTokenChar reports whether r may appear in a header name (RFC 9110 tchar).
+func isTokenChar(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return true
+	}
+	return strings.ContainsRune("!#$%&'*+-.^_`|~", r)
+}
+
+// expandHeaders returns h with ${VAR} references replaced from lookup, and
+// checks the results. Errors name the header and the variable, never the
+// value.
+func expandHeaders(h Headers, lookup func(string) (string, bool)) (Headers, error) {
+	if len(h) == 0 {
+		return nil, nil
+	}
+	out := make(Headers, len(h))
+	for _, name := range sortedKeys(h) {
+		v, err := tmpl.ExpandEnv(h[name], lookup)
+		if err != nil {
+			return nil, fmt.Errorf("headers.%s: %w", name, err)
+		}
+		if err := checkHeader(name, v); err != nil {
+			return nil, fmt.Errorf("headers.%s (after expansion): %w", name, err)
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+func sortedKeys(h Headers) []string {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// cardLocation splits the configured URL into the base and path that the
+// card resolver joins.
+func (c Settings) cardLocation() (base, path string) {
+	u, err := url.Parse(c.URL)
+	if err != nil || !strings.HasSuffix(u.Path, ".json") {
+		return c.URL, c.CardPath
+	}
+	path = u.Path
+	u.Path, u.RawPath = "", ""
+	return u.String(), path
+}
+
+// displayURL is the configured URL without its query, for logs and
+// descriptions: a query may carry a token.
+func (c Settings) displayURL() string {
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return "(invalid url)"
+	}
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	return u.String()
+}
