@@ -1,0 +1,223 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/spf13/cobra"
+)
+
+// sendOptions are the flags of `pactum send`.
+type sendOptions struct {
+	asJSON    bool
+	noStream  bool
+	contextID string
+	taskID    string
+	actor     string
+	idemKey   string
+	policyRef string
+	approval  string
+	matter    string
+	resource  string
+	headers   []string
+	cardPath  string
+	returnNow bool
+}
+
+func newSendCmd() *cobra.Command {
+	var o sendOptions
+	cmd := &cobra.Command{
+		Use:   `send URL "text"`,
+		Short: "Send a message to any A2A agent and print the answer as it streams",
+		Long: `Send a message to any A2A agent (pactum or not), discovered from its card at
+URL/.well-known/agent-card.json. Output streams live when the agent supports
+streaming. With --json every event is printed as one JSON line.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSend(cmd.Context(), cmd.OutOrStdout(), args[0], args[1], o)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.asJSON, "json", false, "print each event as a JSON line")
+	f.BoolVar(&o.noStream, "no-stream", false, "use blocking SendMessage even if the agent streams")
+	f.BoolVar(&o.returnNow, "no-wait", false, "return as soon as the task is created (non-streaming)")
+	f.StringVar(&o.contextID, "context", "", "continue this context")
+	f.StringVar(&o.taskID, "task", "", "continue this task (answer an input-required question)")
+	f.StringVar(&o.actor, "actor", "", "pactum envelope: actor")
+	f.StringVar(&o.idemKey, "idempotency-key", "", "pactum envelope: idempotency key")
+	f.StringVar(&o.policyRef, "policy", "", "pactum envelope: policy reference")
+	f.StringVar(&o.approval, "approval", "", "pactum envelope: approval reference")
+	f.StringVar(&o.matter, "matter", "", "pactum envelope: matter")
+	f.StringVar(&o.resource, "resource", "", "pactum envelope: resource")
+	f.StringArrayVarP(&o.headers, "header", "H", nil, "extra HTTP header for card discovery, Name: value")
+	f.StringVar(&o.cardPath, "card-path", "", "card path (default /.well-known/agent-card.json)")
+	return cmd
+}
+
+func runSend(ctx context.Context, out io.Writer, url, text string, o sendOptions) error {
+	var ropts []agentcard.ResolveOption
+	for _, h := range o.headers {
+		name, val, ok := strings.Cut(h, ":")
+		if !ok {
+			return fmt.Errorf("--header %q: want Name: value", h)
+		}
+		ropts = append(ropts, agentcard.WithRequestHeader(strings.TrimSpace(name), strings.TrimSpace(val)))
+	}
+	if o.cardPath != "" {
+		ropts = append(ropts, agentcard.WithPath(o.cardPath))
+	}
+	card, err := agentcard.DefaultResolver.Resolve(ctx, strings.TrimRight(url, "/"), ropts...)
+	if err != nil {
+		return fmt.Errorf("discover agent card at %s: %w", url, err)
+	}
+	client, err := a2aclient.NewFromCard(ctx, card)
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", card.Name, err)
+	}
+	defer client.Destroy()
+
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
+	msg.ContextID = o.contextID
+	msg.TaskID = a2a.TaskID(o.taskID)
+	env := map[string]any{}
+	for k, v := range map[string]string{
+		"actor": o.actor, "idempotencyKey": o.idemKey, "policyRef": o.policyRef,
+		"approvalRef": o.approval, "matter": o.matter, "resource": o.resource,
+	} {
+		if v != "" {
+			env[k] = v
+		}
+	}
+	if len(env) > 0 {
+		msg.Metadata = map[string]any{"pactum": env}
+	}
+	req := &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: o.returnNow}}
+
+	p := &printer{out: out, json: o.asJSON}
+	if card.Capabilities.Streaming && !o.noStream && !o.returnNow {
+		for ev, err := range client.SendStreamingMessage(ctx, req) {
+			if err != nil {
+				return fmt.Errorf("stream: %w", err)
+			}
+			if err := p.event(ev); err != nil {
+				return err
+			}
+		}
+		return p.done()
+	}
+	res, err := client.SendMessage(ctx, req)
+	if err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	if err := p.event(res); err != nil {
+		return err
+	}
+	return p.done()
+}
+
+// printer renders A2A events for a terminal or as JSON lines.
+type printer struct {
+	out      io.Writer
+	json     bool
+	streamed map[a2a.ArtifactID]bool
+	final    a2a.TaskState
+	taskID   a2a.TaskID
+	reason   string
+}
+
+func (p *printer) event(ev a2a.Event) error {
+	if p.json {
+		b, err := json.Marshal(a2a.StreamResponse{Event: ev})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(p.out, string(b))
+		p.track(ev)
+		return err
+	}
+	if p.streamed == nil {
+		p.streamed = map[a2a.ArtifactID]bool{}
+	}
+	switch v := ev.(type) {
+	case *a2a.Task:
+		if p.taskID == "" {
+			fmt.Fprintf(p.out, "task %s (%s)\n", v.ID, v.Status.State)
+		}
+		for _, a := range v.Artifacts {
+			if !p.streamed[a.ID] {
+				fmt.Fprintln(p.out, partsString(a.Parts))
+			}
+		}
+	case *a2a.TaskArtifactUpdateEvent:
+		p.streamed[v.Artifact.ID] = true
+		fmt.Fprint(p.out, partsString(v.Artifact.Parts))
+		if v.LastChunk {
+			fmt.Fprintln(p.out)
+		}
+	case *a2a.TaskStatusUpdateEvent:
+		if v.Status.State.Terminal() || v.Status.State == a2a.TaskStateInputRequired {
+			if len(p.streamed) > 0 {
+				fmt.Fprintln(p.out)
+			}
+			msg := ""
+			if v.Status.Message != nil {
+				msg = ": " + partsString(v.Status.Message.Parts)
+			}
+			fmt.Fprintf(p.out, "→ %s%s\n", v.Status.State, msg)
+		}
+	case *a2a.Message:
+		fmt.Fprintln(p.out, partsString(v.Parts))
+	}
+	p.track(ev)
+	return nil
+}
+
+func (p *printer) track(ev a2a.Event) {
+	switch v := ev.(type) {
+	case *a2a.Task:
+		p.taskID, p.final = v.ID, v.Status.State
+		if v.Status.Message != nil {
+			p.reason = partsString(v.Status.Message.Parts)
+		}
+	case *a2a.TaskStatusUpdateEvent:
+		p.taskID, p.final = v.TaskID, v.Status.State
+		if v.Status.Message != nil {
+			p.reason = partsString(v.Status.Message.Parts)
+		}
+	case *a2a.Message:
+		p.final = a2a.TaskStateCompleted
+	}
+}
+
+// done turns a failed, rejected or canceled task into a non-zero exit.
+func (p *printer) done() error {
+	switch p.final {
+	case a2a.TaskStateFailed, a2a.TaskStateRejected, a2a.TaskStateCanceled:
+		return fmt.Errorf("task %s ended %s: %s", p.taskID, p.final, p.reason)
+	}
+	return nil
+}
+
+func partsString(parts a2a.ContentParts) string {
+	var b strings.Builder
+	for _, part := range parts {
+		switch c := part.Content.(type) {
+		case a2a.Text:
+			b.WriteString(string(c))
+		case a2a.Data:
+			j, _ := json.Marshal(c.Value)
+			b.Write(j)
+		case a2a.URL:
+			b.WriteString(string(c))
+		case a2a.Raw:
+			fmt.Fprintf(&b, "<%d bytes>", len(c))
+		}
+	}
+	return b.String()
+}

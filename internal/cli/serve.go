@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pactum/pactum/config"
+	"github.com/pactum/pactum/internal/server"
+)
+
+func newServeCmd() *cobra.Command {
+	var (
+		cf        configFlags
+		listen    string
+		baseURL   string
+		logFormat string
+		logLevel  string
+		drain     time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the configured agents over A2A",
+		Long: `Serve every configured agent as an A2A 1.0 server on one listener.
+
+Without --config pactum serves built-in demo agents (echo, slow-echo) on the
+embedded SQLite store, so a first run shows something working at once.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, baseDir, err := cf.load()
+			if err != nil {
+				return err
+			}
+			if listen != "" {
+				// A base URL that was only the default follows the address.
+				if cfg.BaseURL == config.DefaultBaseURL(cfg.Listen) {
+					cfg.BaseURL = config.DefaultBaseURL(listen)
+				}
+				cfg.Listen = listen
+			}
+			if baseURL != "" {
+				cfg.BaseURL = baseURL
+			}
+			if logFormat == "" {
+				logFormat = cfg.Log.Format
+			}
+			if logLevel == "" {
+				logLevel = cfg.Log.Level
+			}
+			log, err := newLogger(cmd.ErrOrStderr(), logFormat, logLevel)
+			if err != nil {
+				return err
+			}
+			srv, err := server.New(cmd.Context(), cfg, baseDir, nil, log)
+			if err != nil {
+				return err
+			}
+			for _, a := range srv.Coordinator().Agents() {
+				fmt.Fprintf(cmd.OutOrStdout(), "agent %-16s %s/agents/%s/.well-known/agent-card.json\n", a.Name, cfg.BaseURL, a.Name)
+			}
+			return srv.Serve(cmd.Context(), drain)
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().StringVar(&listen, "listen", "", "listen address (default from config, 127.0.0.1:9000)")
+	cmd.Flags().StringVar(&baseURL, "base-url", "", "public base URL written into agent cards")
+	cmd.Flags().StringVar(&logFormat, "log-format", "", "log format: text or json")
+	cmd.Flags().StringVar(&logLevel, "log-level", "", "log level: debug, info, warn, error")
+	cmd.Flags().DurationVar(&drain, "drain", 30*time.Second, "how long shutdown waits for running tasks")
+	return cmd
+}

@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pactum/pactum/store"
+	"github.com/pactum/pactum/task"
+)
+
+// openCore opens the configured store and a Coordinator without agents: it
+// reads and changes task state (cancel, retry) under the same rules as the
+// server; a running server picks the changes up through the store.
+func openCore(ctx context.Context, cf *configFlags) (*task.Coordinator, func(), error) {
+	cfg, _, err := cf.load()
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := store.Open(ctx, cfg.Store, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, nil, fmt.Errorf("open store: %w", err)
+	}
+	c, err := task.NewCoordinator(task.Options{Store: st, Node: "cli"})
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return c, func() { st.Close() }, nil
+}
+
+func newTasksCmd() *cobra.Command {
+	var cf configFlags
+	var asJSON bool
+	cmd := &cobra.Command{Use: "tasks", Short: "Inspect and steer tasks in the store"}
+	cmd.PersistentFlags().StringVarP(&cf.path, "config", "c", "", "configuration file (for its store)")
+	cmd.PersistentFlags().StringVar(&cf.store, "store", "", "store DSN (overrides the config)")
+	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print JSON")
+
+	var (
+		states    []string
+		agentName string
+		contextID string
+		limit     int
+		page      string
+	)
+	list := &cobra.Command{
+		Use: "list", Short: "List tasks, newest first", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, done, err := openCore(cmd.Context(), &cf)
+			if err != nil {
+				return err
+			}
+			defer done()
+			p := task.ListParams{Agent: agentName, ContextID: contextID, PageSize: limit, PageToken: page}
+			for _, s := range states {
+				st, err := task.ParseState(s)
+				if err != nil {
+					return err
+				}
+				p.States = append(p.States, st)
+			}
+			res, err := c.List(cmd.Context(), p)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), res)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tAGENT\tSTATE\tATTEMPT\tACTOR\tUPDATED\tREASON")
+			for _, t := range res.Tasks {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", t.ID, t.Agent, t.State, t.Attempt, t.MaxAttempts, t.Envelope.Actor, t.UpdatedAt.Format(time.RFC3339), short(t.Reason, 60))
+			}
+			w.Flush()
+			if res.NextPageToken != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "\n%d of %d shown; next page: --page %s\n", len(res.Tasks), res.TotalSize, res.NextPageToken)
+			}
+			return nil
+		},
+	}
+	list.Flags().StringSliceVar(&states, "state", nil, "only tasks in these states")
+	list.Flags().StringVar(&agentName, "agent", "", "only tasks of this agent")
+	list.Flags().StringVar(&contextID, "context", "", "only tasks of this context")
+	list.Flags().IntVar(&limit, "limit", 20, "page size (1..100)")
+	list.Flags().StringVar(&page, "page", "", "page token from a previous list")
+
+	get := &cobra.Command{
+		Use: "get TASK_ID", Short: "Show a task", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, done, err := openCore(cmd.Context(), &cf)
+			if err != nil {
+				return err
+			}
+			defer done()
+			t, err := c.Get(cmd.Context(), args[0], -1)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), t)
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "task     %s\nagent    %s (action %s)\nstate    %s\nattempt  %d of %d\nactor    %s\ncontext  %s\ncreated  %s\nupdated  %s\n",
+				t.ID, t.Agent, t.Envelope.Action, t.State, t.Attempt, t.MaxAttempts, t.Envelope.Actor, t.ContextID,
+				t.CreatedAt.Format(time.RFC3339Nano), t.UpdatedAt.Format(time.RFC3339Nano))
+			if t.Reason != "" {
+				fmt.Fprintf(out, "reason   %s: %s\n", t.ErrorCode, t.Reason)
+			}
+			for _, m := range t.History {
+				fmt.Fprintf(out, "[%s] %s\n", m.Role, m.Text())
+			}
+			for _, a := range t.Artifacts {
+				fmt.Fprintf(out, "artifact %s: %s\n", a.ID, partsText(a.Parts))
+			}
+			return nil
+		},
+	}
+	timeline := &cobra.Command{
+		Use: "timeline TASK_ID", Short: "Show a task's execution record", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, done, err := openCore(cmd.Context(), &cf)
+			if err != nil {
+				return err
+			}
+			defer done()
+			recs, err := c.Timeline(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), recs)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "SEQ\tAT\tFROM\tTO\tATTEMPT\tNODE\tPOLICY\tREASON")
+			for _, r := range recs {
+				reason := r.Reason
+				if r.ErrorCode != "" {
+					reason = string(r.ErrorCode) + ": " + reason
+				}
+				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.Seq, r.At.Format(time.RFC3339Nano), r.From, r.To, r.Attempt, r.Node, r.PolicyVersion, short(reason, 80))
+			}
+			return w.Flush()
+		},
+	}
+	var reason string
+	cancel := &cobra.Command{
+		Use: "cancel TASK_ID", Short: "Cancel a task that has not finished", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, done, err := openCore(cmd.Context(), &cf)
+			if err != nil {
+				return err
+			}
+			defer done()
+			t, err := c.Cancel(cmd.Context(), args[0], reason)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "task %s is %s\n", t.ID, t.State)
+			return nil
+		},
+	}
+	cancel.Flags().StringVar(&reason, "reason", "canceled from the command line", "reason recorded on the task")
+	retry := &cobra.Command{
+		Use: "retry TASK_ID", Short: "Start a new attempt of a failed or dead-lettered task", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, done, err := openCore(cmd.Context(), &cf)
+			if err != nil {
+				return err
+			}
+			defer done()
+			t, err := c.Retry(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "task %s is %s (a running server picks it up)\n", t.ID, t.State)
+			return nil
+		},
+	}
+	cmd.AddCommand(list, get, timeline, cancel, retry)
+	return cmd
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func short(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > n {
+		return s[:n-1] + "…"
+	}
+	return s
+}
+
+func partsText(parts []task.Part) string {
+	var b strings.Builder
+	for _, p := range parts {
+		switch p.Kind {
+		case task.PartText:
+			b.WriteString(p.Text)
+		case task.PartData:
+			b.Write(p.Data)
+		case task.PartURL:
+			b.WriteString(p.URL)
+		case task.PartRaw:
+			fmt.Fprintf(&b, "<%d bytes %s>", len(p.Raw), p.MediaType)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,254 @@
+// Package crashtest kills a real pactum server with SIGKILL in the middle of
+// work and checks, after a restart, that every acknowledged task ends in a
+// terminal state with its attempts recorded.
+package crashtest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+
+	"github.com/pactum/pactum/audit"
+	"github.com/pactum/pactum/store"
+	_ "github.com/pactum/pactum/store/sqlite"
+	"github.com/pactum/pactum/task"
+)
+
+const config = `
+listen: %[1]s
+base_url: http://%[1]s
+store: sqlite://%[2]s
+lease: 2s
+workers: 16
+log: {level: warn}
+agents:
+  - name: slow
+    type: exec
+    timeout: 30s
+    retry: {max_attempts: 5, initial_backoff: 100ms, max_backoff: 1s}
+    exec:
+      command: ["sh", "-c", "sleep 0.3; cat"]
+`
+
+func buildPactum(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "pactum")
+	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/pactum")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("build pactum: %v", err)
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// start runs the server and waits until /readyz answers.
+func start(t *testing.T, bin, cfgPath, addr string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--config", cfgPath)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return cmd
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("server did not become ready")
+	return nil
+}
+
+func client(t *testing.T, ctx context.Context, addr string) *a2aclient.Client {
+	t.Helper()
+	card, err := agentcard.DefaultResolver.Resolve(ctx, "http://"+addr+"/agents/slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := a2aclient.NewFromCard(ctx, card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestKill9MidFlightLosesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test builds and kills a real server; skipped with -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	dbPath := filepath.Join(dir, "pactum.db")
+	cfgPath := filepath.Join(dir, "pactum.yaml")
+	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(config, addr, dbPath)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := buildPactum(t)
+	srv := start(t, bin, cfgPath, addr)
+	c := client(t, ctx, addr)
+
+	const n = 200
+	var (
+		mu    sync.Mutex
+		acked []a2a.TaskID
+		wg    sync.WaitGroup
+	)
+	jobs := make(chan int)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(fmt.Sprintf("task %d", i)))
+				res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+				if err != nil {
+					continue // not acknowledged: the server may be dead already
+				}
+				if tk, ok := res.(*a2a.Task); ok {
+					mu.Lock()
+					acked = append(acked, tk.ID)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range n {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if len(acked) != n {
+		t.Fatalf("only %d of %d submissions acknowledged before the kill", len(acked), n)
+	}
+	// Let some work start, then kill -9 mid-flight.
+	time.Sleep(800 * time.Millisecond)
+	if err := syscall.Kill(-srv.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = srv.Wait()
+
+	// Count what the crash left in flight.
+	st, err := store.Open(ctx, "sqlite://"+dbPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inFlight, err := st.ListTasks(ctx, task.ListParams{States: []task.State{task.StateInProgress}, PageSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	t.Logf("after kill -9: %d tasks in progress", inFlight.TotalSize)
+	if inFlight.TotalSize == 0 {
+		t.Fatal("the kill found no task in progress; the test did not test a crash mid-flight")
+	}
+
+	srv = start(t, bin, cfgPath, addr)
+	c = client(t, ctx, addr)
+	pending := map[a2a.TaskID]bool{}
+	for _, id := range acked {
+		pending[id] = true
+	}
+	for len(pending) > 0 {
+		if ctx.Err() != nil {
+			t.Fatalf("%d tasks still not terminal: e.g. %v", len(pending), first(pending))
+		}
+		for id := range pending {
+			tk, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+			if err != nil {
+				t.Fatalf("acknowledged task %s lost: %v", id, err)
+			}
+			if tk.Status.State.Terminal() {
+				delete(pending, id)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	_ = syscall.Kill(-srv.Process.Pid, syscall.SIGTERM)
+	_ = srv.Wait()
+
+	st, err = store.Open(ctx, "sqlite://"+dbPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	succeeded, requeued := 0, 0
+	for _, id := range acked {
+		tk, err := st.GetTask(ctx, string(id), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.State == task.StateSucceeded {
+			succeeded++
+		}
+		recs, err := st.Records(ctx, string(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		claims := 0
+		for _, r := range recs {
+			if r.To == task.StateInProgress {
+				claims++
+			}
+			if r.ErrorCode == task.CodeLeaseExpired {
+				requeued++
+			}
+		}
+		if claims != tk.Attempt {
+			t.Fatalf("task %s: %d claims recorded, attempt %d", id, claims, tk.Attempt)
+		}
+	}
+	t.Logf("%d tasks: %d succeeded, %d requeued after their lease expired", n, succeeded, requeued)
+	if succeeded != n {
+		t.Fatalf("%d of %d succeeded", succeeded, n)
+	}
+	if requeued < inFlight.TotalSize {
+		t.Fatalf("%d lease expiries recorded, %d tasks were in flight", requeued, inFlight.TotalSize)
+	}
+	rep, err := audit.Verify(ctx, st)
+	if err != nil || !rep.OK {
+		t.Fatalf("audit after crash: %+v %v", rep, err)
+	}
+}
+
+func first(m map[a2a.TaskID]bool) a2a.TaskID {
+	for k := range m {
+		return k
+	}
+	return ""
+}

@@ -1,0 +1,111 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pactum/pactum/config"
+	"github.com/pactum/pactum/internal/server"
+)
+
+// startServer runs a real node on a loopback port over a SQLite file.
+func startServer(tb testing.TB, yaml string) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	src := fmt.Sprintf("listen: %s\nstore: sqlite://%s\n%s", addr, filepath.Join(tb.TempDir(), "pactum.db"), yaml)
+	cfg, err := config.Parse([]byte(src), "bench.yaml")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := server.New(ctx, cfg, ".", nil, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeListener(ctx, ln, 10*time.Second) }()
+	tb.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return "http://" + addr
+}
+
+// BenchmarkSendMessage measures blocking A2A SendMessage round trips
+// (JSON-RPC over HTTP, A2A-Version 1.0) to the echo agent on the SQLite
+// store: every request is a durable task with its records and audit
+// entries. Run: go test -run x -bench SendMessage -benchtime 20000x ./internal/server
+func BenchmarkSendMessage(b *testing.B) {
+	base := startServer(b, "workers: 64\nlog: {level: error}\nagents:\n  - name: echo\n    type: echo\n")
+	for _, clients := range []int{1, 32} {
+		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+			tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
+			hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+			defer tr.CloseIdleConnections()
+			var seq atomic.Int64
+			lat := make([][]time.Duration, clients)
+			var failed atomic.Int64
+			b.ResetTimer()
+			start := time.Now()
+			var wg sync.WaitGroup
+			per := b.N / clients
+			for c := range clients {
+				n := per
+				if c < b.N%clients {
+					n++
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range n {
+						id := seq.Add(1)
+						body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"SendMessage","params":{"message":{"messageId":"bench-%d-%d","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`, id, time.Now().UnixNano(), id)
+						req, _ := http.NewRequest(http.MethodPost, base+"/agents/echo", bytes.NewBufferString(body))
+						req.Header.Set("Content-Type", "application/json")
+						req.Header.Set("A2A-Version", "1.0")
+						t0 := time.Now()
+						resp, err := hc.Do(req)
+						if err != nil {
+							failed.Add(1)
+							continue
+						}
+						out, _ := io.ReadAll(resp.Body)
+						resp.Body.Close()
+						lat[c] = append(lat[c], time.Since(t0))
+						if resp.StatusCode != 200 || !bytes.Contains(out, []byte("TASK_STATE_COMPLETED")) {
+							failed.Add(1)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			if f := failed.Load(); f > 0 {
+				b.Fatalf("%d of %d requests failed", f, b.N)
+			}
+			all := slices.Concat(lat...)
+			slices.Sort(all)
+			pct := func(p float64) float64 {
+				return float64(all[int(float64(len(all)-1)*p)]) / float64(time.Millisecond)
+			}
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+			b.ReportMetric(pct(0.50), "p50-ms")
+			b.ReportMetric(pct(0.99), "p99-ms")
+		})
+	}
+}

@@ -1,0 +1,248 @@
+// Package server assembles a running pactum node from a configuration: the
+// store, the agent runtimes, the Coordinator, the A2A transport, metrics and
+// health endpoints. The CLI and the public pactum package both build on it.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/pactum/pactum/a2aserver"
+	"github.com/pactum/pactum/agent"
+	"github.com/pactum/pactum/config"
+	"github.com/pactum/pactum/metrics"
+	"github.com/pactum/pactum/policy"
+	"github.com/pactum/pactum/store"
+	"github.com/pactum/pactum/task"
+
+	_ "github.com/pactum/pactum/agent/builtin" // registers the config-selectable runtimes
+	_ "github.com/pactum/pactum/store/sqlite"  // registers sqlite://
+)
+
+// Extra is an agent given in code rather than configuration (pactum.Func).
+type Extra struct {
+	Config config.Agent
+	Agent  agent.Agent
+}
+
+// Server is one assembled pactum node.
+type Server struct {
+	cfg     *config.Config
+	log     *slog.Logger
+	store   task.Store
+	coord   *task.Coordinator
+	a2a     *a2aserver.Server
+	metrics *metrics.Metrics
+	agents  []agent.Agent
+	handler http.Handler
+}
+
+// New builds a node from cfg. baseDir resolves relative paths in agent
+// settings. Nothing runs until Start.
+func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra, log *slog.Logger) (_ *Server, err error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, log: log}
+	defer func() {
+		if err != nil {
+			s.closeAgents()
+			if s.store != nil {
+				_ = s.store.Close()
+			}
+		}
+	}()
+	s.store, err = store.Open(ctx, cfg.Store, log)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", redactDSN(cfg.Store), err)
+	}
+	var specs []task.AgentSpec
+	var infos []a2aserver.AgentInfo
+	add := func(ac config.Agent, a agent.Agent) {
+		s.agents = append(s.agents, a)
+		specs = append(specs, task.AgentSpec{
+			Name: ac.Name, Action: ac.Action, Runner: agent.Runner(a), Timeout: ac.Timeout.Duration,
+			Retry: task.RetryPolicy{
+				MaxAttempts: ac.Retry.MaxAttempts, InitialBackoff: ac.Retry.InitialBackoff.Duration,
+				MaxBackoff: ac.Retry.MaxBackoff.Duration, Jitter: ac.Retry.Jitter,
+			},
+			Sensitive: ac.Sensitive, DryRun: ac.DryRun,
+		})
+		infos = append(infos, agentInfo(ac, agent.MetadataOf(a)))
+	}
+	for _, ac := range cfg.Agents {
+		a, err := agent.New(ctx, cfg.AgentSpec(ac, baseDir))
+		if err != nil {
+			return nil, err
+		}
+		add(ac, a)
+	}
+	for _, e := range extra {
+		add(e.Config, e.Agent)
+	}
+	if len(specs) == 0 {
+		return nil, errors.New("no agents configured")
+	}
+	var perms task.Permissions
+	if len(cfg.Actors) > 0 {
+		perms = task.Permissions{}
+		for _, a := range cfg.Actors {
+			perms[a.Name] = a.Actions
+		}
+	}
+	var approvals []policy.Approval
+	for _, a := range cfg.Policy.Approvals {
+		pa := policy.Approval{ID: a.ID, Actions: a.Actions, Actors: a.Actors, Revoked: a.Revoked}
+		if a.Expires != nil {
+			pa.Expires = *a.Expires
+		}
+		approvals = append(approvals, pa)
+	}
+	s.metrics = metrics.New(s.store, log)
+	s.coord, err = task.NewCoordinator(task.Options{
+		Store: s.store, Agents: specs, Permissions: perms,
+		Policy: policy.NewStatic(cfg.Policy.Version, approvals),
+		Node:   cfg.Node, Workers: cfg.Workers, LeaseFor: cfg.Lease.Duration,
+		IdempotencyTTL: idempotencyTTL(cfg.IdempotencyTTL.Duration),
+		Observer:       s.metrics, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	defaultAgent := cfg.DefaultAgent
+	if defaultAgent == "" {
+		defaultAgent = specs[0].Name
+	}
+	s.a2a, err = a2aserver.New(a2aserver.Options{
+		Coordinator: s.coord, Agents: infos, DefaultAgent: defaultAgent, BaseURL: cfg.BaseURL,
+		MaxBodyBytes: cfg.MaxBodyBytes, AllowPrivatePush: cfg.Push.AllowPrivate, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.metrics.Handler())
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", s.ready)
+	mux.Handle("/", s.a2a)
+	s.handler = mux
+	return s, nil
+}
+
+// idempotencyTTL maps the config's "0 disables" onto the core's "negative
+// disables".
+func idempotencyTTL(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
+func agentInfo(ac config.Agent, md agent.Metadata) a2aserver.AgentInfo {
+	info := a2aserver.AgentInfo{
+		Name: ac.Name, Description: ac.Description,
+		InputModes: ac.InputModes, OutputModes: ac.OutputModes, Streaming: md.Streaming,
+	}
+	if info.Description == "" {
+		info.Description = md.Description
+	}
+	for _, sk := range ac.Skills {
+		info.Skills = append(info.Skills, a2a.AgentSkill{ID: sk.ID, Name: sk.Name, Description: sk.Description, Tags: sk.Tags, Examples: sk.Examples})
+	}
+	return info
+}
+
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if _, err := s.store.GetTask(ctx, "readyz-probe", 0); err != nil && !errors.Is(err, task.ErrNotFound) {
+		s.log.Warn("readyz: store unavailable", "err", err)
+		http.Error(w, "store unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = w.Write([]byte("ready\n"))
+}
+
+// Coordinator returns the node's Coordinator.
+func (s *Server) Coordinator() *task.Coordinator { return s.coord }
+
+// Handler returns the node's HTTP handler (A2A, metrics, health).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Start starts the Coordinator and push delivery.
+func (s *Server) Start(ctx context.Context) error {
+	if err := s.coord.Start(ctx); err != nil {
+		return err
+	}
+	return s.a2a.Start(ctx)
+}
+
+// Stop drains running attempts until ctx ends, then closes runtimes and the
+// store. Stopping twice is safe.
+func (s *Server) Stop(ctx context.Context) error {
+	err := s.coord.Stop(ctx)
+	if perr := s.a2a.Stop(ctx); perr != nil && err == nil {
+		err = perr
+	}
+	s.closeAgents()
+	if s.store != nil {
+		if cerr := s.store.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		s.store = nil
+	}
+	return err
+}
+
+func (s *Server) closeAgents() {
+	for _, a := range s.agents {
+		if err := agent.Close(a); err != nil {
+			s.log.Warn("close agent", "err", err)
+		}
+	}
+	s.agents = nil
+}
+
+// Serve listens on the configured address and serves until ctx ends, then
+// shuts down gracefully (in-flight requests and attempts get drain time).
+func (s *Server) Serve(ctx context.Context, drain time.Duration) error {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.cfg.Listen, err)
+	}
+	return s.ServeListener(ctx, ln, drain)
+}
+
+// ServeListener is Serve on an existing listener.
+func (s *Server) ServeListener(ctx context.Context, ln net.Listener, drain time.Duration) error {
+	if err := s.Start(ctx); err != nil {
+		ln.Close()
+		return err
+	}
+	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	s.log.Info("pactum serving", "addr", ln.Addr().String(), "base_url", s.cfg.BaseURL, "store", redactDSN(s.cfg.Store), "node", s.coord.Node())
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	_ = hs.Shutdown(sctx)
+	if err := s.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		s.log.Warn("stop", "err", err)
+	}
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	return serveErr
+}

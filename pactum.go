@@ -1,0 +1,164 @@
+// Package pactum serves any agent as a durable A2A 1.0 server in a few lines
+// of Go:
+//
+//	err := pactum.Serve(ctx, pactum.Func("greeter", func(ctx context.Context, in string) (string, error) {
+//		return "hello, " + in, nil
+//	}))
+//
+// Every task runs through pactum's orchestration core: an enforced
+// lifecycle, idempotency, bounded retries, an append-only execution record
+// and a hash-chained audit log, on an embedded SQLite store by default.
+package pactum
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/pactum/pactum/agent"
+	"github.com/pactum/pactum/agent/function"
+	"github.com/pactum/pactum/config"
+	"github.com/pactum/pactum/internal/server"
+	"github.com/pactum/pactum/task"
+)
+
+// Option configures Serve and Handler. Agents are options too.
+type Option interface{ apply(*settings) }
+
+type settings struct {
+	cfg    *config.Config
+	extra  []server.Extra
+	logger *slog.Logger
+	ln     net.Listener
+}
+
+type optionFunc func(*settings)
+
+func (f optionFunc) apply(s *settings) { f(s) }
+
+// AgentOption is an agent to serve; further settings chain on it.
+type AgentOption struct {
+	cfg   config.Agent
+	agent agent.Agent
+}
+
+func (a *AgentOption) apply(s *settings) {
+	s.extra = append(s.extra, server.Extra{Config: a.cfg, Agent: a.agent})
+}
+
+// Describe sets the description shown on the agent's card.
+func (a *AgentOption) Describe(description string) *AgentOption {
+	a.cfg.Description = description
+	for i := range a.cfg.Skills {
+		a.cfg.Skills[i].Description = description
+	}
+	return a
+}
+
+// Retry sets how many attempts the agent gets before a task is dead-lettered.
+func (a *AgentOption) Retry(maxAttempts int, initialBackoff time.Duration) *AgentOption {
+	a.cfg.Retry.MaxAttempts = maxAttempts
+	a.cfg.Retry.InitialBackoff = config.Duration{Duration: initialBackoff}
+	return a
+}
+
+// Timeout bounds one attempt.
+func (a *AgentOption) Timeout(d time.Duration) *AgentOption {
+	a.cfg.Timeout = config.Duration{Duration: d}
+	return a
+}
+
+// Func serves a Go function as an agent: the input is the message text, the
+// returned string becomes the task's artifact. Return an error wrapped with
+// task.Permanent when retrying cannot help.
+func Func(name string, fn func(ctx context.Context, input string) (string, error)) *AgentOption {
+	return Agent(name, function.Text(name, fn))
+}
+
+// Agent serves any agent runtime under name.
+func Agent(name string, a agent.Agent) *AgentOption {
+	ac := config.NewAgent(name)
+	return &AgentOption{cfg: ac, agent: a}
+}
+
+// Listen sets the listen address (default 127.0.0.1:9000).
+func Listen(addr string) Option {
+	return optionFunc(func(s *settings) {
+		if s.cfg.BaseURL == config.DefaultBaseURL(s.cfg.Listen) {
+			s.cfg.BaseURL = config.DefaultBaseURL(addr)
+		}
+		s.cfg.Listen = addr
+	})
+}
+
+// Listener serves on an existing listener (its address becomes the base URL).
+func Listener(ln net.Listener) Option {
+	return optionFunc(func(s *settings) {
+		s.ln = ln
+		s.cfg.Listen = ln.Addr().String()
+		s.cfg.BaseURL = "http://" + ln.Addr().String()
+	})
+}
+
+// BaseURL sets the public base URL written into agent cards.
+func BaseURL(u string) Option { return optionFunc(func(s *settings) { s.cfg.BaseURL = u }) }
+
+// Store sets the store DSN (default sqlite://pactum.db).
+func Store(dsn string) Option { return optionFunc(func(s *settings) { s.cfg.Store = dsn }) }
+
+// Logger sets the logger (default: discard).
+func Logger(l *slog.Logger) Option { return optionFunc(func(s *settings) { s.logger = l }) }
+
+// Config starts from a loaded configuration instead of the defaults; its
+// agents are served beside those given as options.
+func Config(c *config.Config) Option { return optionFunc(func(s *settings) { s.cfg = c }) }
+
+func build(opts []Option) *settings {
+	s := &settings{cfg: config.Empty()}
+	for _, o := range opts {
+		o.apply(s)
+	}
+	return s
+}
+
+// Serve serves the given agents until ctx ends, then drains for up to 30s.
+func Serve(ctx context.Context, opts ...Option) error {
+	s := build(opts)
+	srv, err := server.New(ctx, s.cfg, ".", s.extra, s.logger)
+	if err != nil {
+		return err
+	}
+	if s.ln != nil {
+		return srv.ServeListener(ctx, s.ln, 30*time.Second)
+	}
+	return srv.Serve(ctx, 30*time.Second)
+}
+
+// Handler returns pactum as an http.Handler to mount in an existing server
+// (strip no prefix: card URLs are built from the base URL). Task execution
+// runs until ctx ends; then the store is closed.
+func Handler(ctx context.Context, opts ...Option) (http.Handler, error) {
+	s := build(opts)
+	srv, err := server.New(ctx, s.cfg, ".", s.extra, s.logger)
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Start(ctx); err != nil {
+		_ = srv.Stop(context.Background())
+		return nil, err
+	}
+	context.AfterFunc(ctx, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := srv.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			s.logger.Warn("pactum: stop", "err", err)
+		}
+	})
+	return srv.Handler(), nil
+}
+
+// Permanent marks an error that retrying cannot fix.
+func Permanent(err error) error { return task.Permanent(err) }
