@@ -1,0 +1,16 @@
+// Package builtin registers every runtime type that ships with pactum and
+// that configuration can select (a2a, echo, exec, webhook). Import it for
+// its side effect:
+//
+//	import _ "github.com/pactum/pactum/agent/builtin"
+//
+// The function runtime is not among them: it serves Go functions and is
+// built in code with package function.
+package builtin
+
+import (
+	_ "github.com/pactum/pactum/agent/a2a"
+	_ "github.com/pactum/pactum/agent/echo"
+	_ "github.com/pactum/pactum/agent/exec"
+	_ "github.com/pactum/pactum/agent/webhook"
+)

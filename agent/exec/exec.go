@@ -1,0 +1,528 @@
+// Package exec runs a command-line agent (type "exec"): OpenClaw,
+// `claude -p`, `codex exec`, or any script. Each attempt starts the command
+// once, hands it the message text (on standard input, as an argument, or
+// through the templated command line) and turns its standard output into
+// the answer.
+//
+// The command runs in its own process group. When the attempt ends early
+// (canceled, timed out, output over the limit) the whole group gets SIGTERM
+// and, after a grace period, SIGKILL; whatever is left of the group when the
+// command exits is killed too, so an attempt never leaves processes behind.
+package exec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pactum/pactum/agent"
+	"github.com/pactum/pactum/agent/internal/answer"
+	"github.com/pactum/pactum/agent/internal/tmpl"
+	"github.com/pactum/pactum/task"
+)
+
+// Type is the runtime type name used in configuration.
+const Type = "exec"
+
+// Defaults of Settings.
+const (
+	DefaultMaxOutputBytes = 4 << 20
+	DefaultKillGrace      = 5 * time.Second
+)
+
+// Input modes.
+const (
+	InputStdin = "stdin"
+	InputArg   = "arg"
+	InputNone  = "none"
+)
+
+// Output modes.
+const (
+	OutputText = "text"
+	OutputJSON = "json"
+)
+
+// artifactName names the artifact an attempt produces.
+const artifactName = "output"
+
+// stderrTailBytes is how much of the end of standard error a failure
+// reports.
+const stderrTailBytes = 2048
+
+func init() {
+	agent.Register(Type, func(_ context.Context, spec agent.Spec) (agent.Agent, error) {
+		var s Settings
+		if err := spec.DecodeInto(&s); err != nil {
+			return nil, err
+		}
+		switch {
+		case s.Dir == "":
+			s.Dir = spec.BaseDir
+		case !filepath.IsAbs(s.Dir) && spec.BaseDir != "":
+			s.Dir = filepath.Join(spec.BaseDir, s.Dir)
+		}
+		return New(s)
+	})
+}
+
+// Settings configures an exec runtime: the mapping under `exec:` in an
+// agent's configuration.
+type Settings struct {
+	// Command is the program and its arguments. Required. Each element is a
+	// Go text/template over the attempt: .Input (the message text),
+	// .TaskID, .ContextID, .Attempt, .Action, .Actor, .Data (the JSON of
+	// the message's first data part, or null), .Message and .Metadata; the
+	// function json quotes a value ({{json .Input}}). A program without a
+	// slash is looked up in PATH; one with a slash is relative to Dir.
+	Command []string `yaml:"command"`
+	// Input says how the message text reaches the command: "stdin" writes
+	// it to standard input, "arg" appends it as the last argument, "none"
+	// sends nothing (use {{.Input}} in Command). Default: "stdin".
+	Input string `yaml:"input"`
+	// Output says how standard output is read: "text" takes it as the
+	// answer (without trailing newlines); "json" parses it as one JSON
+	// document and takes the value Answer points to. Default: "text".
+	Output string `yaml:"output"`
+	// Answer is a JSON pointer (RFC 6901, e.g. "/result/text") to the answer
+	// in JSON output. A string answer becomes a text part, an object or
+	// array a data part. Only with output "json". Default: "", the whole
+	// document.
+	Answer string `yaml:"answer"`
+	// Stream emits each line of standard output as an artifact chunk as
+	// soon as it is written. Default: false.
+	Stream bool `yaml:"stream"`
+	// Timeout bounds one attempt. Default: 0, no limit beyond the task's.
+	Timeout time.Duration `yaml:"timeout"`
+	// KillGrace is how long a command may take to exit after SIGTERM before
+	// it gets SIGKILL. Default: 5s.
+	KillGrace time.Duration `yaml:"kill_grace"`
+	// Env sets environment variables of the command. A value may reference
+	// pactum's own environment as ${VAR}; an unset VAR is a configuration
+	// error. Default: none.
+	Env map[string]string `yaml:"env"`
+	// InheritEnv passes pactum's environment on to the command, under Env.
+	// When false the command sees Env only (add PATH if it needs one).
+	// Default: true.
+	InheritEnv *bool `yaml:"inherit_env"`
+	// Dir is the working directory. In configuration a relative Dir is
+	// relative to the configuration file's directory. Default: that
+	// directory (in Go: the current directory).
+	Dir string `yaml:"dir"`
+	// PermanentExitCodes are exit codes that mean a retry cannot help (bad
+	// input, for instance): the task fails without being retried. Default:
+	// none, every failure may be retried.
+	PermanentExitCodes []int `yaml:"permanent_exit_codes"`
+	// MaxOutputBytes bounds standard output; a command that writes more is
+	// stopped and the attempt fails permanently. Default: 4194304 (4 MiB).
+	MaxOutputBytes int `yaml:"max_output_bytes"`
+}
+
+func (s Settings) withDefaults() Settings {
+	if s.Input == "" {
+		s.Input = InputStdin
+	}
+	if s.Output == "" {
+		s.Output = OutputText
+	}
+	if s.KillGrace == 0 {
+		s.KillGrace = DefaultKillGrace
+	}
+	if s.MaxOutputBytes == 0 {
+		s.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	return s
+}
+
+// validate checks settings that need no parsing; New reports template,
+// pointer and environment errors the same way, naming the field.
+func (s Settings) validate() error {
+	if len(s.Command) == 0 || strings.TrimSpace(s.Command[0]) == "" {
+		return errors.New("command: required: the program to run and its arguments, e.g. [claude, -p]")
+	}
+	switch s.Input {
+	case InputStdin, InputArg, InputNone:
+	default:
+		return fmt.Errorf("input: must be stdin, arg or none (got %q)", s.Input)
+	}
+	switch s.Output {
+	case OutputText, OutputJSON:
+	default:
+		return fmt.Errorf("output: must be text or json (got %q)", s.Output)
+	}
+	if s.Answer != "" && s.Output != OutputJSON {
+		return errors.New("answer: needs output: json")
+	}
+	if s.Timeout < 0 {
+		return fmt.Errorf("timeout: must not be negative (got %s)", s.Timeout)
+	}
+	if s.KillGrace < 0 {
+		return fmt.Errorf("kill_grace: must not be negative (got %s)", s.KillGrace)
+	}
+	if s.MaxOutputBytes < 0 {
+		return fmt.Errorf("max_output_bytes: must not be negative (got %d)", s.MaxOutputBytes)
+	}
+	for i, c := range s.PermanentExitCodes {
+		if c < 1 || c > 255 {
+			return fmt.Errorf("permanent_exit_codes[%d]: must be between 1 and 255 (got %d)", i, c)
+		}
+	}
+	for k := range s.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return fmt.Errorf("env: invalid variable name %q", k)
+		}
+	}
+	if s.Dir != "" {
+		fi, err := os.Stat(s.Dir)
+		if err != nil {
+			return fmt.Errorf("dir: %w", err)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("dir: %s is not a directory", s.Dir)
+		}
+	}
+	return nil
+}
+
+// Runtime runs one command per attempt.
+type Runtime struct {
+	s       Settings
+	argv    []*tmpl.Template
+	answer  answer.Pointer
+	inherit bool
+	env     []string // the Env entries, expanded, sorted by name
+}
+
+var (
+	_ agent.Agent            = (*Runtime)(nil)
+	_ agent.Streamer         = (*Runtime)(nil)
+	_ agent.MetadataProvider = (*Runtime)(nil)
+)
+
+// New returns a runtime for s, or an error naming the setting that is
+// wrong. It expands ${VAR} references in Env now, from the current
+// environment.
+func New(s Settings) (*Runtime, error) {
+	s = s.withDefaults()
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	r := &Runtime{s: s, inherit: s.InheritEnv == nil || *s.InheritEnv}
+	for i, a := range s.Command {
+		t, err := tmpl.Parse(fmt.Sprintf("command[%d]", i), a)
+		if err != nil {
+			return nil, fmt.Errorf("command[%d]: %w", i, err)
+		}
+		r.argv = append(r.argv, t)
+	}
+	p, err := answer.ParsePointer(s.Answer)
+	if err != nil {
+		return nil, fmt.Errorf("answer: %w", err)
+	}
+	r.answer = p
+	for _, k := range sortedKeys(s.Env) {
+		v, err := tmpl.ExpandEnv(s.Env[k], os.LookupEnv)
+		if err != nil {
+			return nil, fmt.Errorf("env.%s: %w", k, err)
+		}
+		r.env = append(r.env, k+"="+v)
+	}
+	if r.env == nil && !r.inherit {
+		r.env = []string{} // nil would mean "inherit" to os/exec
+	}
+	return r, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Metadata implements agent.MetadataProvider.
+func (r *Runtime) Metadata() agent.Metadata {
+	out := "text/plain"
+	if r.s.Output == OutputJSON {
+		out = "application/json"
+	}
+	return agent.Metadata{
+		Type:        Type,
+		Description: "Runs " + filepath.Base(r.s.Command[0]),
+		Streaming:   r.s.Stream,
+		InputModes:  []string{"text/plain"},
+		OutputModes: []string{out},
+	}
+}
+
+// Invoke runs the command once and returns its answer.
+func (r *Runtime) Invoke(ctx context.Context, req *task.Request) (*task.Result, error) {
+	return r.run(ctx, req, nil)
+}
+
+// Stream runs the command once; with Stream set, each line of standard
+// output is emitted as a chunk as soon as the command writes it. The result
+// holds the whole answer as the same artifact.
+func (r *Runtime) Stream(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+	if !r.s.Stream {
+		emit = nil
+	}
+	return r.run(ctx, req, emit)
+}
+
+func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+	data := tmpl.NewData(req)
+	argv := make([]string, len(r.argv), len(r.argv)+1)
+	for i, t := range r.argv {
+		a, err := t.Execute(data)
+		if err != nil {
+			return nil, task.Permanent(fmt.Errorf("command[%d]: %w", i, err))
+		}
+		argv[i] = a
+	}
+	if r.s.Input == InputArg {
+		argv = append(argv, data.Input)
+	}
+	name := argv[0]
+
+	runCtx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	if r.s.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeoutCause(runCtx, r.s.Timeout, errTimeout)
+		defer cancel()
+	}
+
+	cmd := osexec.CommandContext(runCtx, name, argv[1:]...)
+	cmd.Dir = r.s.Dir
+	cmd.Env = r.environ()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = r.s.KillGrace
+	if r.s.Input == InputStdin {
+		cmd.Stdin = strings.NewReader(data.Input)
+	}
+	id := answer.NewID()
+	stdout := &stdoutWriter{max: r.s.MaxOutputBytes, fail: fail}
+	if emit != nil {
+		stdout.stream = answer.NewStream(emit, id, artifactName)
+	}
+	var stderr tailWriter
+	cmd.Stdout = stdout
+	cmd.Stderr = &stderr
+
+	if err := cmd.Start(); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("command %s: %w", name, ctxErr)
+		}
+		return nil, startError(name, err)
+	}
+	waitErr := cmd.Wait()
+	// Whatever the command left running in its group goes with it.
+	_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL)
+
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("command %s: %w", name, err)
+	}
+	switch cause := context.Cause(runCtx); {
+	case errors.Is(cause, errTimeout):
+		return nil, fmt.Errorf("command %s: timed out after %s: %w", name, r.s.Timeout, context.DeadlineExceeded)
+	case cause != nil:
+		// The output went over the limit, or a chunk could not be emitted.
+		return nil, fmt.Errorf("command %s: %w", name, cause)
+	}
+	var exit *osexec.ExitError
+	switch {
+	case errors.As(waitErr, &exit):
+		return nil, r.exitError(name, exit, stderr.String())
+	case waitErr != nil && !errors.Is(waitErr, osexec.ErrWaitDelay):
+		// ErrWaitDelay: the command succeeded but something it started
+		// kept its output open; that something has just been killed.
+		return nil, fmt.Errorf("command %s: %w", name, waitErr)
+	}
+	if err := stdout.flush(); err != nil {
+		return nil, fmt.Errorf("command %s: %w", name, err)
+	}
+	return r.result(id, name, stdout.buf.Bytes())
+}
+
+var errTimeout = errors.New("timeout")
+
+func (r *Runtime) environ() []string {
+	if !r.inherit {
+		return r.env
+	}
+	if len(r.env) == 0 {
+		return nil // inherit as is
+	}
+	// Later entries win in os/exec, so Env overrides the inherited values.
+	return append(os.Environ(), r.env...)
+}
+
+func (r *Runtime) result(id, name string, out []byte) (*task.Result, error) {
+	if r.s.Output == OutputText {
+		return answer.Text(id, artifactName, strings.TrimRight(string(out), "\r\n")), nil
+	}
+	doc, err := answer.Decode(out)
+	if err != nil {
+		return nil, fmt.Errorf("command %s: output: %w", name, err)
+	}
+	v, ok := r.answer.Lookup(doc)
+	if !ok {
+		return nil, fmt.Errorf("command %s: output has no value at answer pointer %q", name, r.answer)
+	}
+	return answer.Value(id, artifactName, v)
+}
+
+func (r *Runtime) exitError(name string, exit *osexec.ExitError, stderr string) error {
+	var msg string
+	code := exit.ExitCode()
+	if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		msg = fmt.Sprintf("command %s was killed by signal %s", name, ws.Signal())
+	} else {
+		msg = fmt.Sprintf("command %s exited with code %d", name, code)
+	}
+	if stderr != "" {
+		msg += ": " + stderr
+	}
+	var err error = &exitError{msg: msg, err: exit}
+	if slices.Contains(r.s.PermanentExitCodes, code) {
+		return task.Permanent(err)
+	}
+	return err
+}
+
+// exitError reports a failed command with the end of its standard error,
+// keeping the *os/exec.ExitError for errors.As.
+type exitError struct {
+	msg string
+	err *osexec.ExitError
+}
+
+func (e *exitError) Error() string { return e.msg }
+func (e *exitError) Unwrap() error { return e.err }
+
+// startError classifies a failure to start: a missing or unusable program
+// stays missing on retry.
+func startError(name string, err error) error {
+	err = fmt.Errorf("command %s cannot start: %w", name, err)
+	for _, perm := range []error{osexec.ErrNotFound, fs.ErrNotExist, fs.ErrPermission, syscall.ENOEXEC, syscall.ENOTDIR, syscall.E2BIG} {
+		if errors.Is(err, perm) {
+			return task.Permanent(err)
+		}
+	}
+	return err
+}
+
+// signalGroup signals the process group the command leads.
+func signalGroup(pid int, sig syscall.Signal) error {
+	err := syscall.Kill(-pid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
+}
+
+// stdoutWriter collects standard output up to a limit and, when streaming,
+// emits each complete line as a chunk. os/exec calls Write from one
+// goroutine and waits for it before Wait returns.
+type stdoutWriter struct {
+	buf    bytes.Buffer
+	max    int
+	stream *answer.Stream
+	sent   int // bytes of buf already emitted
+	fail   context.CancelCauseFunc
+	err    error
+}
+
+func (w *stdoutWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	if w.buf.Len()+len(p) > w.max {
+		return 0, w.stop(task.Permanent(fmt.Errorf("output exceeds max_output_bytes (%d bytes)", w.max)))
+	}
+	w.buf.Write(p)
+	if w.stream == nil {
+		return len(p), nil
+	}
+	b := w.buf.Bytes()
+	for {
+		i := bytes.IndexByte(b[w.sent:], '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		end := w.sent + i + 1
+		if err := w.stream.Write(string(b[w.sent:end])); err != nil {
+			return 0, w.stop(err)
+		}
+		w.sent = end
+	}
+}
+
+// stop ends the attempt with err: the command is killed and Write refuses
+// further output.
+func (w *stdoutWriter) stop(err error) error {
+	w.err = err
+	w.fail(err)
+	return err
+}
+
+// flush emits what remains after the last newline and closes the artifact.
+func (w *stdoutWriter) flush() error {
+	if w.stream == nil {
+		return nil
+	}
+	if err := w.stream.Write(string(w.buf.Bytes()[w.sent:])); err != nil {
+		return err
+	}
+	return w.stream.Close()
+}
+
+// tailWriter keeps the last stderrTailBytes bytes written to it.
+type tailWriter struct {
+	buf []byte
+	cut bool
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) > stderrTailBytes {
+		p = p[len(p)-stderrTailBytes:]
+		t.cut = true
+	}
+	if over := len(t.buf) + len(p) - stderrTailBytes; over > 0 {
+		t.buf = t.buf[:copy(t.buf, t.buf[over:])]
+		t.cut = true
+	}
+	t.buf = append(t.buf, p...)
+	return n, nil
+}
+
+// String returns the tail, starting at a whole character and marked with
+// "…" when earlier output was dropped.
+func (t *tailWriter) String() string {
+	b := t.buf
+	if t.cut {
+		for len(b) > 0 && !utf8.RuneStart(b[0]) {
+			b = b[1:]
+		}
+	}
+	s := strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
+	if t.cut && s != "" {
+		s = "…" + s
+	}
+	return s
+}

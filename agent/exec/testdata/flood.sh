@@ -1,0 +1,3 @@
+#!/bin/sh
+# Writes without end.
+exec yes flood

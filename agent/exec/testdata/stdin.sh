@@ -1,0 +1,4 @@
+#!/bin/sh
+# Echoes standard input back after a label.
+printf 'got: '
+cat

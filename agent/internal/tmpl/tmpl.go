@@ -1,0 +1,157 @@
+// Package tmpl fills runtime settings with values that are only known later:
+// Go text/templates over the fields of one request (an exec command's
+// arguments, a webhook's body), and ${VAR} references to pactum's own
+// environment (exec env values, webhook header values).
+package tmpl
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/template"
+
+	"github.com/pactum/pactum/task"
+)
+
+// Data is what a template sees of one attempt.
+type Data struct {
+	// Input is the text of the newest user message.
+	Input string
+	// TaskID and ContextID identify the task and its conversation.
+	TaskID    string
+	ContextID string
+	// Attempt counts the task's attempts, from 1.
+	Attempt int
+	// Action and Actor come from the task's envelope.
+	Action string
+	Actor  string
+	// Data is the JSON of the message's first data part, or "null".
+	Data string
+	// Message is the newest user message; {{json .Message}} writes it.
+	Message task.Message
+	// Metadata is the envelope's metadata.
+	Metadata map[string]any
+}
+
+// NewData returns the template data of req.
+func NewData(req *task.Request) Data {
+	d := Data{
+		Input:     req.Message.Text(),
+		TaskID:    req.TaskID,
+		ContextID: req.ContextID,
+		Attempt:   req.Attempt,
+		Action:    req.Envelope.Action,
+		Actor:     req.Envelope.Actor,
+		Data:      "null",
+		Message:   req.Message,
+		Metadata:  req.Envelope.Metadata,
+	}
+	for _, p := range req.Message.Parts {
+		if p.Kind == task.PartData && len(p.Data) > 0 {
+			d.Data = string(p.Data)
+			break
+		}
+	}
+	return d
+}
+
+// funcs are the functions every template may call.
+var funcs = template.FuncMap{
+	// json writes a value as JSON: {{json .Input}} is a quoted string.
+	"json": func(v any) (string, error) {
+		var b bytes.Buffer
+		e := json.NewEncoder(&b)
+		e.SetEscapeHTML(false)
+		if err := e.Encode(v); err != nil {
+			return "", err
+		}
+		return strings.TrimSuffix(b.String(), "\n"), nil
+	},
+}
+
+// Template is a parsed template over Data.
+type Template struct {
+	t *template.Template
+	// literal is the text itself when it holds no actions, so executing it
+	// costs nothing.
+	literal string
+	static  bool
+}
+
+// Parse parses text and executes it once on empty Data, so that a
+// misspelled field is a configuration error rather than a failed task.
+// Missing keys of .Metadata are not errors: {{json .Metadata.k}} is null.
+func Parse(name, text string) (*Template, error) {
+	if !strings.Contains(text, "{{") {
+		return &Template{literal: text, static: true}, nil
+	}
+	t, err := template.New(name).Funcs(funcs).Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	tp := &Template{t: t}
+	if _, err := tp.Execute(Data{}); err != nil {
+		return nil, err
+	}
+	return tp, nil
+}
+
+// Execute fills the template with d.
+func (t *Template) Execute(d Data) (string, error) {
+	if t.static {
+		return t.literal, nil
+	}
+	var b strings.Builder
+	if err := t.t.Execute(&b, d); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// ExpandEnv replaces each ${NAME} in s with the value lookup returns for
+// NAME. A "$" not followed by "{NAME}" is kept as it is. A name that lookup
+// does not know is an error that names it (and never the value of anything).
+func ExpandEnv(s string, lookup func(string) (string, bool)) (string, error) {
+	if !strings.Contains(s, "${") {
+		return s, nil
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String(), nil
+		}
+		end := strings.IndexByte(s[i+2:], '}')
+		if end < 0 || !validName(s[i+2:i+2+end]) {
+			b.WriteString(s[:i+2])
+			s = s[i+2:]
+			continue
+		}
+		name := s[i+2 : i+2+end]
+		v, ok := lookup(name)
+		if !ok {
+			return "", fmt.Errorf("environment variable %s is not set", name)
+		}
+		b.WriteString(s[:i])
+		b.WriteString(v)
+		s = s[i+2+end+1:]
+	}
+}
+
+func validName(n string) bool {
+	if n == "" {
+		return false
+	}
+	for i := 0; i < len(n); i++ {
+		c := n[i]
+		switch {
+		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,75 @@
+package tmpl
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/pactum/pactum/task"
+)
+
+func TestExpandEnv(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"TOKEN": "s3cret", "EMPTY": "", "A_1": "x"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	tests := []struct{ in, want string }{
+		{"plain", "plain"},
+		{"Bearer ${TOKEN}", "Bearer s3cret"},
+		{"${TOKEN}${A_1}", "s3cretx"},
+		{"[${EMPTY}]", "[]"},
+		{"$TOKEN stays", "$TOKEN stays"},
+		{"cost $5 and ${", "cost $5 and ${"},
+		{"${not valid} ${1X} ${}", "${not valid} ${1X} ${}"},
+		{"${TOKEN", "${TOKEN"},
+	}
+	for _, tt := range tests {
+		got, err := ExpandEnv(tt.in, lookup)
+		if err != nil || got != tt.want {
+			t.Errorf("ExpandEnv(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+	_, err := ExpandEnv("Bearer ${MISSING} ${TOKEN}", lookup)
+	if err == nil || !strings.Contains(err.Error(), "MISSING") || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("unset variable error = %v; want it to name MISSING and no value", err)
+	}
+}
+
+func TestTemplate(t *testing.T) {
+	t.Parallel()
+	req := &task.Request{
+		TaskID: "t1", ContextID: "c1", Attempt: 2,
+		Envelope: task.Envelope{Action: "summarize", Actor: "alice", Metadata: map[string]any{"lang": "fr"}},
+		Message: task.Message{ID: "m1", Role: task.RoleUser, Parts: []task.Part{
+			task.TextPart(`say "hi" <now>`),
+			task.DataPart(json.RawMessage(`{"k":1}`)),
+			task.DataPart(json.RawMessage(`{"k":2}`)),
+		}},
+	}
+	tp, err := Parse("body", `{"q":{{json .Input}},"t":"{{.TaskID}}/{{.ContextID}}/{{.Attempt}}","a":"{{.Action}} by {{.Actor}}","d":{{.Data}},"lang":{{json .Metadata.lang}},"none":{{json .Metadata.none}},"mid":{{json .Message.ID}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tp.Execute(NewData(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"q":"say \"hi\" <now>","t":"t1/c1/2","a":"summarize by alice","d":{"k":1},"lang":"fr","none":null,"mid":"m1"}`
+	if got != want {
+		t.Errorf("Execute =\n%s\nwant\n%s", got, want)
+	}
+	if d := NewData(&task.Request{}); d.Data != "null" {
+		t.Errorf("Data without a data part = %q, want null", d.Data)
+	}
+	lit, err := Parse("lit", "no actions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := lit.Execute(Data{}); got != "no actions" {
+		t.Errorf("literal = %q", got)
+	}
+	for _, bad := range []string{"{{.Nope}}", "{{.Input", "{{nofunc .Input}}"} {
+		if _, err := Parse("bad", bad); err == nil {
+			t.Errorf("Parse(%q): want error", bad)
+		}
+	}
+}
