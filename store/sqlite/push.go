@@ -1,0 +1,110 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/pactum/pactum/task"
+)
+
+// PutPushConfig implements task.Store. The task must exist (ErrNotFound).
+func (s *Store) PutPushConfig(ctx context.Context, c task.PushConfig) error {
+	if c.TaskID == "" || c.ID == "" {
+		return task.Errorf(task.CodeInvalidArgument, "sqlite: put push config: TaskID and ID are required")
+	}
+	var auth any
+	if len(c.Auth) > 0 {
+		auth = []byte(c.Auth)
+	}
+	err := s.inWriteTx(ctx, func(x *txn) error {
+		var one int
+		if err := x.stmt(x.st.taskExists).QueryRowContext(ctx, c.TaskID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("task %q: %w", c.TaskID, task.ErrNotFound)
+		} else if err != nil {
+			return fmt.Errorf("task %q: %w", c.TaskID, err)
+		}
+		_, err := x.stmt(x.st.putPush).ExecContext(ctx, c.TaskID, c.ID, c.URL, c.Token, auth, norm(c.CreatedAt).UnixMicro())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: put push config %q of task %q: %w", c.ID, c.TaskID, err)
+	}
+	return nil
+}
+
+// GetPushConfig implements task.Store.
+func (s *Store) GetPushConfig(ctx context.Context, taskID, id string) (*task.PushConfig, error) {
+	c, err := scanPush(s.r.getPush.QueryRowContext(ctx, taskID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sqlite: push config %q of task %q: %w", id, taskID, task.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: push config %q of task %q: %w", id, taskID, err)
+	}
+	return c, nil
+}
+
+// ListPushConfigs implements task.Store: the task's configs ordered by
+// CreatedAt, then ID. A task that does not exist is ErrNotFound.
+func (s *Store) ListPushConfigs(ctx context.Context, taskID string) ([]task.PushConfig, error) {
+	var out []task.PushConfig
+	err := s.inReadTx(ctx, func(x *txn) error {
+		var one int
+		if err := x.stmt(x.st.taskExists).QueryRowContext(ctx, taskID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("task %q: %w", taskID, task.ErrNotFound)
+		} else if err != nil {
+			return fmt.Errorf("task %q: %w", taskID, err)
+		}
+		rows, err := x.stmt(x.st.listPush).QueryContext(ctx, taskID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			c, err := scanPush(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, *c)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list push configs of task %q: %w", taskID, err)
+	}
+	return out, nil
+}
+
+// DeletePushConfig implements task.Store; deleting a config that does not
+// exist is ErrNotFound.
+func (s *Store) DeletePushConfig(ctx context.Context, taskID, id string) error {
+	res, err := s.w.deletePush.ExecContext(ctx, taskID, id)
+	if err != nil {
+		return fmt.Errorf("sqlite: delete push config %q of task %q: %w", id, taskID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlite: delete push config %q of task %q: %w", id, taskID, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("sqlite: delete push config %q of task %q: %w", id, taskID, task.ErrNotFound)
+	}
+	return nil
+}
+
+func scanPush(sc scanner) (*task.PushConfig, error) {
+	var c task.PushConfig
+	var auth []byte
+	var created int64
+	if err := sc.Scan(&c.TaskID, &c.ID, &c.URL, &c.Token, &auth, &created); err != nil {
+		return nil, err
+	}
+	if len(auth) > 0 {
+		c.Auth = json.RawMessage(auth)
+	}
+	c.CreatedAt = fromMicros(created)
+	return &c, nil
+}

@@ -1,0 +1,130 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// taskCols is the column list every task query selects, in scanTask order.
+const taskCols = `id, context_id, agent, envelope, payload_hash, state, attempt,
+	max_attempts, run_after, lease_owner, lease_expires, error_code, reason,
+	rejected, status_message, seq, created_at, updated_at`
+
+// stmts holds the hot statements, prepared once per pool. database/sql
+// prepares a statement again on each further connection of the pool that
+// runs it; the write pool has one connection, kept open.
+type stmts struct {
+	taskByID       *sql.Stmt
+	taskExists     *sql.Stmt
+	insertTask     *sql.Stmt
+	updateTask     *sql.Stmt
+	insertRecord   *sql.Stmt
+	records        *sql.Stmt
+	auditHead      *sql.Stmt
+	insertAudit    *sql.Stmt
+	auditAfter     *sql.Stmt
+	lastMessageSeq *sql.Stmt
+	insertMessage  *sql.Stmt
+	historyAll     *sql.Stmt
+	historyLast    *sql.Stmt
+	upsertArtifact *sql.Stmt
+	artifacts      *sql.Stmt
+	idemGet        *sql.Stmt
+	idemPut        *sql.Stmt
+	claimNext      *sql.Stmt
+	claimOne       *sql.Stmt
+	renewLease     *sql.Stmt
+	expiredLeases  *sql.Stmt
+	nextRunAfter   *sql.Stmt
+	putPush        *sql.Stmt
+	getPush        *sql.Stmt
+	listPush       *sql.Stmt
+	deletePush     *sql.Stmt
+}
+
+func (s *stmts) list(write bool) []struct {
+	p   **sql.Stmt
+	sql string
+} {
+	type def = struct {
+		p   **sql.Stmt
+		sql string
+	}
+	reads := []def{
+		{&s.taskByID, `SELECT ` + taskCols + ` FROM tasks WHERE id = ?`},
+		{&s.taskExists, `SELECT 1 FROM tasks WHERE id = ?`},
+		{&s.records, `SELECT task_id, seq, from_state, to_state, at, attempt, node, reason, error_code, policy_version
+			FROM task_records WHERE task_id = ? ORDER BY seq`},
+		{&s.auditAfter, `SELECT seq, at, kind, task_id, actor, data, prev_hash, hash
+			FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?`},
+		{&s.historyAll, `SELECT message FROM task_messages WHERE task_id = ? ORDER BY seq`},
+		{&s.historyLast, `SELECT message FROM (
+			SELECT seq, message FROM task_messages WHERE task_id = ? ORDER BY seq DESC LIMIT ?
+		) ORDER BY seq`},
+		{&s.artifacts, `SELECT artifact FROM task_artifacts WHERE task_id = ? ORDER BY position`},
+		{&s.expiredLeases, `SELECT ` + taskCols + ` FROM tasks
+			WHERE state = 'in_progress' AND lease_expires < ? ORDER BY lease_expires, id LIMIT ?`},
+		{&s.nextRunAfter, `SELECT min(coalesce(run_after, updated_at)) FROM tasks WHERE state = 'queued'`},
+		{&s.getPush, `SELECT task_id, id, url, token, auth, created_at FROM push_configs WHERE task_id = ? AND id = ?`},
+		{&s.listPush, `SELECT task_id, id, url, token, auth, created_at FROM push_configs WHERE task_id = ? ORDER BY created_at, id`},
+	}
+	if !write {
+		return reads
+	}
+	return append(reads, []def{
+		{&s.insertTask, `INSERT INTO tasks (id, context_id, agent, actor, envelope, payload_hash, state, attempt,
+			max_attempts, run_after, lease_owner, lease_expires, error_code, reason,
+			rejected, status_message, seq, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.updateTask, `UPDATE tasks SET state = ?, attempt = ?, run_after = ?, lease_owner = ?,
+			lease_expires = ?, error_code = ?, reason = ?, rejected = ?, status_message = ?,
+			seq = ?, updated_at = ? WHERE id = ?`},
+		{&s.insertRecord, `INSERT INTO task_records (task_id, seq, from_state, to_state, at, attempt,
+			node, reason, error_code, policy_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.auditHead, `SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1`},
+		{&s.insertAudit, `INSERT INTO audit_log (seq, at, kind, task_id, actor, data, prev_hash, hash)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.lastMessageSeq, `SELECT coalesce(max(seq), 0) FROM task_messages WHERE task_id = ?`},
+		{&s.insertMessage, `INSERT INTO task_messages (task_id, seq, message) VALUES (?, ?, ?)`},
+		{&s.upsertArtifact, `INSERT INTO task_artifacts (task_id, artifact_id, position, artifact)
+			VALUES (?1, ?2, (SELECT coalesce(max(position), 0) + 1 FROM task_artifacts WHERE task_id = ?1), ?3)
+			ON CONFLICT (task_id, artifact_id) DO UPDATE SET artifact = excluded.artifact`},
+		{&s.idemGet, `SELECT task_id, expires_at FROM idempotency_keys WHERE actor = ? AND key = ?`},
+		{&s.idemPut, `INSERT INTO idempotency_keys (actor, key, task_id, expires_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (actor, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at`},
+		{&s.claimNext, `SELECT ` + taskCols + ` FROM tasks
+			WHERE state = 'queued' AND (run_after IS NULL OR run_after <= ?)
+			ORDER BY created_at, id LIMIT ?`},
+		{&s.claimOne, `SELECT ` + taskCols + ` FROM tasks
+			WHERE id = ? AND state = 'queued' AND (run_after IS NULL OR run_after <= ?)`},
+		{&s.renewLease, `UPDATE tasks SET lease_expires = ?
+			WHERE id = ? AND state = 'in_progress' AND lease_owner = ?`},
+		{&s.putPush, `INSERT INTO push_configs (task_id, id, url, token, auth, created_at) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (task_id, id) DO UPDATE SET url = excluded.url, token = excluded.token,
+			auth = excluded.auth, created_at = excluded.created_at`},
+		{&s.deletePush, `DELETE FROM push_configs WHERE task_id = ? AND id = ?`},
+	}...)
+}
+
+// prepare prepares the statements on db: all of them for the write pool,
+// the read-only ones for the read pool.
+func (s *stmts) prepare(ctx context.Context, db *sql.DB, write bool) error {
+	for _, d := range s.list(write) {
+		st, err := db.PrepareContext(ctx, d.sql)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", d.sql, err)
+		}
+		*d.p = st
+	}
+	return nil
+}
+
+func (s *stmts) close() {
+	for _, d := range s.list(true) {
+		if *d.p != nil {
+			_ = (*d.p).Close()
+			*d.p = nil
+		}
+	}
+}

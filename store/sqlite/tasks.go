@@ -1,0 +1,810 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/pactum/pactum/task"
+)
+
+// defaultPageSize is ListTasks' page size when the caller gives none.
+const defaultPageSize = 50
+
+// CreateTask implements task.Store. It stores p.Task's ID, ContextID, Agent,
+// Envelope, PayloadHash, MaxAttempts, RunAfter and History (the initial
+// conversation, usually the envelope's input message); CreatedAt and
+// UpdatedAt are p.Now. Entering requested is not a transition: the first
+// record is the first step's (a task created without steps has Seq 0 and
+// no records; p.Audit is its trace). p.Audit is sealed first, then each
+// step's Audit just before that step's own entry.
+//
+// The returned task carries its History but no artifacts. On a duplicate
+// (actor, key) the existing task is returned in full (history and
+// artifacts) with an error wrapping task.ErrDuplicate.
+func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task, error) {
+	if p.Task == nil || p.Task.ID == "" {
+		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: create task: CreateParams.Task with an ID is required")
+	}
+	id := p.Task.ID
+	if p.Now.IsZero() {
+		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: create task %q: CreateParams.Now is zero", id)
+	}
+	now := norm(p.Now)
+	t := &task.Task{
+		ID:          id,
+		ContextID:   p.Task.ContextID,
+		Agent:       p.Task.Agent,
+		Envelope:    p.Task.Envelope,
+		PayloadHash: p.Task.PayloadHash,
+		State:       task.StateRequested,
+		MaxAttempts: p.Task.MaxAttempts,
+		RunAfter:    norm(p.Task.RunAfter),
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	var w writes
+	w.audit = append(w.audit, p.Audit...)
+	for i, st := range p.Steps {
+		if st.Rejected && st.To != task.StateFailed {
+			return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: create task %q: step %d: Rejected is only valid with To %s", id, i, task.StateFailed)
+		}
+		w.audit = append(w.audit, st.Audit...)
+		rec, err := advance(t, change{
+			To: st.To, Reason: st.Reason, ErrorCode: st.ErrorCode, PolicyVersion: st.PolicyVersion,
+			Node: p.Node, Now: now,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: create task %q: step %d: %w", id, i, err)
+		}
+		t.Rejected = st.Rejected
+		w.add(t, rec)
+	}
+	env, err := json.Marshal(&t.Envelope)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: create task %q: encode envelope: %w", id, err)
+	}
+	history, err := encodeAll(p.Task.History)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: create task %q: encode history: %w", id, err)
+	}
+	actor, key := t.Envelope.Actor, t.Envelope.IdempotencyKey
+	idem := p.IdempotencyTTL > 0 && key != ""
+
+	var dup *task.Task
+	err = s.inWriteTx(ctx, func(x *txn) error {
+		if idem {
+			var owner string
+			var expires int64
+			switch err := x.stmt(x.st.idemGet).QueryRowContext(ctx, actor, key).Scan(&owner, &expires); {
+			case err == nil && expires > now.UnixMicro():
+				d, err := x.fullTask(owner, -1)
+				if err != nil {
+					return fmt.Errorf("load task %q named by idempotency key: %w", owner, err)
+				}
+				dup = d
+				return errRollback
+			case err != nil && !errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("read idempotency key: %w", err)
+			}
+		}
+		if _, err := x.stmt(x.st.insertTask).ExecContext(ctx, t.ID, t.ContextID, t.Agent, actor, string(env),
+			t.PayloadHash, string(t.State), t.Attempt, t.MaxAttempts, nullMicros(t.RunAfter), t.LeaseOwner,
+			nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, nil,
+			t.Seq, t.CreatedAt.UnixMicro(), t.UpdatedAt.UnixMicro()); err != nil {
+			if isConstraint(err, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY) {
+				return task.Errorf(task.CodeConflict, "task %q already exists", id)
+			}
+			return fmt.Errorf("insert task: %w", err)
+		}
+		if idem {
+			if _, err := x.stmt(x.st.idemPut).ExecContext(ctx, actor, key, id, now.Add(p.IdempotencyTTL).UnixMicro()); err != nil {
+				return fmt.Errorf("store idempotency key: %w", err)
+			}
+		}
+		for i, m := range history {
+			if _, err := x.stmt(x.st.insertMessage).ExecContext(ctx, id, i+1, m); err != nil {
+				return fmt.Errorf("append history: %w", err)
+			}
+		}
+		return x.flush(&w, now)
+	})
+	if dup != nil {
+		return dup, fmt.Errorf("sqlite: create task %q: (actor %q, key %q) already names task %q: %w", id, actor, key, dup.ID, task.ErrDuplicate)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: create task %q: %w", id, err)
+	}
+	t.History = cloneMessages(p.Task.History)
+	return t, nil
+}
+
+// Transition implements task.Store. The returned task is the new state
+// without History and Artifacts (GetTask loads them). A task whose lease
+// never started (LeaseExpires zero) does not satisfy LeaseExpiredBefore.
+// Leaving in_progress ends the lease; every transition sets Reason,
+// ErrorCode and StatusMessage from p and clears Rejected.
+func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.Task, error) {
+	if err := task.CheckTransition(p.From, p.To); err != nil {
+		return nil, fmt.Errorf("sqlite: transition task %q: %w", p.TaskID, err)
+	}
+	if p.Now.IsZero() {
+		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: transition task %q: TransitionParams.Now is zero", p.TaskID)
+	}
+	now := norm(p.Now)
+	msgs, err := encodeAll(p.Messages)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: transition task %q: encode messages: %w", p.TaskID, err)
+	}
+	arts, err := encodeAll(p.Artifacts)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: transition task %q: encode artifacts: %w", p.TaskID, err)
+	}
+	var t *task.Task
+	err = s.inWriteTx(ctx, func(x *txn) error {
+		var err error
+		if t, err = x.task(p.TaskID); err != nil {
+			return err
+		}
+		switch {
+		case t.State != p.From:
+			return conflict("task is %s, not %s", t.State, p.From)
+		case p.LeaseOwner != "" && t.LeaseOwner != p.LeaseOwner:
+			return conflict("task is leased by %q, not %q", t.LeaseOwner, p.LeaseOwner)
+		case !p.LeaseExpiredBefore.IsZero() && (t.LeaseExpires.IsZero() || !t.LeaseExpires.Before(norm(p.LeaseExpiredBefore))):
+			return conflict("lease expires %s, not before %s", fmtTime(t.LeaseExpires), fmtTime(norm(p.LeaseExpiredBefore)))
+		}
+		rec, err := advance(t, change{
+			To: p.To, Reason: p.Reason, ErrorCode: p.ErrorCode, PolicyVersion: p.PolicyVersion,
+			Node: p.Node, Now: now, StatusMessage: p.StatusMessage,
+			SetRunAfter: p.To == task.StateQueued, RunAfter: p.RunAfter,
+		})
+		if err != nil {
+			return err
+		}
+		var w writes
+		w.audit = append(w.audit, p.Audit...)
+		w.add(t, rec)
+		if err := x.update(t); err != nil {
+			return err
+		}
+		if err := x.flush(&w, now); err != nil {
+			return err
+		}
+		if len(msgs) > 0 {
+			var last int
+			if err := x.stmt(x.st.lastMessageSeq).QueryRowContext(ctx, t.ID).Scan(&last); err != nil {
+				return fmt.Errorf("read history length: %w", err)
+			}
+			for i, m := range msgs {
+				if _, err := x.stmt(x.st.insertMessage).ExecContext(ctx, t.ID, last+i+1, m); err != nil {
+					return fmt.Errorf("append history: %w", err)
+				}
+			}
+		}
+		for i, a := range arts {
+			if _, err := x.stmt(x.st.upsertArtifact).ExecContext(ctx, t.ID, p.Artifacts[i].ID, a); err != nil {
+				return fmt.Errorf("store artifact %q: %w", p.Artifacts[i].ID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: transition task %q %s → %s: %w", p.TaskID, p.From, p.To, err)
+	}
+	return t, nil
+}
+
+// Claim implements task.Store. Oldest first means by CreatedAt, then ID. A
+// Limit below 1 claims one task.
+func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, error) {
+	switch {
+	case p.Owner == "":
+		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: claim: ClaimParams.Owner is required")
+	case p.LeaseFor <= 0:
+		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: claim: ClaimParams.LeaseFor must be positive")
+	case p.Now.IsZero():
+		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: claim: ClaimParams.Now is zero")
+	}
+	now := norm(p.Now)
+	limit := max(p.Limit, 1)
+	var out []*task.Task
+	err := s.inWriteTx(ctx, func(x *txn) error {
+		var rows *sql.Rows
+		var err error
+		if p.TaskID != "" {
+			rows, err = x.stmt(x.st.claimOne).QueryContext(ctx, p.TaskID, now.UnixMicro())
+		} else {
+			rows, err = x.stmt(x.st.claimNext).QueryContext(ctx, now.UnixMicro(), limit)
+		}
+		if err != nil {
+			return fmt.Errorf("select queued tasks: %w", err)
+		}
+		out, err = scanTasks(rows)
+		if err != nil {
+			return fmt.Errorf("select queued tasks: %w", err)
+		}
+		for _, t := range out {
+			rec, err := advance(t, change{
+				To: task.StateInProgress, Node: p.Node, Now: now,
+				Claim: true, Owner: p.Owner, LeaseUntil: norm(now.Add(p.LeaseFor)),
+			})
+			if err != nil {
+				return err
+			}
+			var w writes
+			w.add(t, rec)
+			if err := x.update(t); err != nil {
+				return err
+			}
+			if err := x.flush(&w, now); err != nil {
+				return err
+			}
+			if t.History, err = x.history(t.ID, -1); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: claim for %q: %w", p.Owner, err)
+	}
+	return out, nil
+}
+
+// RenewLease implements task.Store. A lease that ran out but was not yet
+// taken over can still be renewed by its owner.
+func (s *Store) RenewLease(ctx context.Context, p task.RenewParams) error {
+	if p.Owner == "" || p.LeaseFor <= 0 || p.Now.IsZero() {
+		return task.Errorf(task.CodeInvalidArgument, "sqlite: renew lease of task %q: Owner, a positive LeaseFor and Now are required", p.TaskID)
+	}
+	until := norm(p.Now).Add(p.LeaseFor).UnixMicro()
+	res, err := s.w.renewLease.ExecContext(ctx, until, p.TaskID, p.Owner)
+	if err != nil {
+		return fmt.Errorf("sqlite: renew lease of task %q: %w", p.TaskID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("sqlite: renew lease of task %q: %w", p.TaskID, err)
+	} else if n == 1 {
+		return nil
+	}
+	if err := s.exists(ctx, p.TaskID); err != nil {
+		return fmt.Errorf("sqlite: renew lease: %w", err)
+	}
+	return fmt.Errorf("sqlite: renew lease of task %q: %w", p.TaskID, conflict("%q no longer holds the lease", p.Owner))
+}
+
+// ExpiredLeases implements task.Store: tasks ordered by lease expiry, then
+// ID, without History. A limit below 1 means no limit.
+func (s *Store) ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]*task.Task, error) {
+	if limit < 1 {
+		limit = -1
+	}
+	rows, err := s.r.expiredLeases.QueryContext(ctx, norm(now).UnixMicro(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: expired leases: %w", err)
+	}
+	ts, err := scanTasks(rows)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: expired leases: %w", err)
+	}
+	return ts, nil
+}
+
+// NextRunAfter implements task.Store. A queued task without RunAfter counts
+// as due since it was queued (its UpdatedAt).
+func (s *Store) NextRunAfter(ctx context.Context) (time.Time, error) {
+	var v sql.NullInt64
+	if err := s.r.nextRunAfter.QueryRowContext(ctx).Scan(&v); err != nil {
+		return time.Time{}, fmt.Errorf("sqlite: next run after: %w", err)
+	}
+	return fromNull(v), nil
+}
+
+// GetTask implements task.Store.
+func (s *Store) GetTask(ctx context.Context, id string, historyLength int) (*task.Task, error) {
+	var t *task.Task
+	err := s.inReadTx(ctx, func(x *txn) error {
+		var err error
+		t, err = x.fullTask(id, historyLength)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: get task: %w", err)
+	}
+	return t, nil
+}
+
+// ListTasks implements task.Store. Tasks are ordered by CreatedAt, then ID,
+// newest first. A PageSize below 1 means 50. HistoryLength < 0 loads the
+// whole history, 0 none, n the newest n messages. TotalSize counts every
+// task matching the filters, on all pages.
+func (s *Store) ListTasks(ctx context.Context, p task.ListParams) (*task.TaskPage, error) {
+	var where []string
+	var args []any
+	if p.ContextID != "" {
+		where, args = append(where, "context_id = ?"), append(args, p.ContextID)
+	}
+	if p.Agent != "" {
+		where, args = append(where, "agent = ?"), append(args, p.Agent)
+	}
+	if p.Actor != "" {
+		where, args = append(where, "actor = ?"), append(args, p.Actor)
+	}
+	if len(p.States) > 0 {
+		where = append(where, "state IN (?"+strings.Repeat(", ?", len(p.States)-1)+")")
+		for _, st := range p.States {
+			args = append(args, string(st))
+		}
+	}
+	if !p.UpdatedAfter.IsZero() {
+		where, args = append(where, "updated_at >= ?"), append(args, norm(p.UpdatedAfter).UnixMicro())
+	}
+	filter := ""
+	if len(where) > 0 {
+		filter = " WHERE " + strings.Join(where, " AND ")
+	}
+	size := p.PageSize
+	if size < 1 {
+		size = defaultPageSize
+	}
+	pageWhere, pageArgs := where, append([]any(nil), args...)
+	if p.PageToken != "" {
+		c, id, err := decodeToken(p.PageToken)
+		if err != nil {
+			return nil, err
+		}
+		pageWhere = append(append([]string(nil), where...), "(created_at < ? OR (created_at = ? AND id < ?))")
+		pageArgs = append(pageArgs, c, c, id)
+	}
+	pageFilter := ""
+	if len(pageWhere) > 0 {
+		pageFilter = " WHERE " + strings.Join(pageWhere, " AND ")
+	}
+	page := &task.TaskPage{}
+	err := s.inReadTx(ctx, func(x *txn) error {
+		if err := x.tx.QueryRowContext(ctx, "SELECT count(*) FROM tasks"+filter, args...).Scan(&page.TotalSize); err != nil {
+			return fmt.Errorf("count: %w", err)
+		}
+		rows, err := x.tx.QueryContext(ctx, "SELECT "+taskCols+" FROM tasks"+pageFilter+
+			" ORDER BY created_at DESC, id DESC LIMIT ?", append(pageArgs, size+1)...)
+		if err != nil {
+			return fmt.Errorf("select: %w", err)
+		}
+		ts, err := scanTasks(rows)
+		if err != nil {
+			return fmt.Errorf("select: %w", err)
+		}
+		if len(ts) > size {
+			ts = ts[:size]
+			last := ts[size-1]
+			page.NextPageToken = encodeToken(last.CreatedAt.UnixMicro(), last.ID)
+		}
+		for _, t := range ts {
+			if t.History, err = x.history(t.ID, p.HistoryLength); err != nil {
+				return err
+			}
+			if p.IncludeArtifacts {
+				if t.Artifacts, err = x.artifacts(t.ID); err != nil {
+					return err
+				}
+			}
+		}
+		page.Tasks = ts
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list tasks: %w", err)
+	}
+	return page, nil
+}
+
+// Records implements task.Store. A task that does not exist is
+// ErrNotFound; one created without steps has no records yet.
+func (s *Store) Records(ctx context.Context, taskID string) ([]task.Record, error) {
+	rows, err := s.r.records.QueryContext(ctx, taskID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: records of task %q: %w", taskID, err)
+	}
+	defer rows.Close()
+	var out []task.Record
+	for rows.Next() {
+		var r task.Record
+		var from, to, code string
+		var at int64
+		if err := rows.Scan(&r.TaskID, &r.Seq, &from, &to, &at, &r.Attempt, &r.Node, &r.Reason, &code, &r.PolicyVersion); err != nil {
+			return nil, fmt.Errorf("sqlite: records of task %q: %w", taskID, err)
+		}
+		r.From, r.To, r.ErrorCode, r.At = task.State(from), task.State(to), task.Code(code), fromMicros(at)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: records of task %q: %w", taskID, err)
+	}
+	if len(out) == 0 {
+		if err := s.exists(ctx, taskID); err != nil {
+			return nil, fmt.Errorf("sqlite: records: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// change is one transition, as advance applies it to a task in memory.
+type change struct {
+	To            task.State
+	Reason        string
+	ErrorCode     task.Code
+	PolicyVersion string
+	Node          string
+	Now           time.Time
+	StatusMessage *task.Message
+	// SetRunAfter stores RunAfter (Transition to queued).
+	SetRunAfter bool
+	RunAfter    time.Time
+	// Claim starts an attempt: Attempt+1, leased to Owner until LeaseUntil.
+	Claim      bool
+	Owner      string
+	LeaseUntil time.Time
+}
+
+// advance applies c to t in memory and returns the record it makes. It is
+// the one place where the transition table is enforced on stored tasks.
+func advance(t *task.Task, c change) (task.Record, error) {
+	if err := task.CheckTransition(t.State, c.To); err != nil {
+		return task.Record{}, err
+	}
+	if c.Claim {
+		t.Attempt++
+		t.LeaseOwner, t.LeaseExpires = c.Owner, c.LeaseUntil
+	} else if c.To != task.StateInProgress {
+		t.LeaseOwner, t.LeaseExpires = "", time.Time{}
+	}
+	if c.SetRunAfter {
+		t.RunAfter = norm(c.RunAfter)
+	}
+	t.Seq++
+	rec := task.Record{
+		TaskID: t.ID, Seq: t.Seq, From: t.State, To: c.To, At: c.Now, Attempt: t.Attempt,
+		Node: c.Node, Reason: c.Reason, ErrorCode: c.ErrorCode, PolicyVersion: c.PolicyVersion,
+	}
+	t.State, t.UpdatedAt = c.To, c.Now
+	t.Reason, t.ErrorCode, t.Rejected = c.Reason, c.ErrorCode, false
+	t.StatusMessage = cloneMessage(c.StatusMessage)
+	return rec, nil
+}
+
+// writes collects what one operation appends: records, and the audit
+// entries to seal in order.
+type writes struct {
+	records []task.Record
+	audit   []task.AuditInput
+	err     error
+}
+
+// add queues rec and its transition audit entry.
+func (w *writes) add(t *task.Task, rec task.Record) {
+	data, err := json.Marshal(rec)
+	if err != nil && w.err == nil {
+		w.err = fmt.Errorf("encode record: %w", err)
+	}
+	w.records = append(w.records, rec)
+	w.audit = append(w.audit, task.AuditInput{
+		Kind: task.AuditTransition, TaskID: t.ID, Actor: t.Envelope.Actor, Data: data,
+	})
+}
+
+// txn is one transaction and the statements bound to its pool.
+type txn struct {
+	ctx context.Context
+	tx  *sql.Tx
+	st  *stmts
+	// head of the audit chain, loaded on the first seal.
+	headLoaded bool
+	headSeq    int64
+	headHash   string
+}
+
+// errRollback ends a write transaction without committing and without
+// reporting an error.
+var errRollback = errors.New("rollback")
+
+func (s *Store) inWriteTx(ctx context.Context, fn func(*txn) error) (err error) {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	// Rolling back after a commit is a no-op (sql.ErrTxDone); the deferred
+	// call frees the one write connection even if fn panics.
+	defer func() { _ = tx.Rollback() }()
+	x := &txn{ctx: ctx, tx: tx, st: &s.w}
+	if err := fn(x); err != nil {
+		if errors.Is(err, errRollback) {
+			return nil
+		}
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) inReadTx(ctx context.Context, fn func(*txn) error) error {
+	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	return fn(&txn{ctx: ctx, tx: tx, st: &s.r})
+}
+
+func (x *txn) stmt(s *sql.Stmt) *sql.Stmt { return x.tx.StmtContext(x.ctx, s) }
+
+// task loads a task's row: no history, no artifacts.
+func (x *txn) task(id string) (*task.Task, error) {
+	t, err := scanTask(x.stmt(x.st.taskByID).QueryRowContext(x.ctx, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("task %q: %w", id, task.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load task %q: %w", id, err)
+	}
+	return t, nil
+}
+
+// fullTask loads a task with its artifacts and history (n < 0: all).
+func (x *txn) fullTask(id string, n int) (*task.Task, error) {
+	t, err := x.task(id)
+	if err != nil {
+		return nil, err
+	}
+	if t.History, err = x.history(id, n); err != nil {
+		return nil, err
+	}
+	if t.Artifacts, err = x.artifacts(id); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// history loads the newest n messages, oldest first; all when n < 0.
+func (x *txn) history(id string, n int) ([]task.Message, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	var rows *sql.Rows
+	var err error
+	if n < 0 {
+		rows, err = x.stmt(x.st.historyAll).QueryContext(x.ctx, id)
+	} else {
+		rows, err = x.stmt(x.st.historyLast).QueryContext(x.ctx, id, n)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load history of %q: %w", id, err)
+	}
+	out, err := scanJSON[task.Message](rows)
+	if err != nil {
+		return nil, fmt.Errorf("load history of %q: %w", id, err)
+	}
+	return out, nil
+}
+
+func (x *txn) artifacts(id string) ([]task.Artifact, error) {
+	rows, err := x.stmt(x.st.artifacts).QueryContext(x.ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("load artifacts of %q: %w", id, err)
+	}
+	out, err := scanJSON[task.Artifact](rows)
+	if err != nil {
+		return nil, fmt.Errorf("load artifacts of %q: %w", id, err)
+	}
+	return out, nil
+}
+
+// update writes a task's mutable columns.
+func (x *txn) update(t *task.Task) error {
+	status, err := statusJSON(t)
+	if err != nil {
+		return err
+	}
+	if _, err := x.stmt(x.st.updateTask).ExecContext(x.ctx, string(t.State), t.Attempt, nullMicros(t.RunAfter),
+		t.LeaseOwner, nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status,
+		t.Seq, t.UpdatedAt.UnixMicro(), t.ID); err != nil {
+		return fmt.Errorf("update task %q: %w", t.ID, err)
+	}
+	return nil
+}
+
+// flush inserts w's records and seals its audit entries at now.
+func (x *txn) flush(w *writes, now time.Time) error {
+	if w.err != nil {
+		return w.err
+	}
+	for _, r := range w.records {
+		if _, err := x.stmt(x.st.insertRecord).ExecContext(x.ctx, r.TaskID, r.Seq, string(r.From), string(r.To),
+			r.At.UnixMicro(), r.Attempt, r.Node, r.Reason, string(r.ErrorCode), r.PolicyVersion); err != nil {
+			return fmt.Errorf("append record %d of task %q: %w", r.Seq, r.TaskID, err)
+		}
+	}
+	return x.seal(now, w.audit)
+}
+
+// statusJSON encodes a task's status message for its column (NULL for
+// none).
+func statusJSON(t *task.Task) (any, error) {
+	if t.StatusMessage == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(t.StatusMessage)
+	if err != nil {
+		return nil, fmt.Errorf("encode status message of task %q: %w", t.ID, err)
+	}
+	return string(b), nil
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanTask(sc scanner) (*task.Task, error) {
+	var (
+		t                  task.Task
+		env, state, code   string
+		runAfter, leaseExp sql.NullInt64
+		status             sql.NullString
+		rejected           bool
+		created, updated   int64
+	)
+	if err := sc.Scan(&t.ID, &t.ContextID, &t.Agent, &env, &t.PayloadHash, &state, &t.Attempt,
+		&t.MaxAttempts, &runAfter, &t.LeaseOwner, &leaseExp, &code, &t.Reason,
+		&rejected, &status, &t.Seq, &created, &updated); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(env), &t.Envelope); err != nil {
+		return nil, fmt.Errorf("decode envelope of task %q: %w", t.ID, err)
+	}
+	if status.Valid {
+		t.StatusMessage = new(task.Message)
+		if err := json.Unmarshal([]byte(status.String), t.StatusMessage); err != nil {
+			return nil, fmt.Errorf("decode status message of task %q: %w", t.ID, err)
+		}
+	}
+	t.State, t.ErrorCode, t.Rejected = task.State(state), task.Code(code), rejected
+	t.RunAfter, t.LeaseExpires = fromNull(runAfter), fromNull(leaseExp)
+	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return &t, nil
+}
+
+func scanTasks(rows *sql.Rows) ([]*task.Task, error) {
+	defer rows.Close()
+	var out []*task.Task
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+func scanJSON[T any](rows *sql.Rows) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, err
+		}
+		var v T
+		if err := json.Unmarshal(b, &v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+func encodeAll[T any](vs []T) ([]string, error) {
+	out := make([]string, len(vs))
+	for i := range vs {
+		b, err := json.Marshal(&vs[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = string(b)
+	}
+	return out, nil
+}
+
+func (s *Store) exists(ctx context.Context, id string) error {
+	var one int
+	err := s.r.taskExists.QueryRowContext(ctx, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("task %q: %w", id, task.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("task %q: %w", id, err)
+	}
+	return nil
+}
+
+// conflict returns a domain error wrapping task.ErrStateConflict.
+func conflict(format string, args ...any) error {
+	return task.Errorf(task.CodeConflict, "%s: %w", fmt.Sprintf(format, args...), task.ErrStateConflict)
+}
+
+func isConstraint(err error, code int) bool {
+	var e *msqlite.Error
+	return errors.As(err, &e) && e.Code() == code
+}
+
+// Page tokens are opaque to callers: base64url of "created_micros/id".
+func encodeToken(created int64, id string) string {
+	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%d/%s", created, id))
+}
+
+func decodeToken(tok string) (int64, string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err == nil {
+		c, id, ok := strings.Cut(string(b), "/")
+		var created int64
+		if _, serr := fmt.Sscanf(c, "%d", &created); ok && serr == nil && id != "" {
+			return created, id, nil
+		}
+	}
+	return 0, "", task.Errorf(task.CodeInvalidArgument, "sqlite: list tasks: invalid page token %q", tok)
+}
+
+// Times are stored as unix microseconds; NULL is the zero time.
+
+func norm(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return fromMicros(t.UnixMicro())
+}
+
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+func nullMicros(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+func fromNull(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return fromMicros(v.Int64)
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.Format(time.RFC3339Nano)
+}
+
+func cloneMessage(m *task.Message) *task.Message {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	return &c
+}
+
+func cloneMessages(ms []task.Message) []task.Message {
+	if len(ms) == 0 {
+		return nil
+	}
+	return append([]task.Message(nil), ms...)
+}
