@@ -147,6 +147,7 @@ type Coordinator struct {
 	running  map[string]context.CancelFunc
 	started  bool
 	stopped  bool
+	runCtx   context.Context // workers' parent context, set by Start
 	stop     context.CancelFunc
 	loops    sync.WaitGroup
 	inflight sync.WaitGroup
@@ -350,7 +351,16 @@ func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (*SubmitRes
 	if err != nil {
 		return nil, err
 	}
+	// With a worker free, claim the task in the same transaction and run it
+	// at once: one transaction and no dispatcher round trip saved.
+	runCtx, slot := c.trySlot()
+	if slot {
+		p.Claim = &ClaimParams{Owner: c.nextOwner(), Node: c.node, LeaseFor: c.leaseFor}
+	}
 	stored, err := c.store.CreateTask(ctx, p)
+	if slot && (err != nil || stored.State != StateInProgress) {
+		c.releaseSlot()
+	}
 	if errors.Is(err, ErrDuplicate) && stored != nil {
 		if stored.PayloadHash != t.PayloadHash {
 			return nil, Errorf(CodeConflict, "idempotency key %q of actor %q already names task %s with a different payload", env.IdempotencyKey, env.Actor, stored.ID)
@@ -360,14 +370,59 @@ func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (*SubmitRes
 	if err != nil {
 		return nil, fmt.Errorf("submit task: %w", err)
 	}
+	from := StateRequested
 	for _, s := range p.Steps {
-		c.observe(spec.Name, StateRequested, s.To)
+		c.observe(spec.Name, from, s.To)
+		from = s.To
 	}
-	c.publishStatus(stored)
-	if stored.State == StateQueued {
+	switch stored.State {
+	case StateInProgress:
+		c.observe(spec.Name, StateQueued, StateInProgress)
+		c.publishStatus(stored)
+		c.launch(runCtx, stored)
+	case StateQueued:
+		c.publishStatus(stored)
 		c.kick()
+	default:
+		c.publishStatus(stored)
 	}
 	return &SubmitResult{Task: stored}, nil
+}
+
+// trySlot takes a worker slot if the coordinator runs and one is free. The
+// slot counts as in flight at once, under the lock Stop takes, so Stop
+// always waits for it; give it back with releaseSlot or use it with launch.
+func (c *Coordinator) trySlot() (context.Context, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.started || c.stopped {
+		return nil, false
+	}
+	select {
+	case c.slots <- struct{}{}:
+		c.inflight.Add(1)
+		return c.runCtx, true
+	default:
+		return nil, false
+	}
+}
+
+func (c *Coordinator) releaseSlot() {
+	<-c.slots
+	c.inflight.Done()
+}
+
+func (c *Coordinator) nextOwner() string {
+	return fmt.Sprintf("%s/%d", c.node, c.claimN.Add(1))
+}
+
+// launch runs a claimed task on the slot (and in-flight count) its claimer
+// took.
+func (c *Coordinator) launch(ctx context.Context, t *Task) {
+	go func() {
+		defer c.releaseSlot()
+		c.execute(ctx, t)
+	}()
 }
 
 func (c *Coordinator) resolve(agentName, action string) (*AgentSpec, error) {
@@ -633,8 +688,12 @@ func (c *Coordinator) Continue(ctx context.Context, id string, msg Message) (*Ta
 // cancel) or falls behind; a consumer that sees it close early re-reads the
 // task. Events already reflected in the snapshot are filtered out.
 func (c *Coordinator) Subscribe(ctx context.Context, id string) (*Task, <-chan Event, func(), error) {
+	return c.subscribe(ctx, id, -1)
+}
+
+func (c *Coordinator) subscribe(ctx context.Context, id string, historyLength int) (*Task, <-chan Event, func(), error) {
 	ch, cancel := c.broker.Subscribe(id)
-	t, err := c.store.GetTask(ctx, id, -1)
+	t, err := c.store.GetTask(ctx, id, historyLength)
 	if err != nil {
 		cancel()
 		return nil, nil, nil, c.notFound(id, err)
@@ -658,10 +717,11 @@ func (c *Coordinator) Subscribe(ctx context.Context, id string) (*Task, <-chan E
 	return t, out, func() { once.Do(func() { close(done); cancel() }) }, nil
 }
 
-// Wait blocks until the task is terminal or waits for input, and returns it.
+// Wait blocks until the task is terminal or waits for input, and returns it
+// with its whole history.
 func (c *Coordinator) Wait(ctx context.Context, id string) (*Task, error) {
 	for {
-		t, ch, cancel, err := c.Subscribe(ctx, id)
+		t, ch, cancel, err := c.subscribe(ctx, id, -1)
 		if err != nil {
 			return nil, err
 		}
@@ -738,6 +798,7 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	}
 	c.started = true
 	ctx, c.stop = context.WithCancel(context.WithoutCancel(ctx))
+	c.runCtx = ctx
 	c.loops.Add(2)
 	go c.dispatchLoop(ctx)
 	go c.reapLoop(ctx)
@@ -810,6 +871,7 @@ func (c *Coordinator) claimAndRun(ctx context.Context) {
 		for free < cap(c.slots) {
 			select {
 			case c.slots <- struct{}{}:
+				c.inflight.Add(1)
 				free++
 				continue
 			default:
@@ -819,23 +881,17 @@ func (c *Coordinator) claimAndRun(ctx context.Context) {
 		if free == 0 {
 			return
 		}
-		owner := fmt.Sprintf("%s/%d", c.node, c.claimN.Add(1))
-		tasks, err := c.store.Claim(ctx, ClaimParams{Owner: owner, Node: c.node, Now: c.now(), LeaseFor: c.leaseFor, Limit: free})
+		tasks, err := c.store.Claim(ctx, ClaimParams{Owner: c.nextOwner(), Node: c.node, Now: c.now(), LeaseFor: c.leaseFor, Limit: free})
 		if err != nil && ctx.Err() == nil {
 			c.log.Error("claim tasks", "err", err)
 		}
 		for range free - len(tasks) {
-			<-c.slots
+			c.releaseSlot()
 		}
 		for _, t := range tasks {
 			c.observe(t.Agent, StateQueued, StateInProgress)
 			c.publishStatus(t)
-			c.inflight.Add(1)
-			go func() {
-				defer c.inflight.Done()
-				defer func() { <-c.slots }()
-				c.execute(ctx, t)
-			}()
+			c.launch(ctx, t)
 		}
 		if len(tasks) < free {
 			return

@@ -91,6 +91,12 @@ type CreateParams struct {
 	// IdempotencyTTL is how long (actor, key) keeps naming this task; zero
 	// disables idempotency for the submit.
 	IdempotencyTTL time.Duration
+	// Claim, when set and the steps leave the task queued, also claims it
+	// in the same transaction as Store.Claim would (queued → in_progress,
+	// attempt 1, leased to Claim.Owner until Now+Claim.LeaseFor; Claim.Now
+	// and Limit are ignored). A node with a free worker uses it to run a new
+	// task at once without a second transaction.
+	Claim *ClaimParams
 }
 
 // TransitionParams describes a conditional state change.

@@ -21,12 +21,12 @@ func (s *Store) PutPushConfig(ctx context.Context, c task.PushConfig) error {
 	}
 	err := s.inWriteTx(ctx, func(x *txn) error {
 		var one int
-		if err := x.stmt(x.st.taskExists).QueryRowContext(ctx, c.TaskID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+		if err := x.stmt(x.st.taskExists).QueryRowContext(x.ctx, c.TaskID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("task %q: %w", c.TaskID, task.ErrNotFound)
 		} else if err != nil {
 			return fmt.Errorf("task %q: %w", c.TaskID, err)
 		}
-		_, err := x.stmt(x.st.putPush).ExecContext(ctx, c.TaskID, c.ID, c.URL, c.Token, auth, norm(c.CreatedAt).UnixMicro())
+		_, err := x.stmt(x.st.putPush).ExecContext(x.ctx, c.TaskID, c.ID, c.URL, c.Token, auth, norm(c.CreatedAt).UnixMicro())
 		return err
 	})
 	if err != nil {
@@ -53,12 +53,12 @@ func (s *Store) ListPushConfigs(ctx context.Context, taskID string) ([]task.Push
 	var out []task.PushConfig
 	err := s.inReadTx(ctx, func(x *txn) error {
 		var one int
-		if err := x.stmt(x.st.taskExists).QueryRowContext(ctx, taskID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+		if err := x.stmt(x.st.taskExists).QueryRowContext(x.ctx, taskID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("task %q: %w", taskID, task.ErrNotFound)
 		} else if err != nil {
 			return fmt.Errorf("task %q: %w", taskID, err)
 		}
-		rows, err := x.stmt(x.st.listPush).QueryContext(ctx, taskID)
+		rows, err := x.stmt(x.st.listPush).QueryContext(x.ctx, taskID)
 		if err != nil {
 			return err
 		}

@@ -201,9 +201,12 @@ type Store struct {
 	r      stmts   // prepared on read
 	closed sync.Once
 	cerr   error
-	// The background checkpointer: stop ends it, done is closed when it has.
-	stop chan struct{}
-	done chan struct{}
+	// stop ends the background checkpointer (done is closed when it has)
+	// and the write batcher (batcherDone).
+	stop        chan struct{}
+	done        chan struct{}
+	writes      chan *writeReq
+	batcherDone chan struct{}
 }
 
 var _ task.Store = (*Store)(nil)
@@ -237,6 +240,12 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	common := url.Values{}
 	common.Add("_pragma", "busy_timeout("+busy+")")
 	common.Add("_pragma", "foreign_keys(1)")
+	// Savepoints (group commit) and sorts keep their temporary pages in
+	// memory instead of a temp file; a larger page cache and memory-mapped
+	// reads keep hot pages out of read syscalls.
+	common.Add("_pragma", "temp_store(memory)")
+	common.Add("_pragma", "cache_size(-32000)")
+	common.Add("_pragma", "mmap_size(268435456)")
 
 	wq := url.Values{}
 	for k, v := range common {
@@ -288,8 +297,11 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err := s.r.prepare(ctx, s.read, false); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
+	s.stop = make(chan struct{})
+	s.writes, s.batcherDone = make(chan *writeReq), make(chan struct{})
+	go s.batcher()
 	if cfg.CheckpointInterval > 0 {
-		s.stop, s.done = make(chan struct{}), make(chan struct{})
+		s.done = make(chan struct{})
 		go s.checkpoints(cfg.CheckpointInterval)
 	}
 	ok = true
@@ -302,7 +314,10 @@ func (s *Store) Close() error {
 	s.closed.Do(func() {
 		if s.stop != nil {
 			close(s.stop)
-			<-s.done
+			<-s.batcherDone
+			if s.done != nil {
+				<-s.done
+			}
 		}
 		if s.write != nil {
 			// Let SQLite refresh the query planner's statistics, as its

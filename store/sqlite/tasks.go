@@ -68,6 +68,19 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 		t.Rejected = st.Rejected
 		w.add(t, rec)
 	}
+	if c := p.Claim; c != nil && t.State == task.StateQueued {
+		if c.Owner == "" || c.LeaseFor <= 0 {
+			return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: create task %q: Claim needs an Owner and a positive LeaseFor", id)
+		}
+		rec, err := advance(t, change{
+			To: task.StateInProgress, Node: c.Node, Now: now,
+			Claim: true, Owner: c.Owner, LeaseUntil: norm(now.Add(c.LeaseFor)),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: create task %q: claim: %w", id, err)
+		}
+		w.add(t, rec)
+	}
 	env, err := json.Marshal(&t.Envelope)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: create task %q: encode envelope: %w", id, err)
@@ -84,7 +97,7 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 		if idem {
 			var owner string
 			var expires int64
-			switch err := x.stmt(x.st.idemGet).QueryRowContext(ctx, actor, key).Scan(&owner, &expires); {
+			switch err := x.stmt(x.st.idemGet).QueryRowContext(x.ctx, actor, key).Scan(&owner, &expires); {
 			case err == nil && expires > now.UnixMicro():
 				d, err := x.fullTask(owner, -1)
 				if err != nil {
@@ -96,7 +109,7 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 				return fmt.Errorf("read idempotency key: %w", err)
 			}
 		}
-		if _, err := x.stmt(x.st.insertTask).ExecContext(ctx, t.ID, t.ContextID, t.Agent, actor, string(env),
+		if _, err := x.stmt(x.st.insertTask).ExecContext(x.ctx, t.ID, t.ContextID, t.Agent, actor, string(env),
 			t.PayloadHash, string(t.State), t.Attempt, t.MaxAttempts, nullMicros(t.RunAfter), t.LeaseOwner,
 			nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, nil,
 			t.Seq, t.CreatedAt.UnixMicro(), t.UpdatedAt.UnixMicro()); err != nil {
@@ -106,12 +119,12 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 			return fmt.Errorf("insert task: %w", err)
 		}
 		if idem {
-			if _, err := x.stmt(x.st.idemPut).ExecContext(ctx, actor, key, id, now.Add(p.IdempotencyTTL).UnixMicro()); err != nil {
+			if _, err := x.stmt(x.st.idemPut).ExecContext(x.ctx, actor, key, id, now.Add(p.IdempotencyTTL).UnixMicro()); err != nil {
 				return fmt.Errorf("store idempotency key: %w", err)
 			}
 		}
 		for i, m := range history {
-			if _, err := x.stmt(x.st.insertMessage).ExecContext(ctx, id, i+1, m); err != nil {
+			if _, err := x.stmt(x.st.insertMessage).ExecContext(x.ctx, id, i+1, m); err != nil {
 				return fmt.Errorf("append history: %w", err)
 			}
 		}
@@ -181,17 +194,17 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		}
 		if len(msgs) > 0 {
 			var last int
-			if err := x.stmt(x.st.lastMessageSeq).QueryRowContext(ctx, t.ID).Scan(&last); err != nil {
+			if err := x.stmt(x.st.lastMessageSeq).QueryRowContext(x.ctx, t.ID).Scan(&last); err != nil {
 				return fmt.Errorf("read history length: %w", err)
 			}
 			for i, m := range msgs {
-				if _, err := x.stmt(x.st.insertMessage).ExecContext(ctx, t.ID, last+i+1, m); err != nil {
+				if _, err := x.stmt(x.st.insertMessage).ExecContext(x.ctx, t.ID, last+i+1, m); err != nil {
 					return fmt.Errorf("append history: %w", err)
 				}
 			}
 		}
 		for i, a := range arts {
-			if _, err := x.stmt(x.st.upsertArtifact).ExecContext(ctx, t.ID, p.Artifacts[i].ID, a); err != nil {
+			if _, err := x.stmt(x.st.upsertArtifact).ExecContext(x.ctx, t.ID, p.Artifacts[i].ID, a); err != nil {
 				return fmt.Errorf("store artifact %q: %w", p.Artifacts[i].ID, err)
 			}
 		}
@@ -221,9 +234,9 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 		var rows *sql.Rows
 		var err error
 		if p.TaskID != "" {
-			rows, err = x.stmt(x.st.claimOne).QueryContext(ctx, p.TaskID, now.UnixMicro())
+			rows, err = x.stmt(x.st.claimOne).QueryContext(x.ctx, p.TaskID, now.UnixMicro())
 		} else {
-			rows, err = x.stmt(x.st.claimNext).QueryContext(ctx, now.UnixMicro(), limit)
+			rows, err = x.stmt(x.st.claimNext).QueryContext(x.ctx, now.UnixMicro(), limit)
 		}
 		if err != nil {
 			return fmt.Errorf("select queued tasks: %w", err)
@@ -515,27 +528,6 @@ type txn struct {
 // errRollback ends a write transaction without committing and without
 // reporting an error.
 var errRollback = errors.New("rollback")
-
-func (s *Store) inWriteTx(ctx context.Context, fn func(*txn) error) (err error) {
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	// Rolling back after a commit is a no-op (sql.ErrTxDone); the deferred
-	// call frees the one write connection even if fn panics.
-	defer func() { _ = tx.Rollback() }()
-	x := &txn{ctx: ctx, tx: tx, st: &s.w}
-	if err := fn(x); err != nil {
-		if errors.Is(err, errRollback) {
-			return nil
-		}
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
-}
 
 func (s *Store) inReadTx(ctx context.Context, fn func(*txn) error) error {
 	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})

@@ -45,6 +45,7 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		{"CreateTask/Rejected", testCreateRejected},
 		{"CreateTask/RoundTrip", testCreateRoundTrip},
 		{"CreateTask/DuplicateID", testCreateDuplicateID},
+		{"CreateTask/Claim", testCreateClaim},
 		{"Transition/Table", testTransitionTable},
 		{"Transition/Conflict", testTransitionConflict},
 		{"Transition/LeaseExpiredBefore", testTransitionLeaseExpiredBefore},
@@ -1552,5 +1553,45 @@ func testTimes(t *testing.T, b *bundle) {
 	page, err = b.s.ListTasks(b.ctx, task.ListParams{UpdatedAfter: claimNow.Add(time.Microsecond)})
 	if err != nil || len(page.Tasks) != 0 {
 		t.Errorf("ListTasks(UpdatedAfter = UpdatedAt+1µs) = %v, %v; want none", page, err)
+	}
+}
+
+// testCreateClaim: CreateParams.Claim claims the new task in the same
+// transaction, exactly as Claim would; a task the steps leave elsewhere is
+// not claimed, and a claimed task is not claimed again.
+func testCreateClaim(t *testing.T, b *bundle) {
+	claim := &task.ClaimParams{Owner: "n1/1", Node: "n1", LeaseFor: time.Minute}
+	in := newTask(spec{id: "c1"})
+	in.History = []task.Message{in.Envelope.Input}
+	got, err := b.s.CreateTask(b.ctx, task.CreateParams{
+		Task: in, Now: t0, Node: "n1", Claim: claim,
+		Steps: []task.Step{{To: task.StateValidated}, {To: task.StateQueued}},
+	})
+	if err != nil {
+		t.Fatalf("CreateTask: %v", err)
+	}
+	if got.State != task.StateInProgress || got.Attempt != 1 || got.LeaseOwner != "n1/1" ||
+		!got.LeaseExpires.Equal(t0.Add(time.Minute)) || got.Seq != 3 {
+		t.Fatalf("CreateTask with Claim returned %s", dump(got))
+	}
+	if stored := b.get("c1"); stored.State != task.StateInProgress || stored.Attempt != 1 || stored.LeaseOwner != "n1/1" {
+		t.Fatalf("stored %s", dump(stored))
+	}
+	recs := b.records("c1")
+	if len(recs) != 3 || recs[2].From != task.StateQueued || recs[2].To != task.StateInProgress || recs[2].Attempt != 1 || recs[2].Node != "n1" {
+		t.Fatalf("records %s", dump(recs))
+	}
+	checkChain(t, b.audit())
+	if again, err := b.s.Claim(b.ctx, task.ClaimParams{Owner: "n2/1", Now: t0.Add(time.Hour), LeaseFor: time.Minute, Limit: 10}); err != nil || len(again) != 0 {
+		t.Fatalf("Claim after a claimed create = %d tasks, %v", len(again), err)
+	}
+	// A rejected task is not claimed.
+	rej := newTask(spec{id: "c2"})
+	got, err = b.s.CreateTask(b.ctx, task.CreateParams{
+		Task: rej, Now: t0, Claim: claim,
+		Steps: []task.Step{{To: task.StateFailed, Rejected: true, ErrorCode: task.CodeForbidden}},
+	})
+	if err != nil || got.State != task.StateFailed || got.Attempt != 0 || got.LeaseOwner != "" {
+		t.Fatalf("rejected create with Claim: %s, %v", dump(got), err)
 	}
 }
