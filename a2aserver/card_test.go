@@ -1,0 +1,162 @@
+package a2aserver_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/pactum/pactum/a2aserver"
+)
+
+// card fetches and decodes a 1.0 card.
+func (b *bundle) card(path string) *a2a.AgentCard {
+	b.t.Helper()
+	r := b.do(http.MethodGet, path, "", nil)
+	if r.status != http.StatusOK {
+		b.t.Fatalf("GET %s: %d %s", path, r.status, r.body)
+	}
+	var c a2a.AgentCard
+	if err := json.Unmarshal(r.body, &c); err != nil {
+		b.t.Fatalf("GET %s: %v", path, err)
+	}
+	return &c
+}
+
+// profile returns the params of the capability-profile extension.
+func profile(t *testing.T, c *a2a.AgentCard) map[string]any {
+	t.Helper()
+	for _, e := range c.Capabilities.Extensions {
+		if e.URI == a2aserver.CapabilityProfileURI {
+			return e.Params
+		}
+	}
+	t.Fatalf("card %s has no %s extension: %+v", c.Name, a2aserver.CapabilityProfileURI, c.Capabilities.Extensions)
+	return nil
+}
+
+func TestCardsHonourBaseURL(t *testing.T) {
+	t.Parallel()
+	const base = "https://agents.example.com/pactum"
+	b := setup(t, func(c *setupConfig) { c.opts.BaseURL = base + "/" })
+
+	echo := b.card("/agents/echo/.well-known/agent-card.json")
+	if echo.Name != "echo" || echo.Description != "Echoes its input." || echo.Version != "1.2.3" {
+		t.Fatalf("card = %s %q %s", echo.Name, echo.Description, echo.Version)
+	}
+	if !echo.Capabilities.Streaming || !echo.Capabilities.PushNotifications || echo.Capabilities.ExtendedAgentCard {
+		t.Fatalf("capabilities = %+v", echo.Capabilities)
+	}
+	if len(echo.DefaultInputModes) == 0 || len(echo.DefaultOutputModes) == 0 || len(echo.Skills) == 0 {
+		t.Fatalf("card lacks modes or skills: %+v", echo)
+	}
+	want := map[string]bool{
+		"JSONRPC 1.0 " + base + "/agents/echo": true, "HTTP+JSON 1.0 " + base + "/agents/echo": true,
+		"JSONRPC 0.3 " + base + "/agents/echo": true, "HTTP+JSON 0.3 " + base + "/agents/echo": true,
+	}
+	for _, i := range echo.SupportedInterfaces {
+		key := string(i.ProtocolBinding) + " " + string(i.ProtocolVersion) + " " + i.URL
+		if !want[key] {
+			t.Errorf("unexpected interface %s", key)
+		}
+		delete(want, key)
+	}
+	if len(want) > 0 {
+		t.Fatalf("missing interfaces: %v", want)
+	}
+
+	p := profile(t, echo)
+	actions, _ := p["actions"].([]any)
+	if len(actions) != 1 {
+		t.Fatalf("profile actions = %v", p["actions"])
+	}
+	a := actions[0].(map[string]any)
+	if a["action"] != "echo" || a["sensitive"] != false || a["dryRun"] != false || !sameStrings(a["requires"], "actor") {
+		t.Fatalf("echo profile = %v", a)
+	}
+	guarded := profile(t, b.card("/agents/guarded/.well-known/agent-card.json"))
+	g := guarded["actions"].([]any)[0].(map[string]any)
+	if g["sensitive"] != true || !sameStrings(g["requires"], "actor", "policyRef", "approvalRef") {
+		t.Fatalf("guarded profile = %v", g)
+	}
+	if env, _ := guarded["envelope"].(map[string]any); env["metadataKey"] != "pactum" {
+		t.Fatalf("profile envelope = %v", guarded["envelope"])
+	}
+
+	// The default agent's card at the root points at the root.
+	root := b.card("/.well-known/agent-card.json")
+	if root.Name != "echo" || root.SupportedInterfaces[0].URL != base {
+		t.Fatalf("root card = %s at %s, want echo at %s", root.Name, root.SupportedInterfaces[0].URL, base)
+	}
+	// The legacy path serves the 0.3 form.
+	r := b.do(http.MethodGet, "/.well-known/agent.json", "", nil)
+	var legacy map[string]any
+	if err := json.Unmarshal(r.body, &legacy); err != nil || r.status != http.StatusOK {
+		t.Fatalf("legacy card: %d %s", r.status, r.body)
+	}
+	if legacy["protocolVersion"] != "0.3" || legacy["url"] != base || legacy["preferredTransport"] != "JSONRPC" {
+		t.Fatalf("legacy card = %s", r.body)
+	}
+	if r.header.Get("Access-Control-Allow-Origin") == "" {
+		t.Fatalf("cards must be readable from any origin: %v", r.header)
+	}
+	// Caching (§8.6): Cache-Control and an ETag that revalidates.
+	r = b.do(http.MethodGet, "/agents/echo/.well-known/agent-card.json", "", nil)
+	etag := r.header.Get("ETag")
+	if etag == "" || !strings.Contains(r.header.Get("Cache-Control"), "max-age=") {
+		t.Fatalf("card caching headers: %v", r.header)
+	}
+	req, _ := http.NewRequest(http.MethodGet, b.url+"/agents/echo/.well-known/agent-card.json", nil)
+	req.Header.Set("If-None-Match", etag)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotModified {
+		t.Fatalf("If-None-Match with the card's ETag: %d, want 304", resp.StatusCode)
+	}
+	if r := b.do(http.MethodOptions, "/.well-known/agent-card.json", "", nil); r.status != http.StatusNoContent || r.header.Get("Access-Control-Allow-Methods") == "" {
+		t.Fatalf("card preflight: %d %v", r.status, r.header)
+	}
+	if r := b.do(http.MethodPost, "/.well-known/agent-card.json", "", nil); r.status != http.StatusMethodNotAllowed {
+		t.Fatalf("POST to a card: %d", r.status)
+	}
+	if r := b.do(http.MethodGet, "/agents/nope/.well-known/agent-card.json", "", nil); r.status != http.StatusNotFound {
+		t.Fatalf("card of an unknown agent: %d", r.status)
+	}
+}
+
+func TestCardsWithoutBaseURLUseTheRequestHost(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.card("/agents/chunks/.well-known/agent-card.json")
+	if c.SupportedInterfaces[0].URL != b.url+"/agents/chunks" {
+		t.Fatalf("interface URL = %s, want %s/agents/chunks", c.SupportedInterfaces[0].URL, b.url)
+	}
+	if c.Description == "" || c.Version == "" {
+		t.Fatalf("defaults missing: %+v", c)
+	}
+	if profile(t, c)["actions"].([]any)[0].(map[string]any)["streamsArtifacts"] != true {
+		t.Fatal("chunks agent should publish streamsArtifacts")
+	}
+	got, ok := b.srv.Card("chunks", "https://x.example")
+	if !ok || got.SupportedInterfaces[0].URL != "https://x.example/agents/chunks" {
+		t.Fatalf("Server.Card = %+v", got)
+	}
+}
+
+func sameStrings(v any, want ...string) bool {
+	list, _ := v.([]any)
+	if len(list) != len(want) {
+		return false
+	}
+	for i, w := range want {
+		if list[i] != w {
+			return false
+		}
+	}
+	return true
+}

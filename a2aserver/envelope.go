@@ -1,0 +1,108 @@
+package a2aserver
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/pactum/pactum/task"
+)
+
+// AnonymousActor is the actor of a request that names none.
+const AnonymousActor = "anonymous"
+
+// envelopeFields are the envelope fields a caller may set in metadata, under
+// MetadataKey, on the request or on the message (the message wins).
+var envelopeFields = []string{
+	"actor", "matter", "resource", "policyRef", "approvalRef", "idempotencyKey", "correlationId",
+}
+
+// envelopeMeta is what a caller put under metadata.pactum.
+type envelopeMeta struct {
+	Actor, Matter, Resource, PolicyRef, ApprovalRef, IdempotencyKey, CorrelationID string
+}
+
+// readEnvelope collects the envelope fields from the request metadata and
+// then the message metadata. Values must be strings; unknown keys are
+// refused so that a misspelt approvalRef does not silently turn into a
+// rejection for a missing one.
+func readEnvelope(requestMeta, messageMeta map[string]any) (envelopeMeta, error) {
+	var e envelopeMeta
+	for _, src := range []struct {
+		where string
+		meta  map[string]any
+	}{{"request metadata", requestMeta}, {"message metadata", messageMeta}} {
+		raw, ok := src.meta[MetadataKey]
+		if !ok || raw == nil {
+			continue
+		}
+		obj, ok := raw.(map[string]any)
+		if !ok {
+			return e, fmt.Errorf("%s.%s must be an object with the envelope fields %s", src.where, MetadataKey, strings.Join(envelopeFields, ", "))
+		}
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			v := obj[k]
+			s, isString := v.(string)
+			if v != nil && !isString {
+				return e, fmt.Errorf("%s.%s.%s must be a string", src.where, MetadataKey, k)
+			}
+			if s == "" {
+				continue
+			}
+			switch k {
+			case "actor":
+				e.Actor = s
+			case "matter":
+				e.Matter = s
+			case "resource":
+				e.Resource = s
+			case "policyRef":
+				e.PolicyRef = s
+			case "approvalRef":
+				e.ApprovalRef = s
+			case "idempotencyKey":
+				e.IdempotencyKey = s
+			case "correlationId":
+				e.CorrelationID = s
+			default:
+				return e, fmt.Errorf("%s.%s.%s is not an envelope field (known: %s)", src.where, MetadataKey, k, strings.Join(envelopeFields, ", "))
+			}
+		}
+	}
+	return e, nil
+}
+
+// envelope builds the envelope of a new task from the caller's fields and
+// the input message; the rest (task id, action, times) the Coordinator
+// fills in. The request metadata other than MetadataKey travels as the
+// envelope's metadata.
+func (e envelopeMeta) envelope(msg task.Message, requestMeta map[string]any) task.Envelope {
+	env := task.Envelope{
+		Actor:          e.Actor,
+		Matter:         e.Matter,
+		Resource:       e.Resource,
+		PolicyRef:      e.PolicyRef,
+		ApprovalRef:    e.ApprovalRef,
+		IdempotencyKey: e.IdempotencyKey,
+		CorrelationID:  e.CorrelationID,
+		ContextID:      msg.ContextID,
+		Input:          msg,
+	}
+	if env.Actor == "" {
+		env.Actor = AnonymousActor
+	}
+	if env.IdempotencyKey == "" {
+		env.IdempotencyKey = msg.ID
+	}
+	for k, v := range requestMeta {
+		if k == MetadataKey {
+			continue
+		}
+		if env.Metadata == nil {
+			env.Metadata = map[string]any{}
+		}
+		env.Metadata[k] = v
+	}
+	return env
+}

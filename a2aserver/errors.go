@@ -1,0 +1,100 @@
+package a2aserver
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/pactum/pactum/task"
+)
+
+// errorTable maps every domain error code to the A2A error a caller sees.
+// It is the one place where pactum's codes meet the wire: JSON-RPC codes and
+// HTTP statuses follow from the A2A error (the SDK's transports map those).
+// Codes mapped to a2a.ErrInternalError are logged in full and shown to the
+// caller as a short message with a reference.
+var errorTable = map[task.Code]error{
+	task.CodeInvalidArgument:   a2a.ErrInvalidParams,
+	task.CodeNotFound:          a2a.ErrTaskNotFound,
+	task.CodeConflict:          a2a.ErrInvalidRequest,
+	task.CodeIllegalTransition: a2a.ErrInvalidRequest,
+	task.CodeNotCancelable:     a2a.ErrTaskNotCancelable,
+	task.CodeNotRetryable:      a2a.ErrUnsupportedOperation,
+	task.CodeForbidden:         a2a.ErrUnauthorized,
+	task.CodePolicyDenied:      a2a.ErrUnauthorized,
+	task.CodeApprovalRequired:  a2a.ErrUnauthorized,
+	task.CodeUnsupported:       a2a.ErrUnsupportedOperation,
+	task.CodeUnavailable:       a2a.ErrServerError,
+	task.CodeTimeout:           a2a.ErrServerError,
+	task.CodeAgentFailed:       a2a.ErrInternalError,
+	task.CodeGateBlocked:       a2a.ErrInternalError,
+	task.CodeLeaseExpired:      a2a.ErrInternalError,
+	task.CodeInternal:          a2a.ErrInternalError,
+}
+
+// a2aSentinels are the errors the SDK's transports know how to encode. An
+// error that already wraps one of them passes through unchanged.
+var a2aSentinels = []error{
+	a2a.ErrParseError, a2a.ErrInvalidRequest, a2a.ErrMethodNotFound, a2a.ErrInvalidParams,
+	a2a.ErrInternalError, a2a.ErrServerError, a2a.ErrTaskNotFound, a2a.ErrTaskNotCancelable,
+	a2a.ErrPushNotificationNotSupported, a2a.ErrUnsupportedOperation, a2a.ErrUnsupportedContentType,
+	a2a.ErrInvalidAgentResponse, a2a.ErrExtendedCardNotConfigured, a2a.ErrExtensionSupportRequired,
+	a2a.ErrVersionNotSupported, a2a.ErrUnauthenticated, a2a.ErrUnauthorized,
+}
+
+// toA2AError translates err for the wire. Domain errors keep their message
+// and carry their code in the ErrorInfo metadata ("pactumCode"); internal
+// errors are logged in full under a fresh reference that the caller sees.
+func toA2AError(ctx context.Context, log *slog.Logger, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var de *task.Error
+	if errors.As(err, &de) {
+		sentinel, ok := errorTable[de.Code]
+		if !ok {
+			sentinel = a2a.ErrInternalError
+		}
+		if sentinel != a2a.ErrInternalError {
+			return a2a.NewError(sentinel, de.Error()).WithErrorInfoMeta(map[string]string{"pactumCode": string(de.Code)})
+		}
+		return internalError(ctx, log, op, err)
+	}
+	for _, s := range a2aSentinels {
+		if errors.Is(err, s) {
+			if s == a2a.ErrInternalError {
+				return internalError(ctx, log, op, err)
+			}
+			return err
+		}
+	}
+	if code := task.ErrorCode(err); code != task.CodeInternal {
+		if sentinel, ok := errorTable[code]; ok && sentinel != a2a.ErrInternalError {
+			return a2a.NewError(sentinel, err.Error()).WithErrorInfoMeta(map[string]string{"pactumCode": string(code)})
+		}
+	}
+	return internalError(ctx, log, op, err)
+}
+
+// internalError logs err in full and returns a short error naming a
+// reference the operator can search the logs for.
+func internalError(ctx context.Context, log *slog.Logger, op string, err error) error {
+	ref := task.NewID()[:8]
+	log.ErrorContext(ctx, "a2a request failed", "op", op, "ref", ref, "err", err)
+	return a2a.NewError(a2a.ErrInternalError, "internal error (ref "+ref+")").
+		WithErrorInfoMeta(map[string]string{"pactumCode": string(task.CodeInternal), "ref": ref})
+}
+
+// invalidParams returns an InvalidParams error with msg.
+func invalidParams(msg string) error { return a2a.NewError(a2a.ErrInvalidParams, msg) }
+
+// taskNotFound returns a TaskNotFound error naming id.
+func taskNotFound(id string) error {
+	return a2a.NewError(a2a.ErrTaskNotFound, "task "+id+" not found").
+		WithErrorInfoMeta(map[string]string{"taskId": id, "pactumCode": string(task.CodeNotFound)})
+}

@@ -1,0 +1,464 @@
+package a2aserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/pactum/pactum/a2aconv"
+	"github.com/pactum/pactum/task"
+)
+
+// defaultListHistory is how many of the newest messages ListTasks returns
+// per task when the caller does not say.
+const defaultListHistory = 100
+
+// maxPageSize bounds ListTasks pages (the Coordinator refuses more).
+const maxPageSize = 100
+
+// defaultPageSize is the Coordinator's page size when the caller names none.
+const defaultPageSize = 50
+
+// HandlerOptions configure a Handler.
+type HandlerOptions struct {
+	// AllowPrivatePush lets push configurations name loopback, private and
+	// link-local destinations (default false: refused).
+	AllowPrivatePush bool
+	// Pusher, when set, is told when a task's push configurations change so
+	// that it sees them at once.
+	Pusher *Pusher
+	// Logger receives internal errors in full (default: discard).
+	Logger *slog.Logger
+}
+
+// Handler serves the A2A operations of one agent directly on the
+// Coordinator. New tasks go to that agent; tasks of other agents are not
+// visible through it (they answer TaskNotFound).
+type Handler struct {
+	coord        *task.Coordinator
+	agent        string
+	allowPrivate bool
+	pusher       *Pusher
+	log          *slog.Logger
+}
+
+var _ a2asrv.RequestHandler = (*Handler)(nil)
+
+// NewHandler returns the A2A request handler of the agent registered with
+// coord under agent.
+func NewHandler(coord *task.Coordinator, agent string, opts HandlerOptions) (*Handler, error) {
+	if coord == nil {
+		return nil, errors.New("a2aserver: NewHandler needs a Coordinator")
+	}
+	if _, ok := coord.Agent(agent); !ok {
+		return nil, fmt.Errorf("a2aserver: no agent %q is registered with the Coordinator", agent)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{coord: coord, agent: agent, allowPrivate: opts.AllowPrivatePush, pusher: opts.Pusher, log: log.With("agent", agent)}, nil
+}
+
+// Agent returns the name of the agent the handler serves.
+func (h *Handler) Agent() string { return h.agent }
+
+func (h *Handler) wireErr(ctx context.Context, op string, err error) error {
+	return toA2AError(ctx, h.log, op, err)
+}
+
+// owned reads a task and checks that it belongs to this handler's agent.
+func (h *Handler) owned(ctx context.Context, op, id string, historyLength int) (*task.Task, error) {
+	if id == "" {
+		return nil, invalidParams("task id is required")
+	}
+	t, err := h.coord.Get(ctx, id, historyLength)
+	if err != nil {
+		if task.ErrorCode(err) == task.CodeNotFound {
+			return nil, taskNotFound(id)
+		}
+		return nil, h.wireErr(ctx, op, err)
+	}
+	if t.Agent != h.agent {
+		return nil, taskNotFound(id)
+	}
+	return t, nil
+}
+
+// SendMessage implements a2asrv.RequestHandler. A message without a task id
+// submits a new task; one with a task id answers a task waiting for input.
+// Unless the configuration asks to return immediately, the call waits until
+// the task is terminal or waits for input.
+func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	t, err := h.start(ctx, "SendMessage", req)
+	if err != nil {
+		return nil, err
+	}
+	var cfg a2a.SendMessageConfig
+	if req.Config != nil {
+		cfg = *req.Config
+	}
+	hl := historyLen(cfg.HistoryLength, -1)
+	if cfg.ReturnImmediately {
+		return taskToA2A(t, hl, true), nil
+	}
+	done, err := h.coord.Wait(ctx, t.ID)
+	if err != nil {
+		return nil, h.wireErr(ctx, "SendMessage", err)
+	}
+	return taskToA2A(done, hl, true), nil
+}
+
+// SendStreamingMessage implements a2asrv.RequestHandler: it submits (or
+// continues) like SendMessage, then streams the task, its status and
+// artifact updates until the task is terminal or waits for input.
+func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		t, ok := ctx.Value(startedKey{}).(*task.Task)
+		if !ok || t == nil {
+			var err error
+			if t, err = h.start(ctx, "SendStreamingMessage", req); err != nil {
+				yield(nil, err)
+				return
+			}
+		}
+		snap, ch, cancel, err := h.coord.Subscribe(ctx, t.ID)
+		if err != nil {
+			yield(nil, h.wireErr(ctx, "SendStreamingMessage", err))
+			return
+		}
+		hl := -1
+		if req.Config != nil {
+			hl = historyLen(req.Config.HistoryLength, -1)
+		}
+		h.stream(ctx, snap, ch, cancel, hl, yield)
+	}
+}
+
+// SubscribeToTask implements a2asrv.RequestHandler. The stream starts with
+// the task as stored and follows it until it is terminal or waits for
+// input. A task that is already terminal cannot be subscribed to
+// (UnsupportedOperation, as the specification requires).
+func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if req == nil || req.ID == "" {
+			yield(nil, invalidParams("task id is required"))
+			return
+		}
+		id := string(req.ID)
+		snap, ch, cancel, err := h.coord.Subscribe(ctx, id)
+		if err != nil {
+			if task.ErrorCode(err) == task.CodeNotFound {
+				yield(nil, taskNotFound(id))
+				return
+			}
+			yield(nil, h.wireErr(ctx, "SubscribeToTask", err))
+			return
+		}
+		if snap.Agent != h.agent {
+			cancel()
+			yield(nil, taskNotFound(id))
+			return
+		}
+		if snap.State.Terminal() {
+			cancel()
+			yield(nil, terminalSubscribeError(snap))
+			return
+		}
+		h.stream(ctx, snap, ch, cancel, -1, yield)
+	}
+}
+
+// terminalSubscribeError is the answer to SubscribeToTask on a terminal
+// task (specification §3.1.6).
+func terminalSubscribeError(t *task.Task) error {
+	return a2a.NewError(a2a.ErrUnsupportedOperation,
+		fmt.Sprintf("task %s is %s (%s) and will not change any more; read it with GetTask", t.ID, wireState(t), t.State))
+}
+
+// checkSubscribable returns the error SubscribeToTask would stream for id,
+// so that a transport can answer it before it opens the stream.
+func (h *Handler) checkSubscribable(ctx context.Context, id string) error {
+	t, err := h.owned(ctx, "SubscribeToTask", id, 0)
+	if err != nil {
+		return err
+	}
+	if t.State.Terminal() {
+		return terminalSubscribeError(t)
+	}
+	return nil
+}
+
+// startedKey marks a context whose SendStreamingMessage request was already
+// submitted (by a transport that had to answer its errors before the
+// stream opened); the value is the *task.Task.
+type startedKey struct{}
+
+// stream yields the snapshot, then the events that follow it, until a final
+// status. Right before the final status it sends, whole, the stored
+// artifacts that did not stream on this connection (an agent's result
+// artifacts are stored with the final transition and published nowhere
+// else). When the core drops the subscription (the consumer fell behind),
+// it re-reads the task and resumes from what is stored: a status newer than
+// the last one sent is sent, and when that status is final all stored
+// artifacts are sent whole first, so that nothing the client missed is lost
+// for good.
+func (h *Handler) stream(ctx context.Context, snap *task.Task, ch <-chan task.Event, cancel func(), hl int, yield func(a2a.Event, error) bool) {
+	defer func() { cancel() }()
+	if !yield(taskToA2A(snap, hl, true), nil) || isFinal(snap.State) {
+		return
+	}
+	id, lastSeq := snap.ID, snap.Seq
+	streamed := map[string]bool{}
+	// finish sends the stored artifacts not in skip, then the final status.
+	finish := func(status *a2a.TaskStatusUpdateEvent, skip map[string]bool) {
+		stored, err := h.coord.Get(ctx, id, 0)
+		if err != nil {
+			if ctx.Err() == nil {
+				yield(nil, h.wireErr(ctx, "stream", err))
+			}
+			return
+		}
+		for _, ev := range artifactEvents(stored, skip) {
+			if !yield(ev, nil) {
+				return
+			}
+		}
+		yield(status, nil)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-ch:
+			if !ok {
+				cancel()
+				var err error
+				snap, ch, cancel, err = h.coord.Subscribe(ctx, id)
+				if err != nil {
+					cancel = func() {}
+					if ctx.Err() == nil {
+						yield(nil, h.wireErr(ctx, "stream", err))
+					}
+					return
+				}
+				h.log.InfoContext(ctx, "stream fell behind; resumed from the stored task", "task", id, "seq", snap.Seq)
+				if snap.Seq <= lastSeq {
+					continue
+				}
+				lastSeq = snap.Seq
+				if isFinal(snap.State) {
+					finish(statusEvent(snap, snap.UpdatedAt), nil)
+					return
+				}
+				if !yield(statusEvent(snap, snap.UpdatedAt), nil) {
+					return
+				}
+				continue
+			}
+			switch ev.Kind {
+			case task.EventStatus:
+				if ev.Seq <= lastSeq || ev.Task == nil {
+					continue
+				}
+				lastSeq = ev.Seq
+				if ev.Final {
+					finish(statusEvent(ev.Task, ev.At), streamed)
+					return
+				}
+			case task.EventArtifact:
+				if ev.Chunk != nil {
+					streamed[ev.Chunk.Artifact.ID] = true
+				}
+			}
+			out := eventToA2A(ev)
+			if out == nil {
+				continue
+			}
+			if !yield(out, nil) {
+				return
+			}
+		}
+	}
+}
+
+// start validates a SendMessage request and submits a new task or delivers
+// the message to the task it names. It returns the task as stored right
+// after.
+func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequest) (*task.Task, error) {
+	if req == nil || req.Message == nil {
+		return nil, invalidParams("message is required")
+	}
+	m := req.Message
+	switch {
+	case m.ID == "":
+		return nil, invalidParams("message.messageId is required")
+	case len(m.Parts) == 0:
+		return nil, invalidParams("message.parts must hold at least one part")
+	case m.Role != a2a.MessageRoleUser:
+		return nil, invalidParams(fmt.Sprintf("message.role must be %s, got %s", a2a.MessageRoleUser, m.Role))
+	}
+	msg, err := a2aconv.MessageFromA2A(m)
+	if err != nil {
+		return nil, invalidParams(err.Error())
+	}
+	var push *task.PushConfig
+	if req.Config != nil && req.Config.PushConfig != nil {
+		if push, err = h.pushConfigFromA2A(req.Config.PushConfig); err != nil {
+			return nil, err
+		}
+	}
+
+	var t *task.Task
+	if m.TaskID != "" {
+		id := string(m.TaskID)
+		cur, err := h.owned(ctx, op, id, 0)
+		if err != nil {
+			return nil, err
+		}
+		if m.ContextID != "" && m.ContextID != cur.ContextID {
+			return nil, invalidParams(fmt.Sprintf("message.contextId %q does not match the context %q of task %s", m.ContextID, cur.ContextID, id))
+		}
+		defer h.expectPush(push, id)()
+		if t, err = h.coord.Continue(ctx, id, msg); err != nil {
+			return nil, h.wireErr(ctx, op, err)
+		}
+	} else {
+		em, err := readEnvelope(req.Metadata, m.Metadata)
+		if err != nil {
+			return nil, invalidParams(err.Error())
+		}
+		if em.Actor == "" {
+			if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.User != nil && cc.User.Authenticated {
+				em.Actor = cc.User.Name
+			}
+		}
+		env := em.envelope(msg, req.Metadata)
+		if push != nil {
+			// Name the task now, so that the Pusher can deliver the
+			// task's very first events to the configuration that comes
+			// with it.
+			env.TaskID = task.NewID()
+			defer h.expectPush(push, env.TaskID)()
+		}
+		res, err := h.coord.Submit(ctx, task.SubmitRequest{Envelope: env, Agent: h.agent})
+		if err != nil {
+			return nil, h.wireErr(ctx, op, err)
+		}
+		t = res.Task
+	}
+	if push != nil {
+		push.TaskID = t.ID
+		if err := h.putPushConfig(ctx, op, *push, t.Envelope.Actor); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// expectPush announces a push configuration sent with a message to the
+// Pusher under the task id it will be stored for, and returns the function
+// that withdraws the announcement.
+func (h *Handler) expectPush(c *task.PushConfig, taskID string) func() {
+	if c == nil || h.pusher == nil {
+		return func() {}
+	}
+	ann := *c
+	ann.TaskID = taskID
+	return h.pusher.expect(ann)
+}
+
+// GetTask implements a2asrv.RequestHandler.
+func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	if req == nil {
+		return nil, invalidParams("task id is required")
+	}
+	hl := historyLen(req.HistoryLength, -1)
+	t, err := h.owned(ctx, "GetTask", string(req.ID), hl)
+	if err != nil {
+		return nil, err
+	}
+	return taskToA2A(t, hl, true), nil
+}
+
+// ListTasks implements a2asrv.RequestHandler. Anonymous callers may list
+// (the SDK's own handler refuses them); an authenticated caller sees the
+// tasks it submitted. Only this agent's tasks are listed.
+func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	if req == nil {
+		req = &a2a.ListTasksRequest{}
+	}
+	states, rejected, ok := domainStates(req.Status)
+	if !ok {
+		return nil, invalidParams(fmt.Sprintf("status %q is not an A2A task state", req.Status))
+	}
+	if req.PageSize < 0 || req.PageSize > maxPageSize {
+		return nil, invalidParams(fmt.Sprintf("pageSize must be between 1 and %d, got %d", maxPageSize, req.PageSize))
+	}
+	pageSize := req.PageSize
+	if pageSize == 0 {
+		pageSize = defaultPageSize
+	}
+	resp := &a2a.ListTasksResponse{Tasks: []*a2a.Task{}, PageSize: pageSize}
+	if states != nil && len(states) == 0 {
+		return resp, nil
+	}
+	hl := historyLen(req.HistoryLength, defaultListHistory)
+	p := task.ListParams{
+		ContextID:        req.ContextID,
+		Agent:            h.agent,
+		States:           states,
+		PageSize:         pageSize,
+		PageToken:        req.PageToken,
+		HistoryLength:    hl,
+		IncludeArtifacts: req.IncludeArtifacts,
+	}
+	if req.StatusTimestampAfter != nil {
+		p.UpdatedAfter = req.StatusTimestampAfter.UTC()
+	}
+	if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.User != nil && cc.User.Authenticated {
+		p.Actor = cc.User.Name
+	}
+	page, err := h.coord.List(ctx, p)
+	if err != nil {
+		return nil, h.wireErr(ctx, "ListTasks", err)
+	}
+	for _, t := range page.Tasks {
+		// The store cannot filter on Rejected; see docs/a2a.md.
+		if rejected != nil && t.Rejected != *rejected {
+			continue
+		}
+		resp.Tasks = append(resp.Tasks, taskToA2A(t, hl, req.IncludeArtifacts))
+	}
+	resp.TotalSize = page.TotalSize
+	resp.NextPageToken = page.NextPageToken
+	return resp, nil
+}
+
+// CancelTask implements a2asrv.RequestHandler.
+func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	if req == nil {
+		return nil, invalidParams("task id is required")
+	}
+	id := string(req.ID)
+	if _, err := h.owned(ctx, "CancelTask", id, 0); err != nil {
+		return nil, err
+	}
+	t, err := h.coord.Cancel(ctx, id, "canceled by A2A CancelTask")
+	if err != nil {
+		return nil, h.wireErr(ctx, "CancelTask", err)
+	}
+	return taskToA2A(t, -1, true), nil
+}
+
+// GetExtendedAgentCard implements a2asrv.RequestHandler. pactum publishes
+// no extended card; the public card is complete.
+func (h *Handler) GetExtendedAgentCard(ctx context.Context, req *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
+	return nil, a2a.NewError(a2a.ErrExtendedCardNotConfigured,
+		"no extended agent card is configured: the public card at /.well-known/agent-card.json is complete (capabilities.extendedAgentCard is false)")
+}

@@ -1,0 +1,252 @@
+package a2aserver
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/pactum/pactum/task"
+)
+
+func TestStateTable(t *testing.T) {
+	t.Parallel()
+	for _, s := range task.States() {
+		if _, ok := stateTable[s]; !ok {
+			t.Errorf("state %s has no A2A state", s)
+		}
+	}
+	for _, tc := range []struct {
+		state    task.State
+		rejected bool
+		want     a2a.TaskState
+	}{
+		{task.StateRequested, false, a2a.TaskStateSubmitted},
+		{task.StateValidated, false, a2a.TaskStateSubmitted},
+		{task.StateQueued, false, a2a.TaskStateSubmitted},
+		{task.StateInProgress, false, a2a.TaskStateWorking},
+		{task.StateInputRequired, false, a2a.TaskStateInputRequired},
+		{task.StateSucceeded, false, a2a.TaskStateCompleted},
+		{task.StateFailed, false, a2a.TaskStateFailed},
+		{task.StateFailed, true, a2a.TaskStateRejected},
+		{task.StateCanceled, false, a2a.TaskStateCanceled},
+		{task.StateDeadLetter, false, a2a.TaskStateFailed},
+	} {
+		if got := wireState(&task.Task{State: tc.state, Rejected: tc.rejected}); got != tc.want {
+			t.Errorf("%s (rejected %v) → %s, want %s", tc.state, tc.rejected, got, tc.want)
+		}
+	}
+	// Every A2A state pactum produces filters back to the states it came from.
+	for _, s := range task.States() {
+		for _, rejected := range []bool{false, true} {
+			if rejected && s != task.StateFailed {
+				continue
+			}
+			tk := &task.Task{State: s, Rejected: rejected}
+			states, rej, ok := domainStates(wireState(tk))
+			if !ok || !containsState(states, s) || (rej != nil && *rej != rejected) {
+				t.Errorf("filter %s does not select %s (rejected %v): %v %v", wireState(tk), s, rejected, states, rej)
+			}
+		}
+	}
+	if _, _, ok := domainStates("TASK_STATE_NAPPING"); ok {
+		t.Error("an unknown A2A state was accepted as a filter")
+	}
+}
+
+func containsState(list []task.State, s task.State) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestErrorTable(t *testing.T) {
+	t.Parallel()
+	codes := []task.Code{
+		task.CodeInvalidArgument, task.CodeNotFound, task.CodeConflict, task.CodeIllegalTransition,
+		task.CodeNotCancelable, task.CodeNotRetryable, task.CodeForbidden, task.CodePolicyDenied,
+		task.CodeApprovalRequired, task.CodeUnsupported, task.CodeUnavailable, task.CodeTimeout,
+		task.CodeAgentFailed, task.CodeGateBlocked, task.CodeLeaseExpired, task.CodeInternal,
+	}
+	log := slog.New(slog.DiscardHandler)
+	for _, c := range codes {
+		sentinel, ok := errorTable[c]
+		if !ok {
+			t.Errorf("code %s is not in the error table", c)
+			continue
+		}
+		err := toA2AError(context.Background(), log, "test", task.Errorf(c, "secret detail of %s", c))
+		if !errors.Is(err, sentinel) {
+			t.Errorf("code %s → %v, want %v", c, err, sentinel)
+		}
+		internal := sentinel == a2a.ErrInternalError
+		if leaked := strings.Contains(err.Error(), "secret detail"); leaked == internal {
+			t.Errorf("code %s → %q: internal errors must hide their detail, others keep it", c, err)
+		}
+	}
+	for _, tc := range []struct {
+		in   error
+		want error
+	}{
+		{task.Errorf(task.CodeNotFound, "task x not found: %w", task.ErrNotFound), a2a.ErrTaskNotFound},
+		{task.Errorf(task.CodeNotCancelable, "no"), a2a.ErrTaskNotCancelable},
+		{task.Errorf(task.CodeUnsupported, "no"), a2a.ErrUnsupportedOperation},
+		{task.Errorf(task.CodeConflict, "no"), a2a.ErrInvalidRequest},
+		{task.Errorf(task.CodeInvalidArgument, "no"), a2a.ErrInvalidParams},
+		{errors.New("wrapped: " + task.ErrIllegalTransition.Error()), a2a.ErrInternalError},
+		{a2a.ErrTaskNotFound, a2a.ErrTaskNotFound},
+		{context.Canceled, context.Canceled},
+	} {
+		if got := toA2AError(context.Background(), log, "test", tc.in); !errors.Is(got, tc.want) {
+			t.Errorf("%v → %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestNegotiate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want a2a.ProtocolVersion
+		ok   bool
+	}{
+		{"", "0.3", true},
+		{"0.3", "0.3", true},
+		{"0.3.1", "0.3", true},
+		{"1.0", "1.0", true},
+		{"1.0.0", "1.0", true},
+		{"1", "", false},
+		{"2.0", "", false},
+		{"1.1", "", false},
+		{"v1.0", "", false},
+		{"1.0.0.0", "", false},
+		{"1..0", "", false},
+		{"1.0-beta", "", false},
+	} {
+		got, ok := negotiate(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("negotiate(%q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestValidatePushURL(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		url          string
+		allowPrivate bool
+		ok           bool
+	}{
+		{"https://hooks.example.com/a2a", false, true},
+		{"http://93.184.216.34:8080/x", false, true},
+		{"http://127.0.0.1/x", false, false},
+		{"http://127.0.0.1/x", true, true},
+		{"http://localhost:8080/x", false, false},
+		{"http://api.localhost/x", false, false},
+		{"http://LOCALHOST./x", false, false},
+		{"http://10.0.0.1/x", false, false},
+		{"http://172.16.5.4/x", false, false},
+		{"http://192.168.1.1/x", false, false},
+		{"http://169.254.169.254/latest/meta-data", false, false},
+		{"http://0.0.0.0/x", false, false},
+		{"http://[::1]/x", false, false},
+		{"http://[fe80::1]/x", false, false},
+		{"http://[fd00::1]/x", false, false},
+		{"http://[::ffff:127.0.0.1]/x", false, false},
+		{"ftp://example.com/x", true, false},
+		{"file:///etc/passwd", true, false},
+		{"http:///nohost", true, false},
+		{"", true, false},
+		{"https://" + strings.Repeat("a", 3000) + ".com", false, false},
+	} {
+		_, err := validatePushURL(tc.url, tc.allowPrivate)
+		if (err == nil) != tc.ok {
+			t.Errorf("validatePushURL(%q, allowPrivate=%v) = %v, want ok=%v", tc.url, tc.allowPrivate, err, tc.ok)
+		}
+	}
+	if !blockedAddr(netip.MustParseAddr("::ffff:10.0.0.1")) || blockedAddr(netip.MustParseAddr("8.8.8.8")) {
+		t.Error("blockedAddr misclassifies mapped private or public addresses")
+	}
+}
+
+func TestPushClientRefusesPrivateAddressesWhenDialing(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	resp, err := newPushClient(false).Post(srv.URL, "application/json", nil)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("the guarded client reached a loopback server")
+	}
+	if !errors.Is(err, errPrivateDestination) {
+		t.Fatalf("err = %v, want errPrivateDestination", err)
+	}
+	resp, err = newPushClient(true).Post(srv.URL, "application/json", nil)
+	if err != nil {
+		t.Fatalf("allowPrivate client: %v", err)
+	}
+	resp.Body.Close()
+}
+
+func TestReadEnvelope(t *testing.T) {
+	t.Parallel()
+	e, err := readEnvelope(
+		map[string]any{"pactum": map[string]any{"actor": "req-actor", "policyRef": "P-1", "matter": nil}},
+		map[string]any{"pactum": map[string]any{"actor": "msg-actor", "approvalRef": "A-1"}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Actor != "msg-actor" || e.PolicyRef != "P-1" || e.ApprovalRef != "A-1" {
+		t.Fatalf("envelope = %+v: the message must win, the request fill in", e)
+	}
+	env := envelopeMeta{}.envelope(task.Message{ID: "m-1", ContextID: "c-1"}, map[string]any{"pactum": map[string]any{}, "x": 1})
+	if env.Actor != AnonymousActor || env.IdempotencyKey != "m-1" || env.ContextID != "c-1" || env.Metadata["x"] != 1 || env.Metadata["pactum"] != nil {
+		t.Fatalf("defaults = %+v", env)
+	}
+	for _, bad := range []map[string]any{
+		{"pactum": "alice"},
+		{"pactum": map[string]any{"actor": 1}},
+		{"pactum": map[string]any{"policy_ref": "x"}},
+	} {
+		if _, err := readEnvelope(nil, bad); err == nil {
+			t.Errorf("readEnvelope(%v) accepted", bad)
+		}
+	}
+}
+
+// nopStore satisfies task.Store for tests that never touch it.
+type nopStore struct{ task.Store }
+
+func TestPusherLifecycle(t *testing.T) {
+	t.Parallel()
+	coord, err := task.NewCoordinator(task.Options{Store: nopStore{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPusher(coord, PusherOptions{})
+	ctx := context.Background()
+	if err := p.Stop(ctx); err != nil {
+		t.Fatalf("stop before start: %v", err)
+	}
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx); err == nil {
+		t.Fatal("a second Start succeeded")
+	}
+	for i := range 2 {
+		if err := p.Stop(ctx); err != nil {
+			t.Fatalf("stop #%d: %v", i+1, err)
+		}
+	}
+}

@@ -1,0 +1,231 @@
+package a2aserver_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/pactum/pactum/a2aserver"
+	"github.com/pactum/pactum/task"
+)
+
+// pushed is one webhook request a receiver got.
+type pushed struct {
+	path   string
+	header http.Header
+	body   []byte
+	event  a2a.Event
+}
+
+// receiver is a webhook endpoint on loopback. It answers 503 to the first
+// request on each path listed in failFirst, 200 otherwise.
+type receiver struct {
+	srv       *httptest.Server
+	mu        sync.Mutex
+	got       []pushed
+	failFirst map[string]bool
+	arrived   chan struct{}
+}
+
+func newReceiver(t *testing.T, failFirst ...string) *receiver {
+	r := &receiver{failFirst: map[string]bool{}, arrived: make(chan struct{}, 1)}
+	for _, p := range failFirst {
+		r.failFirst[p] = true
+	}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		var sr a2a.StreamResponse
+		_ = json.Unmarshal(body, &sr)
+		r.mu.Lock()
+		r.got = append(r.got, pushed{path: req.URL.Path, header: req.Header.Clone(), body: body, event: sr.Event})
+		fail := r.failFirst[req.URL.Path]
+		delete(r.failFirst, req.URL.Path)
+		r.mu.Unlock()
+		select {
+		case r.arrived <- struct{}{}:
+		default:
+		}
+		if fail {
+			http.Error(w, "try again", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+// on returns what arrived on path.
+func (r *receiver) on(path string) []pushed {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []pushed
+	for _, p := range r.got {
+		if p.path == path {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// waitFinal waits until path received a status update in state.
+func (r *receiver) waitFinal(t *testing.T, path string, state a2a.TaskState) []pushed {
+	t.Helper()
+	ctx := testCtx(t)
+	for {
+		got := r.on(path)
+		for _, p := range got {
+			if su, ok := p.event.(*a2a.TaskStatusUpdateEvent); ok && su.Status.State == state {
+				return got
+			}
+		}
+		select {
+		case <-r.arrived:
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatalf("no %s status arrived on %s; got %d requests", state, path, len(got))
+		}
+	}
+}
+
+func TestPushDelivery(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *setupConfig) {
+		c.opts.AllowPrivatePush = true
+		c.opts.Push = a2aserver.PusherOptions{InitialBackoff: 5 * time.Millisecond, MaxAttempts: 4}
+	})
+	recv := newReceiver(t, "/hook")
+	ctx := testCtx(t)
+	c := b.client("slow", a2a.TransportProtocolJSONRPC)
+
+	// One config comes with the message, one is created while the task runs.
+	req := sendReq(userMessage("notify me"))
+	req.Config = &a2a.SendMessageConfig{ReturnImmediately: true, PushConfig: &a2a.PushConfig{URL: recv.srv.URL + "/hook", Token: "tok-1"}}
+	tk := send(ctx, t, c, req)
+	b.waitStarted()
+	if _, err := c.CreateTaskPushConfig(ctx, &a2a.PushConfig{
+		TaskID: tk.ID, ID: "with-auth", URL: recv.srv.URL + "/auth",
+		Auth: &a2a.PushAuthInfo{Scheme: "Bearer", Credentials: "s3cret"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := c.ListTaskPushConfigs(ctx, &a2a.ListTaskPushConfigRequest{TaskID: tk.ID})
+	if err != nil || len(list) != 2 {
+		t.Fatalf("configs = %v, %v; want 2", list, err)
+	}
+	b.releaseAll()
+
+	for _, path := range []string{"/hook", "/auth"} {
+		got := recv.waitFinal(t, path, a2a.TaskStateCompleted)
+		var sawResult bool
+		for i, p := range got {
+			if ct := p.header.Get("Content-Type"); ct != "application/a2a+json" {
+				t.Errorf("%s #%d: Content-Type %q", path, i, ct)
+			}
+			if p.event == nil {
+				t.Fatalf("%s #%d: body is not a StreamResponse: %s", path, i, p.body)
+			}
+			if p.event.TaskInfo().TaskID != tk.ID {
+				t.Errorf("%s #%d: task %s, want %s", path, i, p.event.TaskInfo().TaskID, tk.ID)
+			}
+			switch path {
+			case "/hook":
+				if p.header.Get("X-A2A-Notification-Token") != "tok-1" || p.header.Get("A2A-Notification-Token") != "tok-1" {
+					t.Errorf("%s #%d: token headers %v", path, i, p.header)
+				}
+			case "/auth":
+				if p.header.Get("Authorization") != "Bearer s3cret" || p.header.Get("X-A2A-Notification-Token") != "" {
+					t.Errorf("%s #%d: Authorization %q, token %q", path, i, p.header.Get("Authorization"), p.header.Get("X-A2A-Notification-Token"))
+				}
+			}
+			if au, ok := p.event.(*a2a.TaskArtifactUpdateEvent); ok && au.Artifact.ID == "result" && artifactText(au.Artifact) == "done" {
+				sawResult = true
+			}
+			if su, ok := p.event.(*a2a.TaskStatusUpdateEvent); ok && su.Status.State == a2a.TaskStateCompleted {
+				if !sawResult {
+					t.Errorf("%s: the completed status came before the result artifact", path)
+				}
+				if pactumMetaMap(su.Metadata)["state"] != "succeeded" {
+					t.Errorf("%s: status metadata %v", path, su.Metadata)
+				}
+			}
+		}
+	}
+	// The first delivery to /hook was answered 503 and was retried.
+	hook := recv.on("/hook")
+	if len(hook) < 2 || string(hook[0].body) != string(hook[1].body) {
+		t.Fatalf("the refused first delivery was not retried: %d requests", len(hook))
+	}
+}
+
+// A configuration sent with the message sees the task from its first
+// event, even when the agent finishes before the configuration is stored.
+func TestPushInlineConfigFastAgent(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *setupConfig) { c.opts.AllowPrivatePush = true })
+	recv := newReceiver(t)
+	ctx := testCtx(t)
+	for _, proto := range transports {
+		c := b.client("echo", proto)
+		for i := range 10 {
+			path := fmt.Sprintf("/%s/%d", proto, i)
+			req := sendReq(userMessage("quick"))
+			req.Config = &a2a.SendMessageConfig{ReturnImmediately: i%2 == 0, PushConfig: &a2a.PushConfig{URL: recv.srv.URL + path, Token: "t"}}
+			tk := send(ctx, t, c, req)
+			got := recv.waitFinal(t, path, a2a.TaskStateCompleted)
+			// The core publishes SUBMITTED, or WORKING when it claims the
+			// task in its submit transaction; either way that first status
+			// reaches the webhook.
+			first, ok := got[0].event.(*a2a.TaskStatusUpdateEvent)
+			if !ok || (first.Status.State != a2a.TaskStateSubmitted && first.Status.State != a2a.TaskStateWorking) || first.TaskID != tk.ID {
+				t.Fatalf("%s: first push = %#v, want the first status of %s", path, got[0].event, tk.ID)
+			}
+		}
+	}
+}
+
+func TestPushRefusedAtDelivery(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	b := setup(t, func(c *setupConfig) {
+		c.opts.Logger = slogTo(&logs)
+	})
+	recv := newReceiver(t)
+	ctx := testCtx(t)
+	c := b.client("slow", a2a.TransportProtocolJSONRPC)
+	req := sendReq(userMessage("sneaky"))
+	req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+	tk := send(ctx, t, c, req)
+	b.waitStarted()
+	// A config that was accepted earlier (say, by a server that allowed
+	// private push) is refused when delivering.
+	if err := b.store.PutPushConfig(ctx, task.PushConfig{TaskID: string(tk.ID), ID: "old", URL: recv.srv.URL + "/hook", CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}); err != nil {
+		t.Fatal(err)
+	}
+	b.srv.Pusher().Invalidate(string(tk.ID))
+	b.releaseAll()
+	b.waitState(string(tk.ID), task.StateSucceeded)
+	for !strings.Contains(logs.String(), "push: destination refused") {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no refusal logged:\n%s", logs.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if n := len(recv.on("/hook")); n != 0 {
+		t.Fatalf("the loopback receiver got %d requests, want none", n)
+	}
+}
+
+func pactumMetaMap(m map[string]any) map[string]any {
+	p, _ := m["pactum"].(map[string]any)
+	return p
+}

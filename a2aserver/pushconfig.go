@@ -1,0 +1,237 @@
+package a2aserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/pactum/pactum/task"
+)
+
+// maxPushURLLen bounds a webhook URL.
+const maxPushURLLen = 2048
+
+// errPrivateDestination marks a push URL refused because it points at a
+// loopback, private or link-local address.
+var errPrivateDestination = errors.New("push destination is not public")
+
+// blockedPrefixes are the ranges a webhook may not reach unless private
+// destinations are allowed, besides what netip classifies as loopback,
+// private, link-local, multicast or unspecified.
+var blockedPrefixes = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+}
+
+// blockedAddr reports whether a push must not reach addr.
+func blockedAddr(addr netip.Addr) bool {
+	addr = addr.Unmap()
+	if addr.IsLoopback() || addr.IsPrivate() || addr.IsLinkLocalUnicast() || addr.IsLinkLocalMulticast() ||
+		addr.IsInterfaceLocalMulticast() || addr.IsMulticast() || addr.IsUnspecified() {
+		return true
+	}
+	for _, p := range blockedPrefixes {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// validatePushURL checks a webhook URL: absolute http or https, a host, and
+// (unless allowPrivate) no literal loopback, private or link-local address
+// and no localhost name. Names that resolve to such addresses are refused
+// when the Pusher dials them.
+func validatePushURL(raw string, allowPrivate bool) (*url.URL, error) {
+	if raw == "" {
+		return nil, errors.New("push notification url is required")
+	}
+	if len(raw) > maxPushURLLen {
+		return nil, fmt.Errorf("push notification url is longer than %d bytes", maxPushURLLen)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("push notification url %q does not parse: %w", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("push notification url %q must use http or https", raw)
+	}
+	host := u.Hostname()
+	if host == "" {
+		return nil, fmt.Errorf("push notification url %q names no host", raw)
+	}
+	if allowPrivate {
+		return u, nil
+	}
+	lower := strings.ToLower(strings.TrimSuffix(host, "."))
+	if lower == "localhost" || strings.HasSuffix(lower, ".localhost") {
+		return nil, fmt.Errorf("push notification url %q points at localhost: %w; pactum refuses loopback, private and link-local push destinations unless private push is allowed (AllowPrivatePush)", raw, errPrivateDestination)
+	}
+	if addr, err := netip.ParseAddr(host); err == nil && blockedAddr(addr) {
+		return nil, fmt.Errorf("push notification url %q points at the non-public address %s: %w; pactum refuses loopback, private and link-local push destinations unless private push is allowed (AllowPrivatePush)", raw, addr, errPrivateDestination)
+	}
+	return u, nil
+}
+
+// pushConfigFromA2A validates a caller's push configuration and converts it
+// for the store. The task id is left as given.
+func (h *Handler) pushConfigFromA2A(c *a2a.PushConfig) (*task.PushConfig, error) {
+	if _, err := validatePushURL(c.URL, h.allowPrivate); err != nil {
+		return nil, invalidParams(err.Error())
+	}
+	out := &task.PushConfig{TaskID: string(c.TaskID), ID: c.ID, URL: c.URL, Token: c.Token}
+	if out.ID == "" {
+		out.ID = task.NewID()
+	}
+	if len(out.ID) > 512 || len(out.Token) > 4096 {
+		return nil, invalidParams("push notification config id or token is too long")
+	}
+	if c.Auth != nil {
+		if c.Auth.Scheme == "" {
+			return nil, invalidParams("push notification authentication.scheme is required when authentication is given")
+		}
+		raw, err := json.Marshal(c.Auth)
+		if err != nil {
+			return nil, invalidParams(fmt.Sprintf("push notification authentication: %v", err))
+		}
+		out.Auth = raw
+	}
+	return out, nil
+}
+
+// pushConfigToA2A converts a stored push configuration for the wire.
+func pushConfigToA2A(c task.PushConfig) *a2a.PushConfig {
+	out := &a2a.PushConfig{TaskID: a2a.TaskID(c.TaskID), ID: c.ID, URL: c.URL, Token: c.Token}
+	if len(c.Auth) > 0 {
+		var auth a2a.PushAuthInfo
+		if json.Unmarshal(c.Auth, &auth) == nil {
+			out.Auth = &auth
+		}
+	}
+	return out
+}
+
+// putPushConfig stores c, records it in the audit trail and tells the
+// Pusher.
+func (h *Handler) putPushConfig(ctx context.Context, op string, c task.PushConfig, actor string) error {
+	c.CreatedAt = time.Now().UTC().Truncate(time.Microsecond)
+	st := h.coord.Store()
+	if err := st.PutPushConfig(ctx, c); err != nil {
+		return h.wireErr(ctx, op, fmt.Errorf("store push config: %w", err))
+	}
+	h.auditPush(ctx, "set", c, actor)
+	if h.pusher != nil {
+		h.pusher.Invalidate(c.TaskID)
+	}
+	return nil
+}
+
+// auditPush appends a push.config audit entry. The token and credentials
+// are not recorded. A failure is logged: the configuration is stored.
+func (h *Handler) auditPush(ctx context.Context, verb string, c task.PushConfig, actor string) {
+	data, _ := json.Marshal(map[string]any{"op": verb, "id": c.ID, "url": c.URL})
+	err := h.coord.Store().AppendAudit(ctx, []task.AuditInput{{Kind: task.AuditPushConfig, TaskID: c.TaskID, Actor: actor, Data: data}})
+	if err != nil {
+		h.log.WarnContext(ctx, "audit push config", "task", c.TaskID, "config", c.ID, "err", err)
+	}
+}
+
+// CreateTaskPushConfig implements a2asrv.RequestHandler. The configuration
+// is stored durably; a configuration with the id of an existing one
+// replaces it.
+func (h *Handler) CreateTaskPushConfig(ctx context.Context, req *a2a.PushConfig) (*a2a.PushConfig, error) {
+	if req == nil {
+		return nil, invalidParams("push notification config is required")
+	}
+	id := string(req.TaskID)
+	t, err := h.owned(ctx, "CreateTaskPushConfig", id, 0)
+	if err != nil {
+		return nil, err
+	}
+	c, err := h.pushConfigFromA2A(req)
+	if err != nil {
+		return nil, err
+	}
+	c.TaskID = id
+	if err := h.putPushConfig(ctx, "CreateTaskPushConfig", *c, t.Envelope.Actor); err != nil {
+		return nil, err
+	}
+	return pushConfigToA2A(*c), nil
+}
+
+// GetTaskPushConfig implements a2asrv.RequestHandler.
+func (h *Handler) GetTaskPushConfig(ctx context.Context, req *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
+	if req == nil {
+		return nil, invalidParams("task id is required")
+	}
+	id := string(req.TaskID)
+	if _, err := h.owned(ctx, "GetTaskPushConfig", id, 0); err != nil {
+		return nil, err
+	}
+	if req.ID == "" {
+		return nil, invalidParams("push notification config id is required")
+	}
+	c, err := h.coord.Store().GetPushConfig(ctx, id, req.ID)
+	if err != nil {
+		if errors.Is(err, task.ErrNotFound) {
+			return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s has no push notification config %q", id, req.ID))
+		}
+		return nil, h.wireErr(ctx, "GetTaskPushConfig", err)
+	}
+	return pushConfigToA2A(*c), nil
+}
+
+// ListTaskPushConfigs implements a2asrv.RequestHandler. All of the task's
+// configurations are returned on one page.
+func (h *Handler) ListTaskPushConfigs(ctx context.Context, req *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
+	if req == nil {
+		return nil, invalidParams("task id is required")
+	}
+	id := string(req.TaskID)
+	if _, err := h.owned(ctx, "ListTaskPushConfigs", id, 0); err != nil {
+		return nil, err
+	}
+	cs, err := h.coord.Store().ListPushConfigs(ctx, id)
+	if err != nil {
+		return nil, h.wireErr(ctx, "ListTaskPushConfigs", err)
+	}
+	out := &a2a.ListTaskPushConfigResponse{Configs: make([]*a2a.PushConfig, 0, len(cs))}
+	for _, c := range cs {
+		out.Configs = append(out.Configs, pushConfigToA2A(c))
+	}
+	return out, nil
+}
+
+// DeleteTaskPushConfig implements a2asrv.RequestHandler. Deleting a
+// configuration that does not exist succeeds (the operation is idempotent);
+// the task must exist.
+func (h *Handler) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteTaskPushConfigRequest) error {
+	if req == nil {
+		return invalidParams("task id is required")
+	}
+	id := string(req.TaskID)
+	t, err := h.owned(ctx, "DeleteTaskPushConfig", id, 0)
+	if err != nil {
+		return err
+	}
+	if req.ID == "" {
+		return invalidParams("push notification config id is required")
+	}
+	err = h.coord.Store().DeletePushConfig(ctx, id, req.ID)
+	if err != nil && !errors.Is(err, task.ErrNotFound) {
+		return h.wireErr(ctx, "DeleteTaskPushConfig", err)
+	}
+	if err == nil {
+		h.auditPush(ctx, "delete", task.PushConfig{TaskID: id, ID: req.ID}, t.Envelope.Actor)
+	}
+	if h.pusher != nil {
+		h.pusher.Invalidate(id)
+	}
+	return nil
+}

@@ -1,0 +1,547 @@
+package a2aserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/pactum/pactum/task"
+)
+
+// Push notification headers. The token goes out under both names: the
+// X- form is what 0.3 receivers check, the bare form what a2a-go 1.0 uses.
+const (
+	headerNotificationToken           = "X-A2A-Notification-Token"
+	headerNotificationTokenBare       = "A2A-Notification-Token"
+	pushContentType                   = "application/a2a+json"
+	maxPushRedirects                  = 5
+	pushConfigCacheTTL                = 2 * time.Second
+	pushConfigCacheMax                = 10000
+	pushResponseDrainLimit      int64 = 64 << 10
+)
+
+// PusherOptions configure a Pusher. Every field has a default.
+type PusherOptions struct {
+	// AllowPrivate lets webhooks reach loopback, private and link-local
+	// addresses (default false: such destinations are refused when dialed).
+	AllowPrivate bool
+	// Timeout bounds one delivery attempt (default 10s).
+	Timeout time.Duration
+	// MaxAttempts bounds the attempts per event and webhook (default 5).
+	MaxAttempts int
+	// InitialBackoff is the delay before the second attempt (default
+	// 500ms); it doubles per attempt up to MaxBackoff (default 30s).
+	InitialBackoff time.Duration
+	MaxBackoff     time.Duration
+	// Workers is the number of lanes that look up push configurations
+	// (default 4). Events of one task always go through the same lane.
+	Workers int
+	// QueueSize bounds each lane's backlog and each task's delivery
+	// backlog (default 1024); a full queue drops the new event and logs
+	// it, it is never waited for.
+	QueueSize int
+	// Client sends the webhooks (default: a client whose dialer refuses
+	// non-public addresses unless AllowPrivate is set).
+	Client *http.Client
+	// Logger receives delivery failures (default: discard).
+	Logger *slog.Logger
+}
+
+// Pusher delivers task events to the webhooks in the tasks' push
+// configurations. It listens to every task on the Coordinator's broker and
+// never blocks it: events go into bounded lanes that look up the task's
+// configurations, and the deliveries of a task that has some go into that
+// task's own queue, so that a slow webhook delays only its own task. A full
+// queue drops the event (and logs it). Each event is POSTed, in order, as
+// an A2A StreamResponse with the configuration's token and authentication,
+// retried with exponential backoff on network errors, 408, 425, 429 and
+// 5xx responses.
+type Pusher struct {
+	coord *task.Coordinator
+	opts  PusherOptions
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	started bool
+	stopped bool
+	cancel  context.CancelFunc // ends deliveries
+	intake  chan struct{}      // closed by Stop: no new events
+	wg      sync.WaitGroup
+
+	cacheMu sync.Mutex
+	gen     uint64
+	cache   map[string]cachedConfigs
+	pending map[string][]task.PushConfig // see expect
+
+	// queues holds the delivery queue of each task with deliveries under
+	// way; a queue's goroutine removes it when it runs dry.
+	qmu    sync.Mutex
+	queues map[string]chan delivery
+}
+
+// delivery is one event body bound for one webhook.
+type delivery struct {
+	config task.PushConfig
+	body   []byte
+	kind   task.EventKind
+	seq    int
+}
+
+type cachedConfigs struct {
+	configs []task.PushConfig
+	at      time.Time
+}
+
+// NewPusher returns a Pusher for the tasks of coord; call Start to run it.
+func NewPusher(coord *task.Coordinator, opts PusherOptions) *Pusher {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 10 * time.Second
+	}
+	if opts.MaxAttempts <= 0 {
+		opts.MaxAttempts = 5
+	}
+	if opts.InitialBackoff <= 0 {
+		opts.InitialBackoff = 500 * time.Millisecond
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = 30 * time.Second
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 4
+	}
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = 1024
+	}
+	if opts.Client == nil {
+		opts.Client = newPushClient(opts.AllowPrivate)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Pusher{coord: coord, opts: opts, log: log, cache: map[string]cachedConfigs{}, pending: map[string][]task.PushConfig{}, queues: map[string]chan delivery{}}
+}
+
+// newPushClient returns the webhook client. Unless allowPrivate, its dialer
+// checks every resolved address (redirect hops and DNS rebinding included)
+// and refuses non-public ones; it uses no proxy, so that the check applies
+// to the destination itself.
+func newPushClient(allowPrivate bool) *http.Client {
+	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	if !allowPrivate {
+		dialer.Control = func(_, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return fmt.Errorf("push dial %q: %w", address, err)
+			}
+			addr, err := netip.ParseAddr(host)
+			if err != nil {
+				return fmt.Errorf("push dial %q: %w", address, err)
+			}
+			if blockedAddr(addr) {
+				return fmt.Errorf("push dial %s: %w", addr, errPrivateDestination)
+			}
+			return nil
+		}
+	}
+	tr := &http.Transport{
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{
+		Transport: tr,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= maxPushRedirects {
+				return fmt.Errorf("push stopped after %d redirects", maxPushRedirects)
+			}
+			if req.URL.Host != via[len(via)-1].URL.Host {
+				req.Header.Del(headerNotificationToken)
+				req.Header.Del(headerNotificationTokenBare)
+			}
+			return nil
+		},
+	}
+}
+
+// Start subscribes to every task's events and starts the delivery lanes.
+func (p *Pusher) Start(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.started {
+		return errors.New("a2aserver: pusher already started")
+	}
+	p.started = true
+	ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	p.intake = make(chan struct{})
+	lanes := make([]chan task.Event, p.opts.Workers)
+	for i := range lanes {
+		lanes[i] = make(chan task.Event, p.opts.QueueSize)
+		p.wg.Add(1)
+		go p.lane(ctx, lanes[i])
+	}
+	ch, unsubscribe := p.coord.Broker().Subscribe("")
+	p.wg.Add(1)
+	go p.dispatch(p.intake, ch, unsubscribe, lanes)
+	return nil
+}
+
+// Stop stops taking events, lets the deliveries already queued finish
+// until ctx ends, then abandons the rest. Stopping twice, or a Pusher never
+// started, is safe.
+func (p *Pusher) Stop(ctx context.Context) error {
+	p.mu.Lock()
+	if !p.started || p.stopped {
+		p.mu.Unlock()
+		return nil
+	}
+	p.stopped = true
+	p.mu.Unlock()
+	close(p.intake)
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		p.cancel()
+		return nil
+	case <-ctx.Done():
+	}
+	p.cancel()
+	// Every goroutine watches the canceled context, so they end promptly;
+	// a short grace keeps them off a store the caller closes next.
+	select {
+	case <-done:
+	case <-time.After(stopGrace):
+	}
+	return ctx.Err()
+}
+
+// stopGrace is how long Stop still waits for its goroutines after the
+// caller's context ended.
+const stopGrace = 2 * time.Second
+
+// Invalidate forgets what the Pusher knows of a task's push configurations,
+// so that the next event reads them from the store. Handlers call it when
+// they change a configuration.
+func (p *Pusher) Invalidate(taskID string) {
+	p.cacheMu.Lock()
+	p.gen++
+	delete(p.cache, taskID)
+	p.cacheMu.Unlock()
+}
+
+// dispatch moves broker events into the lanes without ever blocking, and
+// resubscribes when the broker drops the subscription.
+func (p *Pusher) dispatch(intake <-chan struct{}, ch <-chan task.Event, unsubscribe func(), lanes []chan task.Event) {
+	defer p.wg.Done()
+	defer func() {
+		unsubscribe()
+		for _, l := range lanes {
+			close(l)
+		}
+	}()
+	for {
+		select {
+		case <-intake:
+			return
+		case ev, ok := <-ch:
+			if !ok {
+				p.log.Warn("push: event subscription fell behind and was dropped; resubscribing, some events were not pushed")
+				unsubscribe()
+				ch, unsubscribe = p.coord.Broker().Subscribe("")
+				continue
+			}
+			h := fnv.New32a()
+			_, _ = h.Write([]byte(ev.TaskID))
+			lane := lanes[int(h.Sum32()%uint32(len(lanes)))]
+			select {
+			case lane <- ev:
+			default:
+				p.log.Warn("push: delivery lane full; event dropped", "task", ev.TaskID, "kind", ev.Kind, "seq", ev.Seq)
+			}
+		}
+	}
+}
+
+// lane turns the events of its tasks into deliveries, in order. It
+// remembers which artifacts streamed per task, so that a final status is
+// preceded by the stored artifacts that did not (the agent's result
+// artifacts).
+func (p *Pusher) lane(ctx context.Context, events <-chan task.Event) {
+	defer p.wg.Done()
+	streamed := map[string]map[string]bool{}
+	for ev := range events {
+		if ctx.Err() != nil {
+			continue // Stop gave up waiting: drain without delivering
+		}
+		p.handle(ctx, ev, streamed)
+	}
+}
+
+func (p *Pusher) handle(ctx context.Context, ev task.Event, streamed map[string]map[string]bool) {
+	terminal := ev.Kind == task.EventStatus && ev.Final && ev.State.Terminal()
+	if terminal {
+		defer func() {
+			delete(streamed, ev.TaskID)
+			p.Invalidate(ev.TaskID)
+		}()
+	}
+	configs, err := p.configs(ctx, ev.TaskID)
+	if err != nil {
+		if ctx.Err() == nil {
+			p.log.Error("push: read push configs", "task", ev.TaskID, "err", err)
+		}
+		return
+	}
+	if len(configs) == 0 {
+		return
+	}
+	out := eventToA2A(ev)
+	if out == nil {
+		return
+	}
+	var events []a2a.Event
+	switch {
+	case ev.Kind == task.EventArtifact:
+		if len(streamed) >= pushConfigCacheMax {
+			clear(streamed) // tasks whose end was never seen; forget them
+		}
+		if streamed[ev.TaskID] == nil {
+			streamed[ev.TaskID] = map[string]bool{}
+		}
+		streamed[ev.TaskID][ev.Chunk.Artifact.ID] = true
+	case ev.Final:
+		stored, err := p.coord.Get(ctx, ev.TaskID, 0)
+		if err != nil {
+			if ctx.Err() == nil {
+				p.log.Error("push: read task artifacts", "task", ev.TaskID, "err", err)
+			}
+			break
+		}
+		for _, a := range artifactEvents(stored, streamed[ev.TaskID]) {
+			events = append(events, a)
+		}
+	}
+	events = append(events, out)
+	for _, e := range events {
+		body, err := json.Marshal(a2a.StreamResponse{Event: e})
+		if err != nil {
+			p.log.Error("push: encode event", "task", ev.TaskID, "err", err)
+			return
+		}
+		for _, c := range configs {
+			p.enqueue(ctx, ev.TaskID, delivery{config: c, body: body, kind: ev.Kind, seq: ev.Seq})
+		}
+	}
+}
+
+// enqueue hands d to its task's delivery queue, starting the queue's
+// goroutine if it has none. A full queue drops d.
+func (p *Pusher) enqueue(ctx context.Context, taskID string, d delivery) {
+	p.qmu.Lock()
+	defer p.qmu.Unlock()
+	q, ok := p.queues[taskID]
+	if !ok {
+		q = make(chan delivery, p.opts.QueueSize)
+		p.queues[taskID] = q
+		p.wg.Add(1)
+		go p.deliverAll(ctx, taskID, q)
+	}
+	select {
+	case q <- d:
+	default:
+		p.log.Warn("push: delivery queue of task full; event dropped", "task", taskID, "config", d.config.ID, "kind", d.kind, "seq", d.seq)
+	}
+}
+
+// deliverAll delivers a task's queue in order and ends when it runs dry.
+func (p *Pusher) deliverAll(ctx context.Context, taskID string, q chan delivery) {
+	defer p.wg.Done()
+	for {
+		select {
+		case d := <-q:
+			if ctx.Err() == nil {
+				p.deliver(ctx, d)
+			}
+			continue
+		default:
+		}
+		p.qmu.Lock()
+		if len(q) == 0 {
+			delete(p.queues, taskID)
+			p.qmu.Unlock()
+			return
+		}
+		p.qmu.Unlock()
+	}
+}
+
+// configs returns a task's push configurations, from a short-lived cache
+// that handlers invalidate when they change them.
+//
+// Configurations announced with expect are added until the store has them:
+// they are read before the store, so that one stored meanwhile is seen in
+// one place or the other.
+func (p *Pusher) configs(ctx context.Context, taskID string) ([]task.PushConfig, error) {
+	p.cacheMu.Lock()
+	pending := p.pending[taskID]
+	if c, ok := p.cache[taskID]; ok && time.Since(c.at) < pushConfigCacheTTL {
+		p.cacheMu.Unlock()
+		return withPending(c.configs, pending), nil
+	}
+	gen := p.gen
+	p.cacheMu.Unlock()
+
+	cs, err := p.coord.Store().ListPushConfigs(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	p.cacheMu.Lock()
+	if p.gen == gen {
+		if len(p.cache) >= pushConfigCacheMax {
+			clear(p.cache)
+		}
+		p.cache[taskID] = cachedConfigs{configs: cs, at: time.Now()}
+	}
+	p.cacheMu.Unlock()
+	return withPending(cs, pending), nil
+}
+
+// withPending returns stored plus the pending configurations it lacks.
+func withPending(stored []task.PushConfig, pending []task.PushConfig) []task.PushConfig {
+	if len(pending) == 0 {
+		return stored
+	}
+	out := slices.Clone(stored)
+	for _, c := range pending {
+		if !slices.ContainsFunc(out, func(s task.PushConfig) bool { return s.ID == c.ID }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// expect announces a configuration that is about to be stored for a task
+// that may already be publishing events (a push configuration sent with the
+// message): the Pusher delivers to it from the first event on. Call the
+// returned function once the configuration is stored, or was not.
+func (p *Pusher) expect(c task.PushConfig) (done func()) {
+	p.cacheMu.Lock()
+	p.pending[c.TaskID] = append(p.pending[c.TaskID], c)
+	p.cacheMu.Unlock()
+	return func() {
+		p.cacheMu.Lock()
+		defer p.cacheMu.Unlock()
+		left := slices.DeleteFunc(p.pending[c.TaskID], func(x task.PushConfig) bool { return x.ID == c.ID })
+		if len(left) == 0 {
+			delete(p.pending, c.TaskID)
+		} else {
+			p.pending[c.TaskID] = left
+		}
+	}
+}
+
+// permanentPushError marks a delivery failure that retrying cannot fix.
+type permanentPushError struct{ err error }
+
+func (e *permanentPushError) Error() string { return e.err.Error() }
+func (e *permanentPushError) Unwrap() error { return e.err }
+
+// deliver POSTs d to its webhook, retrying transient failures.
+func (p *Pusher) deliver(ctx context.Context, d delivery) {
+	c, body := d.config, d.body
+	log := p.log.With("task", c.TaskID, "config", c.ID, "kind", d.kind, "seq", d.seq)
+	if _, err := validatePushURL(c.URL, p.opts.AllowPrivate); err != nil {
+		log.Warn("push: destination refused", "err", err)
+		return
+	}
+	var err error
+	for attempt := 1; attempt <= p.opts.MaxAttempts; attempt++ {
+		if err = p.post(ctx, c, body); err == nil {
+			return
+		}
+		var perm *permanentPushError
+		if errors.As(err, &perm) || errors.Is(err, errPrivateDestination) || ctx.Err() != nil {
+			break
+		}
+		if attempt == p.opts.MaxAttempts {
+			break
+		}
+		wait := p.backoff(attempt)
+		log.Info("push: attempt failed; retrying", "attempt", attempt, "in", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+	if ctx.Err() == nil {
+		log.Warn("push: delivery failed", "err", err)
+	}
+}
+
+// backoff returns the delay after the n-th failed attempt.
+func (p *Pusher) backoff(n int) time.Duration {
+	d := p.opts.InitialBackoff << (n - 1)
+	if d <= 0 || d > p.opts.MaxBackoff {
+		d = p.opts.MaxBackoff
+	}
+	return d - time.Duration(rand.Float64()*0.2*float64(d))
+}
+
+// post makes one delivery attempt.
+func (p *Pusher) post(ctx context.Context, c task.PushConfig, body []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
+	if err != nil {
+		return &permanentPushError{err}
+	}
+	req.Header.Set("Content-Type", pushContentType)
+	if c.Token != "" {
+		req.Header.Set(headerNotificationToken, c.Token)
+		req.Header.Set(headerNotificationTokenBare, c.Token)
+	}
+	if len(c.Auth) > 0 {
+		var auth a2a.PushAuthInfo
+		if json.Unmarshal(c.Auth, &auth) == nil && auth.Scheme != "" && auth.Credentials != "" {
+			req.Header.Set("Authorization", auth.Scheme+" "+auth.Credentials)
+		}
+	}
+	resp, err := p.opts.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, pushResponseDrainLimit))
+	_ = resp.Body.Close()
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		return nil
+	case resp.StatusCode == http.StatusRequestTimeout, resp.StatusCode == http.StatusTooEarly,
+		resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode >= 500:
+		return fmt.Errorf("webhook answered %s", resp.Status)
+	default:
+		return &permanentPushError{fmt.Errorf("webhook answered %s", resp.Status)}
+	}
+}

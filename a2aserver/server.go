@@ -1,0 +1,446 @@
+package a2aserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/pactum/pactum/task"
+)
+
+// DefaultMaxBodyBytes is the request body limit when Options.MaxBodyBytes
+// is zero.
+const DefaultMaxBodyBytes = 4 << 20
+
+// DefaultKeepAlive is the interval of SSE keep-alive comments when
+// Options.KeepAlive is zero.
+const DefaultKeepAlive = 15 * time.Second
+
+// AgentInfo describes one agent for its card. Name must be registered with
+// the Coordinator; everything else has a default.
+type AgentInfo struct {
+	// Name is the agent's name as registered with the Coordinator; it is
+	// also its path segment (/agents/{name}/).
+	Name string
+	// Description defaults to "pactum agent {name} (action {action})".
+	Description string
+	// Version is the agent's own version (default "0.0.0").
+	Version string
+	// Skills default to one skill named after the agent's action.
+	Skills []a2a.AgentSkill
+	// InputModes and OutputModes are media types (default text/plain).
+	InputModes  []string
+	OutputModes []string
+	// Streaming says the agent emits artifact chunks while it runs; it is
+	// published in the capability profile. (Every agent supports the
+	// streaming operations: status updates stream regardless.)
+	Streaming bool
+}
+
+// Options configure a Server.
+type Options struct {
+	// Coordinator is the orchestration core (required).
+	Coordinator *task.Coordinator
+	// Agents are the agents to serve (default: every agent registered with
+	// the Coordinator, with default card details).
+	Agents []AgentInfo
+	// DefaultAgent is also served at the root: "/", "/.well-known/…"
+	// (default: the first of Agents).
+	DefaultAgent string
+	// BaseURL is the public absolute URL of the server, e.g.
+	// "https://agents.example.com"; cards advertise interfaces under it.
+	// Default: the scheme and Host of each card request.
+	BaseURL string
+	// MaxBodyBytes bounds request bodies (default DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+	// AllowPrivatePush lets push notifications reach loopback, private and
+	// link-local addresses (default false).
+	AllowPrivatePush bool
+	// Push tunes webhook delivery; its AllowPrivate and Logger are taken
+	// from AllowPrivatePush and Logger.
+	Push PusherOptions
+	// KeepAlive is the interval of SSE keep-alive comments on streams
+	// (default DefaultKeepAlive; negative disables them).
+	KeepAlive time.Duration
+	// Logger receives internal errors and delivery failures (default:
+	// discard).
+	Logger *slog.Logger
+}
+
+// validate checks the options and fills in defaults. Errors name the field.
+func (o *Options) validate() error {
+	if o.Coordinator == nil {
+		return errors.New("a2aserver: Options.Coordinator is required")
+	}
+	if len(o.Agents) == 0 {
+		for _, a := range o.Coordinator.Agents() {
+			o.Agents = append(o.Agents, AgentInfo{Name: a.Name})
+		}
+	}
+	if len(o.Agents) == 0 {
+		return errors.New("a2aserver: Options.Agents is empty and the Coordinator has no agents")
+	}
+	seen := map[string]bool{}
+	for i, a := range o.Agents {
+		if a.Name == "" {
+			return fmt.Errorf("a2aserver: Options.Agents[%d].Name is required", i)
+		}
+		if strings.ContainsAny(a.Name, "/?#%") || a.Name == "." || a.Name == ".." {
+			return fmt.Errorf("a2aserver: Options.Agents[%d].Name %q cannot be a path segment", i, a.Name)
+		}
+		if seen[a.Name] {
+			return fmt.Errorf("a2aserver: Options.Agents[%d].Name %q is listed twice", i, a.Name)
+		}
+		seen[a.Name] = true
+		if _, ok := o.Coordinator.Agent(a.Name); !ok {
+			return fmt.Errorf("a2aserver: Options.Agents[%d].Name %q is not registered with the Coordinator", i, a.Name)
+		}
+	}
+	if o.DefaultAgent == "" {
+		o.DefaultAgent = o.Agents[0].Name
+	} else if !seen[o.DefaultAgent] {
+		return fmt.Errorf("a2aserver: Options.DefaultAgent %q is not one of Options.Agents", o.DefaultAgent)
+	}
+	if o.BaseURL != "" {
+		u, err := url.Parse(o.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("a2aserver: Options.BaseURL %q must be an absolute http(s) URL without query or fragment", o.BaseURL)
+		}
+		o.BaseURL = strings.TrimRight(o.BaseURL, "/")
+	}
+	if o.MaxBodyBytes < 0 {
+		return fmt.Errorf("a2aserver: Options.MaxBodyBytes must not be negative, got %d", o.MaxBodyBytes)
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.KeepAlive == 0 {
+		o.KeepAlive = DefaultKeepAlive
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// endpoint is one agent's set of transports.
+type endpoint struct {
+	spec    task.AgentSpec
+	info    AgentInfo
+	handler *Handler
+	// v1RPC, v1REST, v0RPC and v0REST are the SDK transports over handler.
+	v1RPC, v1REST, v0RPC, v0REST http.Handler
+}
+
+// Server serves the configured agents over A2A: each at /agents/{name}/
+// (JSON-RPC by POST to that path, HTTP+JSON below it, the card at
+// /agents/{name}/.well-known/agent-card.json) and the default agent also at
+// the root. It negotiates the protocol version from the A2A-Version header
+// (or query parameter): 1.0, or 0.3 when absent.
+type Server struct {
+	opts   Options
+	agents map[string]*endpoint
+	def    *endpoint
+	pusher *Pusher
+	log    *slog.Logger
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// New checks opts and builds a Server. Call Start to run push delivery.
+func New(opts Options) (*Server, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	popts := opts.Push
+	popts.AllowPrivate = opts.AllowPrivatePush
+	popts.Logger = opts.Logger
+	s := &Server{opts: opts, agents: map[string]*endpoint{}, log: opts.Logger}
+	s.pusher = NewPusher(opts.Coordinator, popts)
+	topts := []a2asrv.TransportOption{a2asrv.WithTransportPanicHandler(s.recovered)}
+	if opts.KeepAlive > 0 {
+		topts = append(topts, a2asrv.WithTransportKeepAlive(opts.KeepAlive))
+	}
+	for _, info := range opts.Agents {
+		spec, _ := opts.Coordinator.Agent(info.Name)
+		h, err := NewHandler(opts.Coordinator, info.Name, HandlerOptions{AllowPrivatePush: opts.AllowPrivatePush, Pusher: s.pusher, Logger: opts.Logger})
+		if err != nil {
+			return nil, err
+		}
+		ep := &endpoint{
+			spec:    spec,
+			info:    info,
+			handler: h,
+			v1RPC:   a2asrv.NewJSONRPCHandler(h, topts...),
+			v1REST:  restRoutes(a2asrv.NewRESTHandler(h, topts...), ""),
+			v0RPC:   a2av0.NewJSONRPCHandler(h, topts...),
+			v0REST:  restRoutes(a2av0.NewRESTHandler(h, topts...), a2av0.RESTPathPrefix),
+		}
+		s.agents[info.Name] = ep
+	}
+	s.def = s.agents[opts.DefaultAgent]
+	return s, nil
+}
+
+// recovered turns a panic in a request into an internal error; the SDK's
+// transports call it.
+func (s *Server) recovered(r any) error {
+	ref := task.NewID()[:8]
+	s.log.Error("a2a request panicked", "ref", ref, "panic", r)
+	return a2a.NewError(a2a.ErrInternalError, "internal error (ref "+ref+")")
+}
+
+// Start starts push delivery. The HTTP side needs no start: serve the
+// Server with any http.Server.
+func (s *Server) Start(ctx context.Context) error { return s.pusher.Start(ctx) }
+
+// Stop stops push delivery, waiting for deliveries under way until ctx
+// ends. Stopping twice is safe.
+func (s *Server) Stop(ctx context.Context) error { return s.pusher.Stop(ctx) }
+
+// Pusher returns the server's push notification deliverer.
+func (s *Server) Pusher() *Pusher { return s.pusher }
+
+// RequestHandler returns the A2A request handler of the named agent, for
+// callers that mount it on other transports (gRPC, say).
+func (s *Server) RequestHandler(agent string) (a2asrv.RequestHandler, bool) {
+	ep, ok := s.agents[agent]
+	if !ok {
+		return nil, false
+	}
+	return ep.handler, true
+}
+
+// Card returns the 1.0 card of the named agent as served under base (an
+// absolute URL; empty uses Options.BaseURL).
+func (s *Server) Card(agent, base string) (*a2a.AgentCard, bool) {
+	ep, ok := s.agents[agent]
+	if !ok {
+		return nil, false
+	}
+	if base == "" {
+		base = s.opts.BaseURL
+	}
+	return buildCard(ep.spec, ep.info, joinURL(base, "agents", agent)), true
+}
+
+// ServeHTTP routes a request to an agent's card or transports.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	if rest, ok := strings.CutPrefix(path, "/agents/"); ok {
+		name, sub, _ := strings.Cut(rest, "/")
+		ep, ok := s.agents[name]
+		if !ok {
+			writeRESTError(w, http.StatusNotFound, "NOT_FOUND", a2a.ErrMethodNotFound,
+				fmt.Sprintf("no agent named %q is served here", name))
+			return
+		}
+		s.serveAgent(w, r, ep, "/"+sub, "/agents/"+name)
+		return
+	}
+	s.serveAgent(w, r, s.def, path, "")
+}
+
+// serveAgent serves sub (the path below the agent's mount point) of ep.
+func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint, sub, mount string) {
+	switch sub {
+	case a2asrv.WellKnownAgentCardPath:
+		s.serveCard(w, r, ep, mount, false)
+		return
+	case "/.well-known/agent.json":
+		s.serveCard(w, r, ep, mount, true)
+		return
+	}
+	rpc := sub == "/"
+	body, ok := s.readBody(w, r, rpc)
+	if !ok {
+		return
+	}
+	requested := requestedVersion(r)
+	version, ok := negotiate(requested)
+	if !ok {
+		writeVersionNotSupported(w, rpc, requested, body)
+		return
+	}
+	w.Header().Set(a2a.SvcParamVersion, string(version))
+	if rpc {
+		if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] != '{' && json.Valid(trimmed) {
+			writeRPCError(w, http.StatusOK, nil, a2a.NewError(a2a.ErrInvalidRequest,
+				"a JSON-RPC request must be a JSON object (batches are not supported)"))
+			return
+		}
+		if hint := crossVersionHint(version, body); hint != nil {
+			writeRPCError(w, http.StatusOK, rpcID(body), hint)
+			return
+		}
+		if version == a2a.Version {
+			ep.v1RPC.ServeHTTP(w, r)
+		} else {
+			ep.v0RPC.ServeHTTP(w, r)
+		}
+		return
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.Path, r2.URL.RawPath = sub, ""
+	// a2a-go's HTTP+JSON transports open the SSE stream before they call the
+	// handler, so an error would arrive as a stream event; the specification
+	// (and the official JS client) want an HTTP error. Answer the refusals
+	// that can be known up front here.
+	prefix := ""
+	if version != a2a.Version {
+		prefix = a2av0.RESTPathPrefix
+	}
+	if id, ok := subscribeTarget(r.Method, sub, prefix); ok {
+		if err := ep.handler.checkSubscribable(r.Context(), id); err != nil {
+			writeA2ARESTError(w, err)
+			return
+		}
+	}
+	if version == a2a.Version && r.Method == http.MethodPost && sub == "/message:stream" {
+		var req a2a.SendMessageRequest
+		if json.Unmarshal(body, &req) == nil {
+			t, err := ep.handler.start(r.Context(), "SendStreamingMessage", &req)
+			if err != nil {
+				writeA2ARESTError(w, err)
+				return
+			}
+			r2 = r2.WithContext(context.WithValue(r2.Context(), startedKey{}, t))
+		}
+	}
+	if version == a2a.Version {
+		// a2a-go's 1.0 REST client sends the ListTasks time filter as
+		// lastUpdatedAfter (the 0.3 name) while its server reads
+		// statusTimestampAfter; accept both.
+		if q := r2.URL.Query(); q.Has("lastUpdatedAfter") && !q.Has("statusTimestampAfter") {
+			q.Set("statusTimestampAfter", q.Get("lastUpdatedAfter"))
+			r2.URL.RawQuery = q.Encode()
+		}
+		ep.v1REST.ServeHTTP(w, r2)
+		return
+	}
+	ep.v0REST.ServeHTTP(w, r2)
+}
+
+// subscribeTarget returns the task id of an HTTP+JSON SubscribeToTask
+// request (GET or POST {prefix}/tasks/{id}:subscribe).
+func subscribeTarget(method, path, prefix string) (string, bool) {
+	if method != http.MethodGet && method != http.MethodPost {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(path, prefix+"/tasks/")
+	if !ok {
+		return "", false
+	}
+	id, ok := strings.CutSuffix(rest, ":subscribe")
+	if !ok || id == "" || strings.Contains(id, "/") {
+		return "", false
+	}
+	return id, true
+}
+
+// cardMaxAge is how long clients may cache a card (specification §8.6).
+const cardMaxAge = 300
+
+// serveCard serves ep's card for an agent mounted at mount; legacy serves
+// the 0.3 form. Cards are public: any origin may read them, and they carry
+// Cache-Control and an ETag (a matching If-None-Match gets 304).
+func (s *Server) serveCard(w http.ResponseWriter, r *http.Request, ep *endpoint, mount string, legacy bool) {
+	if origin := r.Header.Get("Origin"); origin != "" {
+		w.Header().Set("Access-Control-Allow-Origin", origin)
+		w.Header().Add("Vary", "Origin")
+	} else {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+	}
+	switch r.Method {
+	case http.MethodOptions:
+		w.Header().Set("Access-Control-Allow-Methods", "GET, OPTIONS")
+		w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
+		w.Header().Set("Access-Control-Max-Age", "86400")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	case http.MethodGet, http.MethodHead:
+	default:
+		w.Header().Set("Allow", "GET, HEAD, OPTIONS")
+		writeRESTError(w, http.StatusMethodNotAllowed, "INVALID_ARGUMENT", a2a.ErrInvalidRequest, "agent cards are read with GET")
+		return
+	}
+	base := s.opts.BaseURL
+	if base == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		base = scheme + "://" + r.Host
+	}
+	card := buildCard(ep.spec, ep.info, base+mount)
+	var body []byte
+	var err error
+	if legacy {
+		producer, ok := a2av0.NewStaticAgentCardProducer(card).(a2asrv.AgentCardJSONProducer)
+		if !ok {
+			err = errors.New("a2av0 card producer cannot write JSON")
+		} else {
+			body, err = producer.CardJSON(r.Context())
+		}
+	} else {
+		body, err = json.Marshal(card)
+	}
+	if err != nil {
+		writeA2ARESTError(w, internalError(r.Context(), s.log, "agent card", err))
+		return
+	}
+	sum := sha256.Sum256(body)
+	etag := `"` + hex.EncodeToString(sum[:12]) + `"`
+	w.Header().Set("ETag", etag)
+	w.Header().Set("Cache-Control", fmt.Sprintf("public, max-age=%d", cardMaxAge))
+	if inm := r.Header.Get("If-None-Match"); inm != "" && (inm == etag || inm == "*") {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if r.Method == http.MethodHead {
+		return
+	}
+	_, _ = w.Write(body)
+}
+
+// restRoutes puts the SDK's HTTP+JSON handler behind a mux that knows its
+// routes (prefix is "" for 1.0, "/v1" for 0.3), so that any other path gets
+// a JSON error instead of the SDK mux's plain-text 404.
+func restRoutes(h http.Handler, prefix string) http.Handler {
+	mux := http.NewServeMux()
+	for _, p := range []string{
+		"POST /message:send", "POST /message:stream", "GET /tasks", "GET /tasks/{idAndAction}", "POST /tasks/{idAndAction}",
+		"POST /tasks/{id}/pushNotificationConfigs", "GET /tasks/{id}/pushNotificationConfigs",
+		"GET /tasks/{id}/pushNotificationConfigs/{configId}", "DELETE /tasks/{id}/pushNotificationConfigs/{configId}",
+	} {
+		method, path, _ := strings.Cut(p, " ")
+		mux.Handle(method+" "+prefix+path, h)
+	}
+	if prefix == "" {
+		mux.Handle("GET /extendedAgentCard", h)
+	} else {
+		mux.Handle("GET "+prefix+"/card", h)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		msg := fmt.Sprintf("no A2A %s HTTP+JSON route is %s %s", map[bool]string{true: "1.0", false: "0.3"}[prefix == ""], r.Method, r.URL.Path)
+		if prefix != "" {
+			msg += "; A2A 0.3 routes start with " + prefix + "/, and requests without an A2A-Version header are served as 0.3 (send A2A-Version: 1.0 for the 1.0 routes)"
+		}
+		writeRESTError(w, http.StatusNotFound, "NOT_FOUND", a2a.ErrMethodNotFound, msg)
+	})
+	return mux
+}
