@@ -95,7 +95,8 @@ func (h *Handler) owned(ctx context.Context, op, id string, historyLength int) (
 // Unless the configuration asks to return immediately, the call waits until
 // the task is terminal or waits for input.
 func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
-	t, err := h.start(ctx, "SendMessage", req)
+	wait := req != nil && (req.Config == nil || !req.Config.ReturnImmediately)
+	t, err := h.start(ctx, "SendMessage", req, wait)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +105,7 @@ func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 		cfg = *req.Config
 	}
 	hl := historyLen(cfg.HistoryLength, -1)
-	if cfg.ReturnImmediately {
+	if cfg.ReturnImmediately || t.State.Terminal() || t.State.Interrupted() {
 		return taskToA2A(t, hl, true), nil
 	}
 	done, err := h.coord.Wait(ctx, t.ID)
@@ -122,7 +123,7 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 		t, ok := ctx.Value(startedKey{}).(*task.Task)
 		if !ok || t == nil {
 			var err error
-			if t, err = h.start(ctx, "SendStreamingMessage", req); err != nil {
+			if t, err = h.start(ctx, "SendStreamingMessage", req, false); err != nil {
 				yield(nil, err)
 				return
 			}
@@ -216,13 +217,15 @@ func (h *Handler) stream(ctx context.Context, snap *task.Task, ch <-chan task.Ev
 	id, lastSeq := snap.ID, snap.Seq
 	streamed := map[string]bool{}
 	// finish sends the stored artifacts not in skip, then the final status.
-	finish := func(status *a2a.TaskStatusUpdateEvent, skip map[string]bool) {
-		stored, err := h.coord.Get(ctx, id, 0)
-		if err != nil {
-			if ctx.Err() == nil {
-				yield(nil, h.wireErr(ctx, "stream", err))
+	finish := func(status *a2a.TaskStatusUpdateEvent, skip map[string]bool, stored *task.Task) {
+		if stored == nil {
+			var err error
+			if stored, err = h.coord.Get(ctx, id, 0); err != nil {
+				if ctx.Err() == nil {
+					yield(nil, h.wireErr(ctx, "stream", err))
+				}
+				return
 			}
-			return
 		}
 		for _, ev := range artifactEvents(stored, skip) {
 			if !yield(ev, nil) {
@@ -253,7 +256,7 @@ func (h *Handler) stream(ctx context.Context, snap *task.Task, ch <-chan task.Ev
 				}
 				lastSeq = snap.Seq
 				if isFinal(snap.State) {
-					finish(statusEvent(snap, snap.UpdatedAt), nil)
+					finish(statusEvent(snap, snap.UpdatedAt), nil, snap)
 					return
 				}
 				if !yield(statusEvent(snap, snap.UpdatedAt), nil) {
@@ -268,7 +271,11 @@ func (h *Handler) stream(ctx context.Context, snap *task.Task, ch <-chan task.Ev
 				}
 				lastSeq = ev.Seq
 				if ev.Final {
-					finish(statusEvent(ev.Task, ev.At), streamed)
+					var whole *task.Task
+					if ev.Complete {
+						whole = ev.Task // the artifacts are in the event
+					}
+					finish(statusEvent(ev.Task, ev.At), streamed, whole)
 					return
 				}
 			case task.EventArtifact:
@@ -290,7 +297,10 @@ func (h *Handler) stream(ctx context.Context, snap *task.Task, ch <-chan task.Ev
 // start validates a SendMessage request and submits a new task or delivers
 // the message to the task it names. It returns the task as stored right
 // after.
-func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequest) (*task.Task, error) {
+//
+// With wait, a new task is submitted with Coordinator.SubmitAndWait and the
+// returned task is final (or waiting for input) already.
+func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequest, wait bool) (*task.Task, error) {
 	if req == nil || req.Message == nil {
 		return nil, invalidParams("message is required")
 	}
@@ -346,7 +356,11 @@ func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequ
 			env.TaskID = task.NewID()
 			defer h.expectPush(push, env.TaskID)()
 		}
-		res, err := h.coord.Submit(ctx, task.SubmitRequest{Envelope: env, Agent: h.agent})
+		submit := h.coord.Submit
+		if wait && push == nil {
+			submit = h.coord.SubmitAndWait
+		}
+		res, err := submit(ctx, task.SubmitRequest{Envelope: env, Agent: h.agent})
 		if err != nil {
 			return nil, h.wireErr(ctx, op, err)
 		}

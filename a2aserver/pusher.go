@@ -330,12 +330,15 @@ func (p *Pusher) handle(ctx context.Context, ev task.Event, streamed map[string]
 		}
 		streamed[ev.TaskID][ev.Chunk.Artifact.ID] = true
 	case ev.Final:
-		stored, err := p.coord.Get(ctx, ev.TaskID, 0)
-		if err != nil {
-			if ctx.Err() == nil {
-				p.log.Error("push: read task artifacts", "task", ev.TaskID, "err", err)
+		stored := ev.Task
+		if !ev.Complete {
+			var err error
+			if stored, err = p.coord.Get(ctx, ev.TaskID, 0); err != nil {
+				if ctx.Err() == nil {
+					p.log.Error("push: read task artifacts", "task", ev.TaskID, "err", err)
+				}
+				break
 			}
-			break
 		}
 		for _, a := range artifactEvents(stored, streamed[ev.TaskID]) {
 			events = append(events, a)

@@ -312,7 +312,7 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint
 	if version == a2a.Version && r.Method == http.MethodPost && sub == "/message:stream" {
 		var req a2a.SendMessageRequest
 		if json.Unmarshal(body, &req) == nil {
-			t, err := ep.handler.start(r.Context(), "SendStreamingMessage", &req)
+			t, err := ep.handler.start(r.Context(), "SendStreamingMessage", &req, false)
 			if err != nil {
 				writeA2ARESTError(w, err)
 				return

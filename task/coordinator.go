@@ -769,8 +769,29 @@ func (c *Coordinator) transition(ctx context.Context, t *Task, p TransitionParam
 		return nil, fmt.Errorf("task %s %s → %s: %w", p.TaskID, p.From, p.To, err)
 	}
 	c.observe(t.Agent, p.From, p.To)
+	if t.complete {
+		// The caller holds the whole task (history and artifacts as
+		// stored), so subscribers get it complete and need not read it.
+		nt.History = append(slices.Clone(t.History), p.Messages...)
+		nt.Artifacts = mergeArtifacts(t.Artifacts, p.Artifacts)
+		nt.complete = true
+	}
 	c.publishStatus(nt)
 	return nt, nil
+}
+
+// mergeArtifacts returns stored with each of added replacing the artifact of
+// the same ID in place or appended, as the store does.
+func mergeArtifacts(stored, added []Artifact) []Artifact {
+	out := slices.Clone(stored)
+	for _, a := range added {
+		if i := slices.IndexFunc(out, func(b Artifact) bool { return b.ID == a.ID }); i >= 0 {
+			out[i] = a
+		} else {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func (c *Coordinator) observe(agent string, from, to State) {
@@ -781,12 +802,60 @@ func (c *Coordinator) observe(agent string, from, to State) {
 
 func (c *Coordinator) publishStatus(t *Task) {
 	snap := *t
-	snap.History = nil
+	if !t.complete {
+		snap.History, snap.Artifacts = nil, nil
+	}
 	c.broker.Publish(Event{
 		Kind: EventStatus, TaskID: t.ID, ContextID: t.ContextID, Seq: t.Seq,
-		State: t.State, Task: &snap, Message: t.StatusMessage,
+		State: t.State, Task: &snap, Complete: t.complete, Message: t.StatusMessage,
 		Final: t.State.Terminal() || t.State.Interrupted(), At: t.UpdatedAt,
 	})
+}
+
+// SubmitAndWait submits like Submit and waits like Wait. It listens before
+// the task exists, so a task that finishes on this node is answered from
+// its final event without reading it back.
+func (c *Coordinator) SubmitAndWait(ctx context.Context, req SubmitRequest) (*SubmitResult, error) {
+	if req.Envelope.TaskID == "" {
+		req.Envelope.TaskID = NewID()
+	}
+	ch, cancel := c.broker.Subscribe(req.Envelope.TaskID)
+	defer cancel()
+	res, err := c.Submit(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	t := res.Task
+	if t.State.Terminal() || t.State.Interrupted() {
+		// Rejected at submit, or a duplicate of a finished task: the
+		// returned task is whole.
+		return res, nil
+	}
+	if !res.Duplicate {
+		for {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case ev, ok := <-ch:
+				if !ok {
+					goto fallback
+				}
+				if !ev.Final {
+					continue
+				}
+				if ev.Complete {
+					res.Task = ev.Task
+					return res, nil
+				}
+				goto fallback
+			}
+		}
+	}
+fallback:
+	if res.Task, err = c.Wait(ctx, t.ID); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // Start runs the dispatcher and the lease reaper until Stop.

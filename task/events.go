@@ -26,6 +26,10 @@ type Event struct {
 	// snapshot (without history) right after the transition.
 	State State
 	Task  *Task
+	// Complete says Task carries its whole history and all its artifacts
+	// (the event of an attempt's result on the node that ran it); otherwise
+	// Task has neither and a consumer that needs them reads the task.
+	Complete bool
 	// Message is the status message, if any.
 	Message *Message
 	// Chunk is set for artifact events.

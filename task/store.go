@@ -18,7 +18,8 @@ import (
 // AuditEntry.ComputeHash(); the chain is one linear sequence.
 type Store interface {
 	// CreateTask inserts a new task in StateRequested and then applies
-	// p.Steps in order, all in one transaction. When p.IdempotencyTTL is
+	// p.Steps in order, all in one transaction. The returned task carries
+	// its History (a new task has no artifacts) and is marked complete. When p.IdempotencyTTL is
 	// positive and (actor, key) already names a live task, nothing is
 	// written and the existing task is returned with an error wrapping
 	// ErrDuplicate.
@@ -32,7 +33,8 @@ type Store interface {
 	// in_progress, oldest first, incrementing Attempt and leasing each to
 	// p.Owner until p.Now+p.LeaseFor. When p.TaskID is set only that task is
 	// considered. Two concurrent claims never return the same task. The
-	// returned tasks carry their full History (artifacts are not loaded).
+	// returned tasks carry their full History and Artifacts and are marked
+	// complete (Task.MarkComplete).
 	Claim(ctx context.Context, p ClaimParams) ([]*Task, error)
 	// RenewLease extends a lease still held by p.Owner; ErrStateConflict if
 	// the lease was lost.

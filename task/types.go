@@ -154,7 +154,15 @@ type Task struct {
 	Seq       int       `json:"seq"`
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
+
+	// complete marks a task value that holds its whole history and all its
+	// artifacts as stored (CreateTask's and Claim's results).
+	complete bool
 }
+
+// MarkComplete records that t holds its whole history and every stored
+// artifact. Store drivers call it on what CreateTask and Claim return.
+func (t *Task) MarkComplete() { t.complete = true }
 
 // Record is one entry of a task's append-only execution record: one
 // transition. Records are never updated or deleted.

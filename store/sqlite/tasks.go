@@ -137,6 +137,7 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 		return nil, fmt.Errorf("sqlite: create task %q: %w", id, err)
 	}
 	t.History = cloneMessages(p.Task.History)
+	t.MarkComplete()
 	return t, nil
 }
 
@@ -264,6 +265,10 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 			if t.History, err = x.history(t.ID, -1); err != nil {
 				return err
 			}
+			if t.Artifacts, err = x.artifacts(t.ID); err != nil {
+				return err
+			}
+			t.MarkComplete()
 		}
 		return nil
 	})
@@ -563,6 +568,9 @@ func (x *txn) fullTask(id string, n int) (*task.Task, error) {
 	}
 	if t.Artifacts, err = x.artifacts(id); err != nil {
 		return nil, err
+	}
+	if n < 0 {
+		t.MarkComplete()
 	}
 	return t, nil
 }
