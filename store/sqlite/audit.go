@@ -74,6 +74,10 @@ func (x *txn) seal(now time.Time, entries []task.AuditInput) error {
 		}
 		x.headLoaded = true
 	}
+	n := len(entries)
+	multi := n > 1 && n < multiRows
+	args := make([]any, 0, 8*n)
+	first := x.headSeq + 1
 	for _, in := range entries {
 		if len(in.Data) > 0 && !json.Valid(in.Data) {
 			return task.Errorf(task.CodeInvalidArgument, "audit entry %q: Data is not valid JSON", in.Kind)
@@ -87,11 +91,19 @@ func (x *txn) seal(now time.Time, entries []task.AuditInput) error {
 		if len(e.Data) > 0 {
 			data = []byte(e.Data)
 		}
-		if _, err := x.stmt(x.st.insertAudit).ExecContext(x.ctx, e.Seq, e.At.UnixMicro(), string(e.Kind),
-			e.TaskID, e.Actor, data, e.PrevHash, e.Hash); err != nil {
-			return fmt.Errorf("append audit entry %d: %w", e.Seq, err)
+		args = append(args, e.Seq, e.At.UnixMicro(), string(e.Kind), e.TaskID, e.Actor, data, e.PrevHash, e.Hash)
+		if !multi {
+			if _, err := x.stmt(x.st.insertAudit).ExecContext(x.ctx, args...); err != nil {
+				return fmt.Errorf("append audit entry %d: %w", e.Seq, err)
+			}
+			args = args[:0]
 		}
 		x.headSeq, x.headHash = e.Seq, e.Hash
+	}
+	if multi {
+		if _, err := x.stmt(x.st.insertAuditN[n]).ExecContext(x.ctx, args...); err != nil {
+			return fmt.Errorf("append audit entries %d–%d: %w", first, x.headSeq, err)
+		}
 	}
 	return nil
 }

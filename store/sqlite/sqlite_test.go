@@ -438,3 +438,24 @@ func BenchmarkLifecycle(b *testing.B) {
 		}
 	}
 }
+
+func TestUseAfterCloseIsAnError(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "closed.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.NextRunAfter(ctx); err == nil {
+		t.Fatal("NextRunAfter after Close: no error")
+	}
+	if _, err := s.GetTask(ctx, "x", 0); err == nil {
+		t.Fatal("GetTask after Close: no error")
+	}
+	if err := s.AppendAudit(ctx, []task.AuditInput{{Kind: task.AuditPolicy}}); err == nil {
+		t.Fatal("AppendAudit after Close: no error")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 )
 
 // taskCols is the column list every task query selects, in scanTask order.
@@ -15,11 +16,15 @@ const taskCols = `id, context_id, agent, envelope, payload_hash, state, attempt,
 // prepares a statement again on each further connection of the pool that
 // runs it; the write pool has one connection, kept open.
 type stmts struct {
-	taskByID       *sql.Stmt
-	taskExists     *sql.Stmt
-	insertTask     *sql.Stmt
-	updateTask     *sql.Stmt
-	insertRecord   *sql.Stmt
+	taskByID     *sql.Stmt
+	taskExists   *sql.Stmt
+	insertTask   *sql.Stmt
+	updateTask   *sql.Stmt
+	insertRecord *sql.Stmt
+	// insertRecordsN[n] and insertAuditN[n] insert n rows in one statement
+	// (2 ≤ n < multiRows): a submission writes several of each.
+	insertRecordsN [multiRows]*sql.Stmt
+	insertAuditN   [multiRows]*sql.Stmt
 	records        *sql.Stmt
 	auditHead      *sql.Stmt
 	insertAudit    *sql.Stmt
@@ -72,7 +77,7 @@ func (s *stmts) list(write bool) []struct {
 	if !write {
 		return reads
 	}
-	return append(reads, []def{
+	defs := append(reads, []def{
 		{&s.insertTask, `INSERT INTO tasks (id, context_id, agent, actor, envelope, payload_hash, state, attempt,
 			max_attempts, run_after, lease_owner, lease_expires, error_code, reason,
 			rejected, status_message, seq, created_at, updated_at)
@@ -105,6 +110,22 @@ func (s *stmts) list(write bool) []struct {
 			auth = excluded.auth, created_at = excluded.created_at`},
 		{&s.deletePush, `DELETE FROM push_configs WHERE task_id = ? AND id = ?`},
 	}...)
+	for n := 2; n < multiRows; n++ {
+		defs = append(defs,
+			def{&s.insertRecordsN[n], `INSERT INTO task_records (task_id, seq, from_state, to_state, at, attempt,
+			node, reason, error_code, policy_version) VALUES ` + rows(n, 10)},
+			def{&s.insertAuditN[n], `INSERT INTO audit_log (seq, at, kind, task_id, actor, data, prev_hash, hash) VALUES ` + rows(n, 8)})
+	}
+	return defs
+}
+
+// multiRows bounds the multi-row insert statements kept prepared.
+const multiRows = 7
+
+// rows returns n parenthesised groups of cols placeholders.
+func rows(n, cols int) string {
+	group := "(" + strings.Repeat("?, ", cols-1) + "?)"
+	return strings.Repeat(group+", ", n-1) + group
 }
 
 // prepare prepares the statements on db: all of them for the write pool,
@@ -123,8 +144,9 @@ func (s *stmts) prepare(ctx context.Context, db *sql.DB, write bool) error {
 func (s *stmts) close() {
 	for _, d := range s.list(true) {
 		if *d.p != nil {
+			// Kept, closed: a use after Close gets database/sql's "statement
+			// is closed" error instead of a nil dereference.
 			_ = (*d.p).Close()
-			*d.p = nil
 		}
 	}
 }

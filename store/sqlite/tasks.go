@@ -628,10 +628,21 @@ func (x *txn) flush(w *writes, now time.Time) error {
 	if w.err != nil {
 		return w.err
 	}
-	for _, r := range w.records {
-		if _, err := x.stmt(x.st.insertRecord).ExecContext(x.ctx, r.TaskID, r.Seq, string(r.From), string(r.To),
-			r.At.UnixMicro(), r.Attempt, r.Node, r.Reason, string(r.ErrorCode), r.PolicyVersion); err != nil {
-			return fmt.Errorf("append record %d of task %q: %w", r.Seq, r.TaskID, err)
+	if n := len(w.records); n > 1 && n < multiRows {
+		args := make([]any, 0, n*10)
+		for _, r := range w.records {
+			args = append(args, r.TaskID, r.Seq, string(r.From), string(r.To),
+				r.At.UnixMicro(), r.Attempt, r.Node, r.Reason, string(r.ErrorCode), r.PolicyVersion)
+		}
+		if _, err := x.stmt(x.st.insertRecordsN[n]).ExecContext(x.ctx, args...); err != nil {
+			return fmt.Errorf("append records %d–%d of task %q: %w", w.records[0].Seq, w.records[n-1].Seq, w.records[0].TaskID, err)
+		}
+	} else {
+		for _, r := range w.records {
+			if _, err := x.stmt(x.st.insertRecord).ExecContext(x.ctx, r.TaskID, r.Seq, string(r.From), string(r.To),
+				r.At.UnixMicro(), r.Attempt, r.Node, r.Reason, string(r.ErrorCode), r.PolicyVersion); err != nil {
+				return fmt.Errorf("append record %d of task %q: %w", r.Seq, r.TaskID, err)
+			}
 		}
 	}
 	return x.seal(now, w.audit)
