@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/pactum/pactum/internal/netguard"
 	"github.com/pactum/pactum/task"
 )
 
@@ -22,27 +23,8 @@ const maxPushURLLen = 2048
 // loopback, private or link-local address.
 var errPrivateDestination = errors.New("push destination is not public")
 
-// blockedPrefixes are the ranges a webhook may not reach unless private
-// destinations are allowed, besides what netip classifies as loopback,
-// private, link-local, multicast or unspecified.
-var blockedPrefixes = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-}
-
 // blockedAddr reports whether a push must not reach addr.
-func blockedAddr(addr netip.Addr) bool {
-	addr = addr.Unmap()
-	if addr.IsLoopback() || addr.IsPrivate() || addr.IsLinkLocalUnicast() || addr.IsLinkLocalMulticast() ||
-		addr.IsInterfaceLocalMulticast() || addr.IsMulticast() || addr.IsUnspecified() {
-		return true
-	}
-	for _, p := range blockedPrefixes {
-		if p.Contains(addr) {
-			return true
-		}
-	}
-	return false
-}
+func blockedAddr(addr netip.Addr) bool { return netguard.Classify(addr) != "" }
 
 // validatePushURL checks a webhook URL: absolute http or https, a host, and
 // (unless allowPrivate) no literal loopback, private or link-local address

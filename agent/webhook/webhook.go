@@ -36,6 +36,7 @@ import (
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
 	"github.com/pactum/pactum/agent/internal/tmpl"
+	"github.com/pactum/pactum/internal/netguard"
 	"github.com/pactum/pactum/task"
 )
 
@@ -570,17 +571,8 @@ func refusePrivate(_, address string, _ syscall.RawConn) error {
 		return fmt.Errorf("unexpected dial address %q: %w", address, err)
 	}
 	a := ap.Addr().Unmap()
-	var kind string
-	switch {
-	case a.IsLoopback():
-		kind = "loopback"
-	case a.IsPrivate():
-		kind = "private"
-	case a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast(), a.IsInterfaceLocalMulticast():
-		kind = "link-local"
-	case a.IsUnspecified(), a.Is4() && a.As4()[0] == 0:
-		kind = "unspecified"
-	default:
+	kind := netguard.Classify(a)
+	if kind == "" {
 		return nil
 	}
 	return &blockedError{addr: a, kind: kind}
