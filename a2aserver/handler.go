@@ -427,6 +427,7 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 		ContextID:        req.ContextID,
 		Agent:            h.agent,
 		States:           states,
+		Rejected:         rejected,
 		PageSize:         pageSize,
 		PageToken:        req.PageToken,
 		HistoryLength:    hl,
@@ -443,10 +444,6 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 		return nil, h.wireErr(ctx, "ListTasks", err)
 	}
 	for _, t := range page.Tasks {
-		// The store cannot filter on Rejected; see docs/a2a.md.
-		if rejected != nil && t.Rejected != *rejected {
-			continue
-		}
 		resp.Tasks = append(resp.Tasks, taskToA2A(t, hl, req.IncludeArtifacts))
 	}
 	resp.TotalSize = page.TotalSize

@@ -207,7 +207,7 @@ func TestPushRefusedAtDelivery(t *testing.T) {
 	b.waitStarted()
 	// A config that was accepted earlier (say, by a server that allowed
 	// private push) is refused when delivering.
-	if err := b.store.PutPushConfig(ctx, task.PushConfig{TaskID: string(tk.ID), ID: "old", URL: recv.srv.URL + "/hook", CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}); err != nil {
+	if err := b.store.PutPushConfig(ctx, task.PushConfig{TaskID: string(tk.ID), ID: "old", URL: recv.srv.URL + "/hook", CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}, nil); err != nil {
 		t.Fatal(err)
 	}
 	b.srv.Pusher().Invalidate(string(tk.ID))

@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -102,26 +101,13 @@ func pushConfigToA2A(c task.PushConfig) *a2a.PushConfig {
 // putPushConfig stores c, records it in the audit trail and tells the
 // Pusher.
 func (h *Handler) putPushConfig(ctx context.Context, op string, c task.PushConfig, actor string) error {
-	c.CreatedAt = time.Now().UTC().Truncate(time.Microsecond)
-	st := h.coord.Store()
-	if err := st.PutPushConfig(ctx, c); err != nil {
+	if err := h.coord.SetPushConfig(ctx, c, actor); err != nil {
 		return h.wireErr(ctx, op, fmt.Errorf("store push config: %w", err))
 	}
-	h.auditPush(ctx, "set", c, actor)
 	if h.pusher != nil {
 		h.pusher.Invalidate(c.TaskID)
 	}
 	return nil
-}
-
-// auditPush appends a push.config audit entry. The token and credentials
-// are not recorded. A failure is logged: the configuration is stored.
-func (h *Handler) auditPush(ctx context.Context, verb string, c task.PushConfig, actor string) {
-	data, _ := json.Marshal(map[string]any{"op": verb, "id": c.ID, "url": c.URL})
-	err := h.coord.Store().AppendAudit(ctx, []task.AuditInput{{Kind: task.AuditPushConfig, TaskID: c.TaskID, Actor: actor, Data: data}})
-	if err != nil {
-		h.log.WarnContext(ctx, "audit push config", "task", c.TaskID, "config", c.ID, "err", err)
-	}
 }
 
 // CreateTaskPushConfig implements a2asrv.RequestHandler. The configuration
@@ -159,7 +145,7 @@ func (h *Handler) GetTaskPushConfig(ctx context.Context, req *a2a.GetTaskPushCon
 	if req.ID == "" {
 		return nil, invalidParams("push notification config id is required")
 	}
-	c, err := h.coord.Store().GetPushConfig(ctx, id, req.ID)
+	c, err := h.coord.PushConfig(ctx, id, req.ID)
 	if err != nil {
 		if errors.Is(err, task.ErrNotFound) {
 			return nil, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s has no push notification config %q", id, req.ID))
@@ -179,7 +165,7 @@ func (h *Handler) ListTaskPushConfigs(ctx context.Context, req *a2a.ListTaskPush
 	if _, err := h.owned(ctx, "ListTaskPushConfigs", id, 0); err != nil {
 		return nil, err
 	}
-	cs, err := h.coord.Store().ListPushConfigs(ctx, id)
+	cs, err := h.coord.PushConfigs(ctx, id)
 	if err != nil {
 		return nil, h.wireErr(ctx, "ListTaskPushConfigs", err)
 	}
@@ -205,12 +191,9 @@ func (h *Handler) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteTaskP
 	if req.ID == "" {
 		return invalidParams("push notification config id is required")
 	}
-	err = h.coord.Store().DeletePushConfig(ctx, id, req.ID)
+	err = h.coord.DeletePushConfig(ctx, id, req.ID, t.Envelope.Actor)
 	if err != nil && !errors.Is(err, task.ErrNotFound) {
 		return h.wireErr(ctx, "DeleteTaskPushConfig", err)
-	}
-	if err == nil {
-		h.auditPush(ctx, "delete", task.PushConfig{TaskID: id, ID: req.ID}, t.Envelope.Actor)
 	}
 	if h.pusher != nil {
 		h.pusher.Invalidate(id)

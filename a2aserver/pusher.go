@@ -406,7 +406,9 @@ func (p *Pusher) deliverAll(ctx context.Context, taskID string, q chan delivery)
 // one place or the other.
 func (p *Pusher) configs(ctx context.Context, taskID string) ([]task.PushConfig, error) {
 	p.cacheMu.Lock()
-	pending := p.pending[taskID]
+	// A copy: expect's cleanup edits the slice under the lock, and this one
+	// is read after it is released.
+	pending := slices.Clone(p.pending[taskID])
 	if c, ok := p.cache[taskID]; ok && time.Since(c.at) < pushConfigCacheTTL {
 		p.cacheMu.Unlock()
 		return withPending(c.configs, pending), nil
@@ -414,7 +416,7 @@ func (p *Pusher) configs(ctx context.Context, taskID string) ([]task.PushConfig,
 	gen := p.gen
 	p.cacheMu.Unlock()
 
-	cs, err := p.coord.Store().ListPushConfigs(ctx, taskID)
+	cs, err := p.coord.PushConfigs(ctx, taskID)
 	if err != nil {
 		return nil, err
 	}
@@ -454,7 +456,8 @@ func (p *Pusher) expect(c task.PushConfig) (done func()) {
 	return func() {
 		p.cacheMu.Lock()
 		defer p.cacheMu.Unlock()
-		left := slices.DeleteFunc(p.pending[c.TaskID], func(x task.PushConfig) bool { return x.ID == c.ID })
+		// A new slice, never an edit in place: readers may hold the old one.
+		left := slices.DeleteFunc(slices.Clone(p.pending[c.TaskID]), func(x task.PushConfig) bool { return x.ID == c.ID })
 		if len(left) == 0 {
 			delete(p.pending, c.TaskID)
 		} else {

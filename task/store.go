@@ -58,11 +58,17 @@ type Store interface {
 	// AuditEntries returns sealed entries with Seq > after, at most limit.
 	AuditEntries(ctx context.Context, after int64, limit int) ([]AuditEntry, error)
 
-	// PutPushConfig creates or replaces a push config (task id, id).
-	PutPushConfig(ctx context.Context, c PushConfig) error
+	// PutPushConfig creates or replaces a push config (task id, id) and
+	// seals audit in the same transaction. The task must exist
+	// (ErrNotFound).
+	PutPushConfig(ctx context.Context, c PushConfig, audit []AuditInput) error
+	// GetPushConfig returns one push config (ErrNotFound if absent).
 	GetPushConfig(ctx context.Context, taskID, id string) (*PushConfig, error)
+	// ListPushConfigs returns a task's push configs, oldest first.
 	ListPushConfigs(ctx context.Context, taskID string) ([]PushConfig, error)
-	DeletePushConfig(ctx context.Context, taskID, id string) error
+	// DeletePushConfig deletes one push config and seals audit in the same
+	// transaction (ErrNotFound, and nothing written, if absent).
+	DeletePushConfig(ctx context.Context, taskID, id string, audit []AuditInput) error
 
 	// Close releases the store.
 	Close() error
@@ -154,6 +160,8 @@ type ListParams struct {
 	Agent     string
 	Actor     string
 	States    []State
+	// Rejected, when set, keeps only tasks whose Rejected flag equals it.
+	Rejected *bool
 	// UpdatedAfter keeps tasks updated at or after this time when non-zero.
 	UpdatedAfter  time.Time
 	PageSize      int

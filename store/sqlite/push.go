@@ -11,7 +11,7 @@ import (
 )
 
 // PutPushConfig implements task.Store. The task must exist (ErrNotFound).
-func (s *Store) PutPushConfig(ctx context.Context, c task.PushConfig) error {
+func (s *Store) PutPushConfig(ctx context.Context, c task.PushConfig, audit []task.AuditInput) error {
 	if c.TaskID == "" || c.ID == "" {
 		return task.Errorf(task.CodeInvalidArgument, "sqlite: put push config: TaskID and ID are required")
 	}
@@ -26,8 +26,10 @@ func (s *Store) PutPushConfig(ctx context.Context, c task.PushConfig) error {
 		} else if err != nil {
 			return fmt.Errorf("task %q: %w", c.TaskID, err)
 		}
-		_, err := x.stmt(x.st.putPush).ExecContext(x.ctx, c.TaskID, c.ID, c.URL, c.Token, auth, norm(c.CreatedAt).UnixMicro())
-		return err
+		if _, err := x.stmt(x.st.putPush).ExecContext(x.ctx, c.TaskID, c.ID, c.URL, c.Token, auth, norm(c.CreatedAt).UnixMicro()); err != nil {
+			return err
+		}
+		return x.seal(norm(c.CreatedAt), audit)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: put push config %q of task %q: %w", c.ID, c.TaskID, err)
@@ -79,18 +81,23 @@ func (s *Store) ListPushConfigs(ctx context.Context, taskID string) ([]task.Push
 }
 
 // DeletePushConfig implements task.Store; deleting a config that does not
-// exist is ErrNotFound.
-func (s *Store) DeletePushConfig(ctx context.Context, taskID, id string) error {
-	res, err := s.w.deletePush.ExecContext(ctx, taskID, id)
+// exist is ErrNotFound and writes nothing.
+func (s *Store) DeletePushConfig(ctx context.Context, taskID, id string, audit []task.AuditInput) error {
+	now := norm(s.now())
+	err := s.inWriteTx(ctx, func(x *txn) error {
+		res, err := x.stmt(x.st.deletePush).ExecContext(x.ctx, taskID, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return task.ErrNotFound
+		}
+		return x.seal(now, audit)
+	})
 	if err != nil {
 		return fmt.Errorf("sqlite: delete push config %q of task %q: %w", id, taskID, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("sqlite: delete push config %q of task %q: %w", id, taskID, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("sqlite: delete push config %q of task %q: %w", id, taskID, task.ErrNotFound)
 	}
 	return nil
 }

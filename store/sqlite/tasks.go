@@ -357,6 +357,10 @@ func (s *Store) ListTasks(ctx context.Context, p task.ListParams) (*task.TaskPag
 	if p.Actor != "" {
 		where, args = append(where, "actor = ?"), append(args, p.Actor)
 	}
+	if p.Rejected != nil {
+		where = append(where, "rejected = ?")
+		args = append(args, *p.Rejected)
+	}
 	if len(p.States) > 0 {
 		where = append(where, "state IN (?"+strings.Repeat(", ?", len(p.States)-1)+")")
 		for _, st := range p.States {

@@ -66,6 +66,7 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		{"GetTask/History", testGetTaskHistory},
 		{"GetTask/NotFound", testGetTaskNotFound},
 		{"ListTasks/Filters", testListFilters},
+		{"ListTasks/Rejected", testListRejected},
 		{"ListTasks/Pagination", testListPagination},
 		{"ListTasks/HistoryAndArtifacts", testListHistoryArtifacts},
 		{"ListTasks/BadPageToken", testListBadToken},
@@ -1453,7 +1454,7 @@ func testPushConfig(t *testing.T, b *bundle) {
 	c1 := task.PushConfig{TaskID: "t1", ID: "c1", URL: "https://example.com/hook", Token: "tok", Auth: json.RawMessage(`{"schemes":["Bearer"]}`), CreatedAt: at(time.Microsecond)}
 	c2 := task.PushConfig{TaskID: "t1", ID: "c2", URL: "https://example.com/other", CreatedAt: at(time.Second)}
 	for _, c := range []task.PushConfig{c1, c2} {
-		if err := b.s.PutPushConfig(b.ctx, c); err != nil {
+		if err := b.s.PutPushConfig(b.ctx, c, nil); err != nil {
 			t.Fatalf("PutPushConfig(%s): %v", c.ID, err)
 		}
 	}
@@ -1472,7 +1473,7 @@ func testPushConfig(t *testing.T, b *bundle) {
 
 	c1b := c1
 	c1b.URL, c1b.Token, c1b.Auth = "https://example.com/new", "", nil
-	if err := b.s.PutPushConfig(b.ctx, c1b); err != nil {
+	if err := b.s.PutPushConfig(b.ctx, c1b, nil); err != nil {
 		t.Fatalf("PutPushConfig(replace): %v", err)
 	}
 	if got, err := b.s.GetPushConfig(b.ctx, "t1", "c1"); err != nil || !reflect.DeepEqual(*got, c1b) {
@@ -1482,17 +1483,28 @@ func testPushConfig(t *testing.T, b *bundle) {
 		t.Errorf("after replace: ListPushConfigs = %s, %v; want 2 configs", dump(list), err)
 	}
 
-	if err := b.s.DeletePushConfig(b.ctx, "t1", "c1"); err != nil {
+	// Audit entries given with a change commit with it; a refused change
+	// writes none.
+	before := len(b.audit())
+	del := task.AuditInput{Kind: task.AuditPushConfig, TaskID: "t1", Actor: "alice", Data: json.RawMessage(`{"op":"delete"}`)}
+	if err := b.s.DeletePushConfig(b.ctx, "t1", "c1", []task.AuditInput{del}); err != nil {
 		t.Fatalf("DeletePushConfig: %v", err)
 	}
 	_, err = b.s.GetPushConfig(b.ctx, "t1", "c1")
 	wantErr(t, "GetPushConfig after delete", err, task.ErrNotFound)
-	wantErr(t, "second DeletePushConfig", b.s.DeletePushConfig(b.ctx, "t1", "c1"), task.ErrNotFound)
+	wantErr(t, "second DeletePushConfig", b.s.DeletePushConfig(b.ctx, "t1", "c1", []task.AuditInput{del}), task.ErrNotFound)
+	set := task.AuditInput{Kind: task.AuditPushConfig, TaskID: "missing", Actor: "alice", Data: json.RawMessage(`{"op":"set"}`)}
+	wantErr(t, "PutPushConfig with audit for a missing task", b.s.PutPushConfig(b.ctx, task.PushConfig{TaskID: "missing", ID: "c", URL: "https://x", CreatedAt: t0}, []task.AuditInput{set}), task.ErrNotFound)
+	log := b.audit()
+	checkChain(t, log)
+	if len(log) != before+1 || log[len(log)-1].Kind != task.AuditPushConfig || string(log[len(log)-1].Data) != `{"op":"delete"}` {
+		t.Fatalf("audit after push config changes: %s", dump(log[before:]))
+	}
 	if list, err := b.s.ListPushConfigs(b.ctx, "t1"); err != nil || len(list) != 1 || list[0].ID != "c2" {
 		t.Errorf("after delete: ListPushConfigs = %s, %v; want [c2]", dump(list), err)
 	}
 
-	wantErr(t, "PutPushConfig for a missing task", b.s.PutPushConfig(b.ctx, task.PushConfig{TaskID: "missing", ID: "c", URL: "https://x", CreatedAt: t0}), task.ErrNotFound)
+	wantErr(t, "PutPushConfig for a missing task", b.s.PutPushConfig(b.ctx, task.PushConfig{TaskID: "missing", ID: "c", URL: "https://x", CreatedAt: t0}, nil), task.ErrNotFound)
 	_, err = b.s.GetPushConfig(b.ctx, "missing", "c1")
 	wantErr(t, "GetPushConfig for a missing task", err, task.ErrNotFound)
 	if list, err := b.s.ListPushConfigs(b.ctx, "missing"); len(list) != 0 || (err != nil && !errors.Is(err, task.ErrNotFound)) {
@@ -1540,7 +1552,7 @@ func testTimes(t *testing.T, b *bundle) {
 	}
 	checkChain(t, log)
 	pc := task.PushConfig{TaskID: "t1", ID: "c", URL: "https://x", CreatedAt: created.Add(11 * time.Microsecond)}
-	if err := b.s.PutPushConfig(b.ctx, pc); err != nil {
+	if err := b.s.PutPushConfig(b.ctx, pc, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := b.s.GetPushConfig(b.ctx, "t1", "c"); err != nil || got.CreatedAt != pc.CreatedAt {
@@ -1593,5 +1605,49 @@ func testCreateClaim(t *testing.T, b *bundle) {
 	})
 	if err != nil || got.State != task.StateFailed || got.Attempt != 0 || got.LeaseOwner != "" {
 		t.Fatalf("rejected create with Claim: %s, %v", dump(got), err)
+	}
+}
+
+// testListRejected: the Rejected filter tells refused tasks from failed ones
+// in the store, so pages and TotalSize are exact.
+func testListRejected(t *testing.T, b *bundle) {
+	for i, id := range []string{"r1", "f1", "r2", "q1"} {
+		in := newTask(spec{id: id})
+		steps := []task.Step{{To: task.StateValidated}, {To: task.StateQueued}}
+		switch id[0] {
+		case 'r':
+			steps = []task.Step{{To: task.StateFailed, Rejected: true, ErrorCode: task.CodeForbidden}}
+		case 'f':
+			steps = []task.Step{{To: task.StateValidated}, {To: task.StateFailed, ErrorCode: task.CodePolicyDenied}}
+		}
+		if _, err := b.s.CreateTask(b.ctx, task.CreateParams{Task: in, Steps: steps, Now: at(time.Duration(i) * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yes, no := true, false
+	for _, tc := range []struct {
+		p    task.ListParams
+		want []string
+	}{
+		{task.ListParams{Rejected: &yes}, []string{"r2", "r1"}},
+		{task.ListParams{Rejected: &no, States: []task.State{task.StateFailed}}, []string{"f1"}},
+		{task.ListParams{Rejected: &no}, []string{"q1", "f1"}},
+		{task.ListParams{Rejected: &yes, PageSize: 1}, []string{"r2"}},
+	} {
+		page, err := b.s.ListTasks(b.ctx, tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tk := range page.Tasks {
+			got = append(got, tk.ID)
+		}
+		wantTotal := 2
+		if tc.p.States != nil {
+			wantTotal = 1
+		}
+		if !slices.Equal(got, tc.want) || page.TotalSize != wantTotal {
+			t.Errorf("ListTasks(rejected=%v states=%v size=%d) = %v total %d; want %v total %d", *tc.p.Rejected, tc.p.States, tc.p.PageSize, got, page.TotalSize, tc.want, wantTotal)
+		}
 	}
 }

@@ -1,0 +1,50 @@
+package task
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// SetPushConfig stores (or replaces) a push config of an existing task; the
+// audit entry (which never holds the token or credentials) commits with it.
+func (c *Coordinator) SetPushConfig(ctx context.Context, cfg PushConfig, actor string) error {
+	if cfg.TaskID == "" || cfg.ID == "" || cfg.URL == "" {
+		return Errorf(CodeInvalidArgument, "push config needs a task id, an id and a url")
+	}
+	cfg.CreatedAt = c.now()
+	if err := c.store.PutPushConfig(ctx, cfg, []AuditInput{pushAudit("set", cfg, actor)}); err != nil {
+		return c.notFound(cfg.TaskID, err)
+	}
+	return nil
+}
+
+// PushConfig returns one push config of a task.
+func (c *Coordinator) PushConfig(ctx context.Context, taskID, id string) (*PushConfig, error) {
+	cfg, err := c.store.GetPushConfig(ctx, taskID, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, &Error{Code: CodeNotFound, Message: fmt.Sprintf("task %s has no push config %q", taskID, id), Err: err}
+	}
+	return cfg, err
+}
+
+// PushConfigs returns a task's push configs.
+func (c *Coordinator) PushConfigs(ctx context.Context, taskID string) ([]PushConfig, error) {
+	return c.store.ListPushConfigs(ctx, taskID)
+}
+
+// DeletePushConfig deletes a push config; the audit entry commits with it.
+// Deleting one that does not exist is a CodeNotFound error.
+func (c *Coordinator) DeletePushConfig(ctx context.Context, taskID, id, actor string) error {
+	err := c.store.DeletePushConfig(ctx, taskID, id, []AuditInput{pushAudit("delete", PushConfig{TaskID: taskID, ID: id}, actor)})
+	if errors.Is(err, ErrNotFound) {
+		return &Error{Code: CodeNotFound, Message: fmt.Sprintf("task %s has no push config %q", taskID, id), Err: err}
+	}
+	return err
+}
+
+func pushAudit(op string, cfg PushConfig, actor string) AuditInput {
+	data, _ := json.Marshal(map[string]string{"op": op, "id": cfg.ID, "url": cfg.URL})
+	return AuditInput{Kind: AuditPushConfig, TaskID: cfg.TaskID, Actor: actor, Data: data}
+}
