@@ -94,12 +94,13 @@ func Listen(addr string) Option {
 	})
 }
 
-// Listener serves on an existing listener (its address becomes the base URL).
+// Listener serves on an existing listener, which Serve closes when it
+// returns. Its address becomes the listen address and, as with Listen, the
+// base URL unless one was set.
 func Listener(ln net.Listener) Option {
 	return optionFunc(func(s *settings) {
+		Listen(ln.Addr().String()).apply(s)
 		s.ln = ln
-		s.cfg.Listen = ln.Addr().String()
-		s.cfg.BaseURL = "http://" + ln.Addr().String()
 	})
 }
 
@@ -121,14 +122,22 @@ func build(opts []Option) *settings {
 	for _, o := range opts {
 		o.apply(s)
 	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
 	return s
 }
 
 // Serve serves the given agents until ctx ends, then drains for up to 30s.
 func Serve(ctx context.Context, opts ...Option) error {
 	s := build(opts)
-	srv, err := server.New(ctx, s.cfg, ".", s.extra, s.logger)
+	// An empty base directory resolves relative paths in a Config loaded
+	// from a file against that file's directory, as the command line does.
+	srv, err := server.New(ctx, s.cfg, "", s.extra, s.logger)
 	if err != nil {
+		if s.ln != nil {
+			_ = s.ln.Close()
+		}
 		return err
 	}
 	if s.ln != nil {
@@ -137,12 +146,20 @@ func Serve(ctx context.Context, opts ...Option) error {
 	return srv.Serve(ctx, 30*time.Second)
 }
 
-// Handler returns pactum as an http.Handler to mount in an existing server
-// (strip no prefix: card URLs are built from the base URL). Task execution
-// runs until ctx ends; then the store is closed.
+// Handler returns pactum as an http.Handler to mount in an existing server.
+// Agent cards advertise the scheme and host each card request came to,
+// under /agents/{name}; when pactum is mounted under a path prefix (with
+// http.StripPrefix), or behind a proxy, set BaseURL to the public URL that
+// prefix is reached at. Task execution runs until ctx ends; then the store
+// is closed.
 func Handler(ctx context.Context, opts ...Option) (http.Handler, error) {
 	s := build(opts)
-	srv, err := server.New(ctx, s.cfg, ".", s.extra, s.logger)
+	if s.cfg.BaseURL == config.DefaultBaseURL(s.cfg.Listen) {
+		// Nothing listens on the default listen address: a handler is
+		// reached wherever its server is.
+		s.cfg.BaseURL = ""
+	}
+	srv, err := server.New(ctx, s.cfg, "", s.extra, s.logger)
 	if err != nil {
 		return nil, err
 	}
