@@ -147,8 +147,9 @@ type Coordinator struct {
 	running  map[string]context.CancelFunc
 	started  bool
 	stopped  bool
-	runCtx   context.Context // workers' parent context, set by Start
-	stop     context.CancelFunc
+	runCtx   context.Context    // attempts' parent context, set by Start
+	stopWork context.CancelFunc // cancels runCtx: the drain is over
+	stop     context.CancelFunc // stops the dispatcher and the reaper
 	loops    sync.WaitGroup
 	inflight sync.WaitGroup
 }
@@ -769,6 +770,9 @@ func (c *Coordinator) transition(ctx context.Context, t *Task, p TransitionParam
 		return nil, fmt.Errorf("task %s %s → %s: %w", p.TaskID, p.From, p.To, err)
 	}
 	c.observe(t.Agent, p.From, p.To)
+	if p.To == StateQueued {
+		c.kickAt(p.RunAfter)
+	}
 	if t.complete {
 		// The caller holds the whole task (history and artifacts as
 		// stored), so subscribers get it complete and need not read it.
@@ -866,8 +870,11 @@ func (c *Coordinator) Start(ctx context.Context) error {
 		return errors.New("task: coordinator already started")
 	}
 	c.started = true
-	ctx, c.stop = context.WithCancel(context.WithoutCancel(ctx))
-	c.runCtx = ctx
+	base := context.WithoutCancel(ctx)
+	// Attempts outlive the loops: Stop ends the loops at once and lets
+	// running attempts finish until its own deadline.
+	c.runCtx, c.stopWork = context.WithCancel(base)
+	ctx, c.stop = context.WithCancel(base)
 	c.loops.Add(2)
 	go c.dispatchLoop(ctx)
 	go c.reapLoop(ctx)
@@ -891,16 +898,23 @@ func (c *Coordinator) Stop(ctx context.Context) error {
 	go func() { c.inflight.Wait(); close(done) }()
 	select {
 	case <-done:
+		c.stopWork()
 		return nil
 	case <-ctx.Done():
-		c.mu.Lock()
-		for _, cancel := range c.running {
-			cancel()
-		}
-		c.mu.Unlock()
+		c.stopWork()
 		<-done
 		return ctx.Err()
 	}
+}
+
+// kickAt wakes the dispatcher when a task queued for later becomes due, so
+// a retry's backoff is not rounded up to the next poll.
+func (c *Coordinator) kickAt(at time.Time) {
+	if d := time.Until(at); d > 0 {
+		time.AfterFunc(d, c.kick)
+		return
+	}
+	c.kick()
 }
 
 func (c *Coordinator) kick() {
@@ -960,7 +974,7 @@ func (c *Coordinator) claimAndRun(ctx context.Context) {
 		for _, t := range tasks {
 			c.observe(t.Agent, StateQueued, StateInProgress)
 			c.publishStatus(t)
-			c.launch(ctx, t)
+			c.launch(c.runCtx, t)
 		}
 		if len(tasks) < free {
 			return
@@ -1028,6 +1042,11 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 		if _, err := c.transition(wctx, t, p); err != nil {
 			if errors.Is(err, ErrStateConflict) {
 				log.Info("attempt result discarded: task moved on (canceled or lease lost)")
+				// Whoever moved it may be another process (pactum tasks
+				// cancel): tell this node's subscribers where it is now.
+				if cur, gerr := c.store.GetTask(wctx, t.ID, 0); gerr == nil {
+					c.publishStatus(cur)
+				}
 				return
 			}
 			log.Error("record attempt result", "err", err)

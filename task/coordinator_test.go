@@ -709,3 +709,116 @@ func TestFinalEventCarriesWholeTask(t *testing.T) {
 	}
 	t.Fatal("no final event")
 }
+
+func TestStopDrainsRunningAttempts(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{}, 1)
+	slow := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		started <- struct{}{}
+		select {
+		case <-time.After(300 * time.Millisecond):
+			return &task.Result{}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "slow", Runner: slow}}})
+	ctx := context.Background()
+	res, _ := b.coord.Submit(ctx, task.SubmitRequest{Envelope: envelope("slow", "a", "x")})
+	<-started
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := b.coord.Stop(sctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	got, _ := b.coord.Get(ctx, res.Task.ID, 0)
+	if got.State != task.StateSucceeded {
+		t.Fatalf("after a drained stop the task is %s, want succeeded", got.State)
+	}
+}
+
+func TestStopDeadlineLeavesLeaseToExpire(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{}, 1)
+	block := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "block", Runner: block}}})
+	ctx := context.Background()
+	res, _ := b.coord.Submit(ctx, task.SubmitRequest{Envelope: envelope("block", "a", "x")})
+	<-started
+	sctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := b.coord.Stop(sctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Stop: %v, want deadline exceeded", err)
+	}
+	got, _ := b.coord.Get(ctx, res.Task.ID, 0)
+	if got.State != task.StateInProgress || got.LeaseOwner == "" {
+		t.Fatalf("interrupted attempt left the task %s (lease %q); want in_progress with its lease", got.State, got.LeaseOwner)
+	}
+}
+
+// A retry's backoff wakes the dispatcher itself: with a poll interval of an
+// hour, only that wake-up can run the second attempt.
+func TestRetryBackoffWakesDispatcher(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	flaky := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		if calls.Add(1) == 1 {
+			return nil, errors.New("transient")
+		}
+		return &task.Result{}, nil
+	})
+	b := setup(t, task.Options{
+		Agents:       []task.AgentSpec{{Name: "flaky", Runner: flaky, Retry: task.RetryPolicy{MaxAttempts: 2, InitialBackoff: 20 * time.Millisecond}}},
+		PollInterval: time.Hour,
+	})
+	res, _ := b.coord.Submit(context.Background(), task.SubmitRequest{Envelope: envelope("flaky", "a", "x")})
+	if got := wait(t, b, res.Task.ID); got.State != task.StateSucceeded || got.Attempt != 2 {
+		t.Fatalf("%s attempt %d", got.State, got.Attempt)
+	}
+}
+
+// A task canceled by another process (pactum tasks cancel) is noticed by
+// the worker's lease renewal, and this node's subscribers hear of it.
+func TestCancelFromAnotherProcessReachesSubscribers(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{}, 1)
+	block := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "block", Runner: block}}, LeaseFor: 300 * time.Millisecond})
+	ctx := context.Background()
+	res, _ := b.coord.Submit(ctx, task.SubmitRequest{Envelope: envelope("block", "a", "x")})
+	<-started
+	_, ch, cancel, err := b.coord.Subscribe(ctx, res.Task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+	other, err := task.NewCoordinator(task.Options{Store: b.store, Node: "cli"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Cancel(ctx, res.Task.ID, "from the command line"); err != nil {
+		t.Fatal(err)
+	}
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-ch:
+			if ev.Final {
+				if ev.State != task.StateCanceled {
+					t.Fatalf("final event %s", ev.State)
+				}
+				return
+			}
+		case <-timeout:
+			t.Fatal("the subscriber never heard of the cancel")
+		}
+	}
+}

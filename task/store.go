@@ -173,7 +173,7 @@ type ListParams struct {
 
 // TaskPage is one page of ListTasks.
 type TaskPage struct {
-	Tasks         []*Task
-	NextPageToken string
-	TotalSize     int
+	Tasks         []*Task `json:"tasks"`
+	NextPageToken string  `json:"nextPageToken,omitempty"`
+	TotalSize     int     `json:"totalSize"`
 }

@@ -126,6 +126,7 @@ type printer struct {
 	out      io.Writer
 	json     bool
 	streamed map[a2a.ArtifactID]bool
+	midLine  bool // streamed text not yet ended by a newline
 	final    a2a.TaskState
 	taskID   a2a.TaskID
 	reason   string
@@ -156,14 +157,18 @@ func (p *printer) event(ev a2a.Event) error {
 		}
 	case *a2a.TaskArtifactUpdateEvent:
 		p.streamed[v.Artifact.ID] = true
-		fmt.Fprint(p.out, partsString(v.Artifact.Parts))
-		if v.LastChunk {
+		text := partsString(v.Artifact.Parts)
+		fmt.Fprint(p.out, text)
+		p.midLine = p.midLine || text != ""
+		if v.LastChunk && p.midLine {
 			fmt.Fprintln(p.out)
+			p.midLine = false
 		}
 	case *a2a.TaskStatusUpdateEvent:
 		if v.Status.State.Terminal() || v.Status.State == a2a.TaskStateInputRequired {
-			if len(p.streamed) > 0 {
+			if p.midLine {
 				fmt.Fprintln(p.out)
+				p.midLine = false
 			}
 			msg := ""
 			if v.Status.Message != nil {

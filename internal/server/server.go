@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -42,6 +43,9 @@ type Server struct {
 	metrics *metrics.Metrics
 	agents  []agent.Agent
 	handler http.Handler
+
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // New builds a node from cfg. baseDir resolves relative paths in agent
@@ -187,18 +191,20 @@ func (s *Server) Start(ctx context.Context) error {
 // Stop drains running attempts until ctx ends, then closes runtimes and the
 // store. Stopping twice is safe.
 func (s *Server) Stop(ctx context.Context) error {
-	err := s.coord.Stop(ctx)
-	if perr := s.a2a.Stop(ctx); perr != nil && err == nil {
-		err = perr
-	}
-	s.closeAgents()
-	if s.store != nil {
+	s.stopOnce.Do(func() {
+		err := s.coord.Stop(ctx)
+		if perr := s.a2a.Stop(ctx); perr != nil && err == nil {
+			err = perr
+		}
+		s.closeAgents()
+		// The store stays referenced: a mounted Handler may still answer
+		// /readyz, which then reports the closed store as unavailable.
 		if cerr := s.store.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
-		s.store = nil
-	}
-	return err
+		s.stopErr = err
+	})
+	return s.stopErr
 }
 
 func (s *Server) closeAgents() {
