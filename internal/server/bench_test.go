@@ -5,14 +5,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"iter"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/internal/server"
@@ -48,9 +53,45 @@ func startServer(tb testing.TB, yaml string) string {
 // BenchmarkSendMessage measures blocking A2A SendMessage round trips
 // (JSON-RPC over HTTP, A2A-Version 1.0) to the echo agent on the SQLite
 // store: every request is a durable task with its records and audit
-// entries. Run: go test -run x -bench SendMessage -benchtime 20000x ./internal/server
+// entries. Run: go test -run x -bench SendMessage -benchtime 6000x ./internal/server
 func BenchmarkSendMessage(b *testing.B) {
 	base := startServer(b, "workers: 64\nlog: {level: error}\nagents:\n  - name: echo\n    type: echo\n")
+	benchSend(b, base+"/agents/echo")
+}
+
+// BenchmarkSendMessageA2AGoInMemory is the baseline: a2a-go's own default
+// request handler with its in-memory task store and an echo executor that
+// creates a task, adds the artifact and completes it — the same answer as
+// pactum's echo, with no durability. Same client, same machine.
+func BenchmarkSendMessageA2AGoInMemory(b *testing.B) {
+	srv := httptest.NewServer(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(memEcho{})))
+	b.Cleanup(srv.Close)
+	benchSend(b, srv.URL)
+}
+
+type memEcho struct{}
+
+func (memEcho) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+			return
+		}
+		if !yield(a2a.NewArtifactEvent(ec, ec.Message.Parts...), nil) {
+			return
+		}
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCompleted, a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, ec.Message.Parts...)), nil)
+	}
+}
+
+func (memEcho) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
+
+// benchSend runs b.N blocking SendMessage calls against url from 1 and 32
+// concurrent clients and reports req/s, p50 and p99.
+func benchSend(b *testing.B, url string) {
 	for _, clients := range []int{1, 32} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
@@ -74,7 +115,7 @@ func BenchmarkSendMessage(b *testing.B) {
 					for range n {
 						id := seq.Add(1)
 						body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"SendMessage","params":{"message":{"messageId":"bench-%d-%d","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`, id, time.Now().UnixNano(), id)
-						req, _ := http.NewRequest(http.MethodPost, base+"/agents/echo", bytes.NewBufferString(body))
+						req, _ := http.NewRequest(http.MethodPost, url, bytes.NewBufferString(body))
 						req.Header.Set("Content-Type", "application/json")
 						req.Header.Set("A2A-Version", "1.0")
 						t0 := time.Now()
