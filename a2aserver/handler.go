@@ -470,6 +470,9 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 // GetExtendedAgentCard implements a2asrv.RequestHandler. pactum publishes
 // no extended card; the public card is complete.
 func (h *Handler) GetExtendedAgentCard(ctx context.Context, req *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
-	return nil, a2a.NewError(a2a.ErrExtendedCardNotConfigured,
-		"no extended agent card is configured: the public card at /.well-known/agent-card.json is complete (capabilities.extendedAgentCard is false)")
+	// The cards do not declare capabilities.extendedAgentCard; for that case
+	// the specification asks for UnsupportedOperation (as a2a-go's own
+	// handler answers), not ExtendedAgentCardNotConfigured.
+	return nil, a2a.NewError(a2a.ErrUnsupportedOperation,
+		"this agent has no extended agent card (capabilities.extendedAgentCard is false): the public card at /.well-known/agent-card.json is complete")
 }

@@ -271,7 +271,9 @@ func TestJSONRPCErrors(t *testing.T) {
 		{"unknown status", `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"status":"TASK_STATE_SLEEPING"}}`, -32602},
 		{"task not found", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"no-such-task"}}`, -32001},
 		{"not cancelable", `{"jsonrpc":"2.0","id":1,"method":"CancelTask","params":{"id":"` + string(done.ID) + `"}}`, -32002},
-		{"extended card", `{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard","params":{}}`, -32007},
+		{"extended card", `{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard","params":{}}`, -32004},
+		// params may be omitted (JSON-RPC 2.0 §4.2): not a parse error.
+		{"extended card without params", `{"jsonrpc":"2.0","id":1,"method":"GetExtendedAgentCard"}`, -32004},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := b.post("/", "1.0", tc.body)
@@ -287,7 +289,7 @@ func TestJSONRPCErrors(t *testing.T) {
 		t.Fatalf("anonymous ListTasks = %s, want the one task", r.body)
 	}
 	// HTTP+JSON carries the same errors as HTTP statuses.
-	if r := b.do(http.MethodGet, "/extendedAgentCard", "1.0", nil); r.status != http.StatusBadRequest || restReason(t, r) != "EXTENDED_AGENT_CARD_NOT_CONFIGURED" {
+	if r := b.do(http.MethodGet, "/extendedAgentCard", "1.0", nil); r.status != http.StatusBadRequest || restReason(t, r) != "UNSUPPORTED_OPERATION" {
 		t.Fatalf("REST extended card: %d %s", r.status, r.body)
 	}
 	if r := b.do(http.MethodPost, "/tasks/"+string(done.ID)+":cancel", "1.0", nil); r.status != http.StatusBadRequest || restReason(t, r) != "TASK_NOT_CANCELABLE" {

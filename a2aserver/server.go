@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -286,6 +287,12 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint
 			writeRPCError(w, http.StatusOK, rpcID(body), hint)
 			return
 		}
+		if withParams, changed := defaultParams(body); changed {
+			// JSON-RPC 2.0 lets a request omit params; a2a-go's handler
+			// would report that as a parse error (-32700).
+			r.Body = io.NopCloser(bytes.NewReader(withParams))
+			r.ContentLength = int64(len(withParams))
+		}
 		if version == a2a.Version {
 			ep.v1RPC.ServeHTTP(w, r)
 		} else {
@@ -443,4 +450,25 @@ func restRoutes(h http.Handler, prefix string) http.Handler {
 		writeRESTError(w, http.StatusNotFound, "NOT_FOUND", a2a.ErrMethodNotFound, msg)
 	})
 	return mux
+}
+
+// defaultParams adds "params": {} to a JSON-RPC request object that has a
+// method but no params member, and reports whether it did.
+func defaultParams(body []byte) ([]byte, bool) {
+	var req map[string]json.RawMessage
+	if json.Unmarshal(body, &req) != nil {
+		return body, false
+	}
+	if _, ok := req["method"]; !ok {
+		return body, false
+	}
+	if _, ok := req["params"]; ok {
+		return body, false
+	}
+	req["params"] = json.RawMessage(`{}`)
+	out, err := json.Marshal(req)
+	if err != nil {
+		return body, false
+	}
+	return out, true
 }
