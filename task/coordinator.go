@@ -985,6 +985,7 @@ func (c *Coordinator) claimAndRun(ctx context.Context) {
 func (c *Coordinator) reapLoop(ctx context.Context) {
 	defer c.loops.Done()
 	every := min(c.leaseFor/2, time.Second)
+	lastPurge := time.Now().Add(-purgeEvery) // purge once at start
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
@@ -994,8 +995,19 @@ func (c *Coordinator) reapLoop(ctx context.Context) {
 		case <-tick.C:
 		}
 		c.ReapExpired(ctx)
+		if time.Since(lastPurge) >= purgeEvery {
+			lastPurge = time.Now()
+			if n, err := c.store.PurgeIdempotencyKeys(ctx, c.now()); err != nil && ctx.Err() == nil {
+				c.log.Warn("purge expired idempotency keys", "err", err)
+			} else if n > 0 {
+				c.log.Debug("purged expired idempotency keys", "count", n)
+			}
+		}
 	}
 }
+
+// purgeEvery is how often expired idempotency keys are deleted.
+const purgeEvery = time.Minute
 
 // ReapExpired requeues (or dead-letters, when attempts are spent) tasks whose
 // lease ended: their worker crashed or was cut off.

@@ -53,6 +53,10 @@ type Store interface {
 	// Records returns a task's execution record in sequence order.
 	Records(ctx context.Context, taskID string) ([]Record, error)
 
+	// PurgeIdempotencyKeys forgets (actor, key) pairs that expired before
+	// the given time and returns how many it removed. Tasks stay.
+	PurgeIdempotencyKeys(ctx context.Context, before time.Time) (int, error)
+
 	// AppendAudit seals and appends entries that belong to no transition.
 	AppendAudit(ctx context.Context, entries []AuditInput) error
 	// AuditEntries returns sealed entries with Seq > after, at most limit.

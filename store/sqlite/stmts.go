@@ -37,6 +37,7 @@ type stmts struct {
 	artifacts      *sql.Stmt
 	idemGet        *sql.Stmt
 	idemPut        *sql.Stmt
+	idemPurge      *sql.Stmt
 	claimNext      *sql.Stmt
 	claimOne       *sql.Stmt
 	renewLease     *sql.Stmt
@@ -96,6 +97,7 @@ func (s *stmts) list(write bool) []struct {
 			VALUES (?1, ?2, (SELECT coalesce(max(position), 0) + 1 FROM task_artifacts WHERE task_id = ?1), ?3)
 			ON CONFLICT (task_id, artifact_id) DO UPDATE SET artifact = excluded.artifact`},
 		{&s.idemGet, `SELECT task_id, expires_at FROM idempotency_keys WHERE actor = ? AND key = ?`},
+		{&s.idemPurge, `DELETE FROM idempotency_keys WHERE expires_at <= ?`},
 		{&s.idemPut, `INSERT INTO idempotency_keys (actor, key, task_id, expires_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (actor, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at`},
 		{&s.claimNext, `SELECT ` + taskCols + ` FROM tasks

@@ -823,3 +823,21 @@ func cloneMessages(ms []task.Message) []task.Message {
 	}
 	return append([]task.Message(nil), ms...)
 }
+
+// PurgeIdempotencyKeys implements task.Store: keys whose expiry is at or
+// before before are deleted (a key is no longer live from its expiry on).
+func (s *Store) PurgeIdempotencyKeys(ctx context.Context, before time.Time) (int, error) {
+	var n int64
+	err := s.inWriteTx(ctx, func(x *txn) error {
+		res, err := x.stmt(x.st.idemPurge).ExecContext(x.ctx, norm(before).UnixMicro())
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: purge idempotency keys: %w", err)
+	}
+	return int(n), nil
+}

@@ -60,6 +60,7 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		{"Idempotency/Concurrent", testIdempotencyConcurrent},
 		{"Idempotency/Expiry", testIdempotencyExpiry},
 		{"Idempotency/Scope", testIdempotencyScope},
+		{"Idempotency/Purge", testIdempotencyPurge},
 		{"RenewLease", testRenewLease},
 		{"ExpiredLeases", testExpiredLeases},
 		{"NextRunAfter", testNextRunAfter},
@@ -1649,5 +1650,30 @@ func testListRejected(t *testing.T, b *bundle) {
 		if !slices.Equal(got, tc.want) || page.TotalSize != wantTotal {
 			t.Errorf("ListTasks(rejected=%v states=%v size=%d) = %v total %d; want %v total %d", *tc.p.Rejected, tc.p.States, tc.p.PageSize, got, page.TotalSize, tc.want, wantTotal)
 		}
+	}
+}
+
+// testIdempotencyPurge: purging forgets expired keys only; the tasks stay,
+// and a key that is still live keeps deduplicating.
+func testIdempotencyPurge(t *testing.T, b *bundle) {
+	for i, id := range []string{"p1", "p2"} {
+		in := newTask(spec{id: id, key: "k-" + id})
+		ttl := time.Minute * time.Duration(i+1) // p1 expires at t0+1m, p2 at t0+2m
+		if _, err := b.s.CreateTask(b.ctx, task.CreateParams{Task: in, Steps: steps(task.StateValidated), Now: t0, IdempotencyTTL: ttl}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := b.s.PurgeIdempotencyKeys(b.ctx, at(90*time.Second))
+	if err != nil || n != 1 {
+		t.Fatalf("PurgeIdempotencyKeys = %d, %v; want 1", n, err)
+	}
+	if got := b.get("p1"); got.ID != "p1" {
+		t.Fatalf("purging a key removed its task")
+	}
+	// p2's key is live: a duplicate is still refused.
+	_, err = b.s.CreateTask(b.ctx, task.CreateParams{Task: newTask(spec{id: "p3", key: "k-p2"}), Steps: steps(task.StateValidated), Now: at(100 * time.Second), IdempotencyTTL: time.Minute})
+	wantErr(t, "duplicate of a live key after a purge", err, task.ErrDuplicate)
+	if n, err := b.s.PurgeIdempotencyKeys(b.ctx, at(90*time.Second)); err != nil || n != 0 {
+		t.Fatalf("second purge = %d, %v; want 0", n, err)
 	}
 }
