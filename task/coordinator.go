@@ -637,15 +637,17 @@ func (c *Coordinator) Retry(ctx context.Context, id string) (*Task, error) {
 	if t.State != StateFailed && t.State != StateDeadLetter {
 		return t, Errorf(CodeNotRetryable, "task %s is %s; only failed or dead_letter tasks can be retried", id, t.State)
 	}
-	nt, err := c.transition(ctx, t, TransitionParams{TaskID: id, From: t.State, To: StateQueued, Reason: "manual retry", RunAfter: c.now()})
-	if err != nil {
-		if errors.Is(err, ErrStateConflict) {
-			return nil, Errorf(CodeConflict, "task %s changed state meanwhile; look again", id)
-		}
-		return nil, err
+	return c.requeue(ctx, t, TransitionParams{From: t.State, Reason: "manual retry"})
+}
+
+// requeue moves t back to queued on a caller's request (retry, answer).
+func (c *Coordinator) requeue(ctx context.Context, t *Task, p TransitionParams) (*Task, error) {
+	p.TaskID, p.To, p.RunAfter = t.ID, StateQueued, c.now()
+	nt, err := c.transition(ctx, t, p)
+	if errors.Is(err, ErrStateConflict) {
+		return nil, Errorf(CodeConflict, "task %s changed state meanwhile; look again", t.ID)
 	}
-	c.kick()
-	return nt, nil
+	return nt, err
 }
 
 // Continue delivers the caller's answer to a task waiting in
@@ -673,15 +675,7 @@ func (c *Coordinator) Continue(ctx context.Context, id string, msg Message) (*Ta
 	if msg.Role == "" {
 		msg.Role = RoleUser
 	}
-	nt, err := c.transition(ctx, t, TransitionParams{TaskID: id, From: StateInputRequired, To: StateQueued, Reason: "input received", Messages: []Message{msg}, RunAfter: c.now()})
-	if err != nil {
-		if errors.Is(err, ErrStateConflict) {
-			return nil, Errorf(CodeConflict, "task %s changed state meanwhile; look again", id)
-		}
-		return nil, err
-	}
-	c.kick()
-	return nt, nil
+	return c.requeue(ctx, t, TransitionParams{From: StateInputRequired, Reason: "input received", Messages: []Message{msg}})
 }
 
 // Subscribe returns the task's stored state and a channel of the events that
