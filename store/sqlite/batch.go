@@ -122,13 +122,13 @@ func (s *Store) runBatch(batch []*writeReq) {
 			head = *x
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+		if _, err := tx.StmtContext(ctx, s.w.savepoint).ExecContext(ctx); err != nil {
 			errs[i] = fmt.Errorf("savepoint: %w", err)
 			continue
 		}
 		ferr := r.fn(x)
 		if ferr != nil {
-			if _, err := tx.ExecContext(ctx, "ROLLBACK TO w"); err != nil {
+			if _, err := tx.StmtContext(ctx, s.w.rollbackTo).ExecContext(ctx); err != nil {
 				// The transaction is unusable; fail everything.
 				answer(fmt.Errorf("roll back to savepoint after %v: %w", ferr, err))
 				return
@@ -142,7 +142,7 @@ func (s *Store) runBatch(batch []*writeReq) {
 		} else {
 			head = *x
 		}
-		if _, err := tx.ExecContext(ctx, "RELEASE w"); err != nil {
+		if _, err := tx.StmtContext(ctx, s.w.release).ExecContext(ctx); err != nil {
 			answer(fmt.Errorf("release savepoint: %w", err))
 			return
 		}

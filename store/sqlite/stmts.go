@@ -16,11 +16,12 @@ const taskCols = `id, context_id, agent, envelope, payload_hash, state, attempt,
 // prepares a statement again on each further connection of the pool that
 // runs it; the write pool has one connection, kept open.
 type stmts struct {
-	taskByID     *sql.Stmt
-	taskExists   *sql.Stmt
-	insertTask   *sql.Stmt
-	updateTask   *sql.Stmt
-	insertRecord *sql.Stmt
+	taskByID      *sql.Stmt
+	taskForUpdate *sql.Stmt
+	taskExists    *sql.Stmt
+	insertTask    *sql.Stmt
+	updateTask    *sql.Stmt
+	insertRecord  *sql.Stmt
 	// insertRecordsN[n] and insertAuditN[n] insert n rows in one statement
 	// (2 ≤ n < multiRows): a submission writes several of each.
 	insertRecordsN [multiRows]*sql.Stmt
@@ -38,6 +39,9 @@ type stmts struct {
 	idemGet        *sql.Stmt
 	idemPut        *sql.Stmt
 	idemPurge      *sql.Stmt
+	savepoint      *sql.Stmt
+	rollbackTo     *sql.Stmt
+	release        *sql.Stmt
 	claimNext      *sql.Stmt
 	claimOne       *sql.Stmt
 	renewLease     *sql.Stmt
@@ -59,6 +63,7 @@ func (s *stmts) list(write bool) []struct {
 	}
 	reads := []def{
 		{&s.taskByID, `SELECT ` + taskCols + ` FROM tasks WHERE id = ?`},
+		{&s.taskForUpdate, `SELECT ` + taskCols + `, actor FROM tasks WHERE id = ?`},
 		{&s.taskExists, `SELECT 1 FROM tasks WHERE id = ?`},
 		{&s.records, `SELECT task_id, seq, from_state, to_state, at, attempt, node, reason, error_code, policy_version
 			FROM task_records WHERE task_id = ? ORDER BY seq`},
@@ -98,6 +103,9 @@ func (s *stmts) list(write bool) []struct {
 			ON CONFLICT (task_id, artifact_id) DO UPDATE SET artifact = excluded.artifact`},
 		{&s.idemGet, `SELECT task_id, expires_at FROM idempotency_keys WHERE actor = ? AND key = ?`},
 		{&s.idemPurge, `DELETE FROM idempotency_keys WHERE expires_at <= ?`},
+		{&s.savepoint, `SAVEPOINT w`},
+		{&s.rollbackTo, `ROLLBACK TO w`},
+		{&s.release, `RELEASE w`},
 		{&s.idemPut, `INSERT INTO idempotency_keys (actor, key, task_id, expires_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (actor, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at`},
 		{&s.claimNext, `SELECT ` + taskCols + ` FROM tasks

@@ -162,10 +162,15 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: transition task %q: encode artifacts: %w", p.TaskID, err)
 	}
+	status, err := statusJSON(&task.Task{ID: p.TaskID, StatusMessage: p.StatusMessage})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: transition task %q: %w", p.TaskID, err)
+	}
 	var t *task.Task
+	var env []byte
 	err = s.inWriteTx(ctx, func(x *txn) error {
 		var err error
-		if t, err = x.task(p.TaskID); err != nil {
+		if t, env, err = x.taskForUpdate(p.TaskID); err != nil {
 			return err
 		}
 		switch {
@@ -187,7 +192,7 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		var w writes
 		w.audit = append(w.audit, p.Audit...)
 		w.add(t, rec)
-		if err := x.update(t); err != nil {
+		if err := x.updateWith(t, status); err != nil {
 			return err
 		}
 		if err := x.flush(&w, now); err != nil {
@@ -213,6 +218,10 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: transition task %q %s → %s: %w", p.TaskID, p.From, p.To, err)
+	}
+	// Decoded here, outside the single writer.
+	if err := json.Unmarshal(env, &t.Envelope); err != nil {
+		return nil, fmt.Errorf("sqlite: transition task %q: decode envelope: %w", p.TaskID, err)
 	}
 	return t, nil
 }
@@ -561,6 +570,35 @@ func (x *txn) task(id string) (*task.Task, error) {
 	return t, nil
 }
 
+// taskForUpdate loads a task's row for a transition, leaving the envelope
+// undecoded (returned raw; only its actor is set) and the status message
+// unread, both of which the transition replaces or does not need: JSON
+// decoding stays out of the single writer.
+func (x *txn) taskForUpdate(id string) (*task.Task, []byte, error) {
+	var (
+		t                  task.Task
+		env                []byte
+		state, code        string
+		runAfter, leaseExp sql.NullInt64
+		status             sql.NullString
+		rejected           bool
+		created, updated   int64
+	)
+	err := x.stmt(x.st.taskForUpdate).QueryRowContext(x.ctx, id).Scan(&t.ID, &t.ContextID, &t.Agent, &env,
+		&t.PayloadHash, &state, &t.Attempt, &t.MaxAttempts, &runAfter, &t.LeaseOwner, &leaseExp, &code,
+		&t.Reason, &rejected, &status, &t.Seq, &created, &updated, &t.Envelope.Actor)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, fmt.Errorf("task %q: %w", id, task.ErrNotFound)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("load task %q: %w", id, err)
+	}
+	t.State, t.ErrorCode, t.Rejected = task.State(state), task.Code(code), rejected
+	t.RunAfter, t.LeaseExpires = fromNull(runAfter), fromNull(leaseExp)
+	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return &t, env, nil
+}
+
 // fullTask loads a task with its artifacts and history (n < 0: all).
 func (x *txn) fullTask(id string, n int) (*task.Task, error) {
 	t, err := x.task(id)
@@ -619,6 +657,11 @@ func (x *txn) update(t *task.Task) error {
 	if err != nil {
 		return err
 	}
+	return x.updateWith(t, status)
+}
+
+// updateWith is update with the status message already encoded.
+func (x *txn) updateWith(t *task.Task, status any) error {
 	if _, err := x.stmt(x.st.updateTask).ExecContext(x.ctx, string(t.State), t.Attempt, nullMicros(t.RunAfter),
 		t.LeaseOwner, nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status,
 		t.Seq, t.UpdatedAt.UnixMicro(), t.ID); err != nil {
