@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -67,6 +68,18 @@ func BenchmarkSendMessageA2AGoInMemory(b *testing.B) {
 	srv := httptest.NewServer(a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(memEcho{})))
 	b.Cleanup(srv.Close)
 	benchSend(b, srv.URL)
+}
+
+// BenchmarkSendMessageExternal runs the same client against any A2A
+// JSON-RPC endpoint named by PACTUM_BENCH_URL, e.g. another SDK's echo
+// server, so baselines are measured with this harness too (see
+// docs/benchmarks.md). Without the variable there is nothing to measure.
+func BenchmarkSendMessageExternal(b *testing.B) {
+	url := os.Getenv("PACTUM_BENCH_URL")
+	if url == "" {
+		b.Skip("set PACTUM_BENCH_URL to an A2A JSON-RPC endpoint")
+	}
+	benchSend(b, url)
 }
 
 type memEcho struct{}
