@@ -46,7 +46,8 @@ type Store interface {
 	NextRunAfter(ctx context.Context) (time.Time, error)
 
 	// GetTask returns a task with its history and artifacts; historyLength
-	// < 0 means all messages, otherwise the newest historyLength.
+	// < 0 means all messages (and the task is marked complete), otherwise
+	// the newest historyLength.
 	GetTask(ctx context.Context, id string, historyLength int) (*Task, error)
 	// ListTasks lists tasks newest first, filtered, with an opaque page token.
 	ListTasks(ctx context.Context, p ListParams) (*TaskPage, error)
