@@ -30,8 +30,8 @@ type stmts struct {
 	auditHead      *sql.Stmt
 	insertAudit    *sql.Stmt
 	auditAfter     *sql.Stmt
-	lastMessageSeq *sql.Stmt
 	insertMessage  *sql.Stmt
+	appendMessage  *sql.Stmt
 	historyAll     *sql.Stmt
 	historyLast    *sql.Stmt
 	upsertArtifact *sql.Stmt
@@ -96,8 +96,9 @@ func (s *stmts) list(write bool) []struct {
 		{&s.auditHead, `SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1`},
 		{&s.insertAudit, `INSERT INTO audit_log (seq, at, kind, task_id, actor, data, prev_hash, hash)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
-		{&s.lastMessageSeq, `SELECT coalesce(max(seq), 0) FROM task_messages WHERE task_id = ?`},
 		{&s.insertMessage, `INSERT INTO task_messages (task_id, seq, message) VALUES (?, ?, ?)`},
+		{&s.appendMessage, `INSERT INTO task_messages (task_id, seq, message)
+			SELECT ?1, coalesce(max(seq), 0) + 1, ?2 FROM task_messages WHERE task_id = ?1`},
 		{&s.upsertArtifact, `INSERT INTO task_artifacts (task_id, artifact_id, position, artifact)
 			VALUES (?1, ?2, (SELECT coalesce(max(position), 0) + 1 FROM task_artifacts WHERE task_id = ?1), ?3)
 			ON CONFLICT (task_id, artifact_id) DO UPDATE SET artifact = excluded.artifact`},
@@ -106,8 +107,12 @@ func (s *stmts) list(write bool) []struct {
 		{&s.savepoint, `SAVEPOINT w`},
 		{&s.rollbackTo, `ROLLBACK TO w`},
 		{&s.release, `RELEASE w`},
+		// Takes the key unless a live one holds it: an expired key (expiry
+		// at or before the last parameter, now) is replaced; a live one
+		// leaves the statement with no row changed.
 		{&s.idemPut, `INSERT INTO idempotency_keys (actor, key, task_id, expires_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT (actor, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at`},
+			ON CONFLICT (actor, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at
+			WHERE idempotency_keys.expires_at <= ?`},
 		{&s.claimNext, `SELECT ` + taskCols + ` FROM tasks
 			WHERE state = 'queued' AND (run_after IS NULL OR run_after <= ?)
 			ORDER BY created_at, id LIMIT ?`},

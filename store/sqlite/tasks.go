@@ -94,21 +94,6 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 
 	var dup *task.Task
 	err = s.inWriteTx(ctx, func(x *txn) error {
-		if idem {
-			var owner string
-			var expires int64
-			switch err := x.stmt(x.st.idemGet).QueryRowContext(x.ctx, actor, key).Scan(&owner, &expires); {
-			case err == nil && expires > now.UnixMicro():
-				d, err := x.fullTask(owner, -1)
-				if err != nil {
-					return fmt.Errorf("load task %q named by idempotency key: %w", owner, err)
-				}
-				dup = d
-				return errRollback
-			case err != nil && !errors.Is(err, sql.ErrNoRows):
-				return fmt.Errorf("read idempotency key: %w", err)
-			}
-		}
 		if _, err := x.stmt(x.st.insertTask).ExecContext(x.ctx, t.ID, t.ContextID, t.Agent, actor, string(env),
 			t.PayloadHash, string(t.State), t.Attempt, t.MaxAttempts, nullMicros(t.RunAfter), t.LeaseOwner,
 			nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, nil,
@@ -119,8 +104,27 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 			return fmt.Errorf("insert task: %w", err)
 		}
 		if idem {
-			if _, err := x.stmt(x.st.idemPut).ExecContext(x.ctx, actor, key, id, now.Add(p.IdempotencyTTL).UnixMicro()); err != nil {
+			// One statement in the common case: take the key, or learn
+			// that a live one holds it. Then the task inserted above is
+			// undone with everything else (errRollback).
+			res, err := x.stmt(x.st.idemPut).ExecContext(x.ctx, actor, key, id, now.Add(p.IdempotencyTTL).UnixMicro(), now.UnixMicro())
+			if err != nil {
 				return fmt.Errorf("store idempotency key: %w", err)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return fmt.Errorf("store idempotency key: %w", err)
+			} else if n == 0 {
+				var owner string
+				var expires int64
+				if err := x.stmt(x.st.idemGet).QueryRowContext(x.ctx, actor, key).Scan(&owner, &expires); err != nil {
+					return fmt.Errorf("read idempotency key: %w", err)
+				}
+				d, err := x.fullTask(owner, -1)
+				if err != nil {
+					return fmt.Errorf("load task %q named by idempotency key: %w", owner, err)
+				}
+				dup = d
+				return errRollback
 			}
 		}
 		for i, m := range history {
@@ -198,15 +202,9 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		if err := x.flush(&w, now); err != nil {
 			return err
 		}
-		if len(msgs) > 0 {
-			var last int
-			if err := x.stmt(x.st.lastMessageSeq).QueryRowContext(x.ctx, t.ID).Scan(&last); err != nil {
-				return fmt.Errorf("read history length: %w", err)
-			}
-			for i, m := range msgs {
-				if _, err := x.stmt(x.st.insertMessage).ExecContext(x.ctx, t.ID, last+i+1, m); err != nil {
-					return fmt.Errorf("append history: %w", err)
-				}
+		for _, m := range msgs {
+			if _, err := x.stmt(x.st.appendMessage).ExecContext(x.ctx, t.ID, m); err != nil {
+				return fmt.Errorf("append history: %w", err)
 			}
 		}
 		for i, a := range arts {
