@@ -830,30 +830,43 @@ func (c *Coordinator) SubmitAndWait(ctx context.Context, req SubmitRequest) (*Su
 		return res, nil
 	}
 	if !res.Duplicate {
-		for {
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case ev, ok := <-ch:
-				if !ok {
-					goto fallback
-				}
-				if !ev.Final {
-					continue
-				}
-				if ev.Complete {
-					res.Task = ev.Task
-					return res, nil
-				}
-				goto fallback
-			}
+		whole, err := finalEvent(ctx, ch)
+		if err != nil {
+			return nil, err
+		}
+		if whole != nil {
+			res.Task = whole
+			return res, nil
 		}
 	}
-fallback:
+	// A duplicate still running, a final event without the whole task, or
+	// a subscription that fell behind: read it.
 	if res.Task, err = c.Wait(ctx, t.ID); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// finalEvent waits for the final event on ch and returns its task when the
+// event carries it whole; nil when it does not or ch closed first.
+func finalEvent(ctx context.Context, ch <-chan Event) (*Task, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case ev, ok := <-ch:
+			if !ok {
+				return nil, nil
+			}
+			if !ev.Final {
+				continue
+			}
+			if ev.Complete {
+				return ev.Task, nil
+			}
+			return nil, nil
+		}
+	}
 }
 
 // Start runs the dispatcher and the lease reaper until Stop.
@@ -927,9 +940,14 @@ func (c *Coordinator) dispatchLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-c.wake:
+			// A kick is for work this node queued; its own backoffs wake it
+			// through kickAt, so the poll timer keeps running as it is.
+			c.claimAndRun(ctx)
+			continue
 		case <-timer.C:
 		}
 		c.claimAndRun(ctx)
+		// Poll: also catch tasks that other processes queued for later.
 		next := c.poll
 		if at, err := c.store.NextRunAfter(ctx); err == nil && !at.IsZero() {
 			if d := at.Sub(c.clock()); d < next {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strconv"
 	"time"
 )
 
@@ -225,18 +226,13 @@ func (e *AuditEntry) ComputeHash() string {
 		h.Write([]byte(s))
 	}
 	write(e.PrevHash)
-	write(itoa(e.Seq))
+	write(strconv.FormatInt(e.Seq, 10))
 	write(e.At.UTC().Format(time.RFC3339Nano))
 	write(string(e.Kind))
 	write(e.TaskID)
 	write(e.Actor)
 	write(string(e.Data))
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-func itoa(v int64) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // PushConfig is a caller's request to receive a task's events by webhook.
