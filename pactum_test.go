@@ -1,7 +1,6 @@
 package pactum_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/pactum/pactum"
 	"github.com/pactum/pactum/config"
+	"github.com/pactum/pactum/internal/syncbuf"
 	"github.com/pactum/pactum/store"
 	"github.com/pactum/pactum/task"
 )
@@ -494,7 +494,7 @@ func TestHandlerStopsWithContext(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), "pactum.db")
-			logs := &syncBuffer{}
+			logs := &syncbuf.Buffer{}
 			opts := []pactum.Option{greeter(), pactum.Store(tc.scheme + "://" + path)}
 			if tc.logger {
 				opts = append(opts, pactum.Logger(slog.New(slog.NewTextHandler(logs, nil))))
@@ -523,21 +523,4 @@ func TestHandlerStopsWithContext(t *testing.T) {
 			}
 		})
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pactum/pactum/internal/syncbuf"
 )
 
 // FuzzJSONRPC posts arbitrary bytes, under an arbitrary A2A-Version, to the
@@ -16,7 +18,7 @@ import (
 // with a JSON-RPC response (a result or an error), directly or as the
 // events of an SSE stream.
 func FuzzJSONRPC(f *testing.F) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	b := setup(f, func(c *setupConfig) {
 		c.opts.Logger = slogTo(&logs)
 		c.opts.MaxBodyBytes = 64 << 10

@@ -14,6 +14,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/pactum/pactum/a2aserver"
+	"github.com/pactum/pactum/internal/syncbuf"
 	"github.com/pactum/pactum/task"
 )
 
@@ -194,7 +195,7 @@ func TestPushInlineConfigFastAgent(t *testing.T) {
 
 func TestPushRefusedAtDelivery(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	b := setup(t, func(c *setupConfig) {
 		c.opts.Logger = slogTo(&logs)
 	})

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -16,6 +15,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
 	"github.com/pactum/pactum/a2aserver"
+	"github.com/pactum/pactum/internal/syncbuf"
 )
 
 // rawResponse is a decoded HTTP answer.
@@ -324,7 +324,7 @@ func TestJSONRPCErrors(t *testing.T) {
 
 func TestInternalErrorsAreShortAndLogged(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	b := setup(t, func(c *setupConfig) { c.opts.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 	ctx := testCtx(t)
 	c := b.client("echo", a2a.TransportProtocolJSONRPC)
@@ -348,24 +348,6 @@ func TestInternalErrorsAreShortAndLogged(t *testing.T) {
 	if !strings.Contains(logs.String(), "ref="+ref) || !strings.Contains(logs.String(), "disk on fire") {
 		t.Fatalf("log does not hold ref %s with the full error:\n%s", ref, logs.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestBodyLimit(t *testing.T) {

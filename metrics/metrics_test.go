@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/pactum/pactum/internal/syncbuf"
 	"github.com/pactum/pactum/metrics"
 	"github.com/pactum/pactum/store"
 	_ "github.com/pactum/pactum/store/sqlite"
@@ -33,7 +33,7 @@ type bundle struct {
 	store   task.Store
 	metrics *metrics.Metrics
 	coord   *task.Coordinator
-	logs    *syncBuffer
+	logs    *syncbuf.Buffer
 }
 
 func setup(t *testing.T, agents ...task.AgentSpec) *bundle {
@@ -43,7 +43,7 @@ func setup(t *testing.T, agents ...task.AgentSpec) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &bundle{store: st, logs: &syncBuffer{}}
+	b := &bundle{store: st, logs: &syncbuf.Buffer{}}
 	b.metrics = metrics.New(st, slog.New(slog.NewTextHandler(b.logs, nil)))
 	b.coord, err = task.NewCoordinator(task.Options{
 		Store: st, Agents: agents, Observer: b.metrics, PollInterval: 10 * time.Millisecond, Node: "metrics-test",
@@ -370,22 +370,4 @@ func TestObserver(t *testing.T) {
 			t.Errorf("largest finite bucket (le=%v) holds %d samples, want 1", last.GetUpperBound(), last.GetCumulativeCount())
 		}
 	}
-}
-
-// syncBuffer collects log output written from scrape goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

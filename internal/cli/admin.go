@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"log/slog"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -10,7 +9,6 @@ import (
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/audit"
 	"github.com/pactum/pactum/config"
-	"github.com/pactum/pactum/store"
 )
 
 func newAgentsCmd() *cobra.Command {
@@ -44,13 +42,9 @@ func newAuditCmd() *cobra.Command {
 	verify := &cobra.Command{
 		Use: "verify", Short: "Verify the audit chain; report the first edited, inserted or removed entry", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, _, err := cf.load()
+			st, err := openStore(cmd.Context(), &cf)
 			if err != nil {
 				return err
-			}
-			st, err := store.Open(cmd.Context(), cfg.Store, slog.New(slog.DiscardHandler))
-			if err != nil {
-				return fmt.Errorf("open store: %w", err)
 			}
 			defer st.Close()
 			rep, err := audit.Verify(cmd.Context(), st)

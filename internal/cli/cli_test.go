@@ -25,6 +25,7 @@ import (
 
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/internal/cli"
+	"github.com/pactum/pactum/internal/syncbuf"
 	"github.com/pactum/pactum/task"
 )
 
@@ -196,32 +197,13 @@ func TestCommandErrors(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer that a command may write while the test
-// reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // node is a running `pactum serve` (demo agents, SQLite in a temp dir).
 type node struct {
 	url    string // http://127.0.0.1:PORT
 	dsn    string // the store DSN, for the offline commands
 	dbPath string
-	stdout *syncBuffer
-	stderr *syncBuffer
+	stdout *syncbuf.Buffer
+	stderr *syncbuf.Buffer
 	cancel context.CancelFunc
 	done   chan error
 	once   sync.Once
@@ -235,7 +217,7 @@ func serve(t *testing.T) *node {
 	t.Helper()
 	dir := t.TempDir()
 	for try := 0; ; try++ {
-		n := &node{dbPath: filepath.Join(dir, "p.db"), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
+		n := &node{dbPath: filepath.Join(dir, "p.db"), stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, done: make(chan error, 1)}
 		n.dsn = "sqlite://" + n.dbPath
 		addr := freeAddr(t)
 		n.url = "http://" + addr

@@ -20,13 +20,9 @@ import (
 // reads and changes task state (cancel, retry) under the same rules as the
 // server; a running server picks the changes up through the store.
 func openCore(ctx context.Context, cf *configFlags) (*task.Coordinator, func(), error) {
-	cfg, _, err := cf.load()
+	st, err := openStore(ctx, cf)
 	if err != nil {
 		return nil, nil, err
-	}
-	st, err := store.Open(ctx, cfg.Store, slog.New(slog.DiscardHandler))
-	if err != nil {
-		return nil, nil, fmt.Errorf("open store: %w", err)
 	}
 	c, err := task.NewCoordinator(task.Options{Store: st, Node: "cli"})
 	if err != nil {
@@ -34,6 +30,19 @@ func openCore(ctx context.Context, cf *configFlags) (*task.Coordinator, func(), 
 		return nil, nil, err
 	}
 	return c, func() { st.Close() }, nil
+}
+
+// openStore opens the store the configuration (or --store) names.
+func openStore(ctx context.Context, cf *configFlags) (task.Store, error) {
+	cfg, _, err := cf.load()
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, cfg.Store, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	return st, nil
 }
 
 func newTasksCmd() *cobra.Command {
