@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/pactum/pactum/internal/netguard"
 	"github.com/pactum/pactum/task"
 )
 
@@ -187,8 +188,8 @@ func TestPushClientRefusesPrivateAddressesWhenDialing(t *testing.T) {
 		resp.Body.Close()
 		t.Fatal("the guarded client reached a loopback server")
 	}
-	if !errors.Is(err, errPrivateDestination) {
-		t.Fatalf("err = %v, want errPrivateDestination", err)
+	if !errors.Is(err, netguard.ErrBlocked) {
+		t.Fatalf("err = %v, want a netguard refusal", err)
 	}
 	resp, err = newPushClient(true).Post(srv.URL, "application/json", nil)
 	if err != nil {

@@ -12,14 +12,13 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/netip"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/pactum/pactum/internal/netguard"
 	"github.com/pactum/pactum/task"
 )
 
@@ -144,20 +143,7 @@ func NewPusher(coord *task.Coordinator, opts PusherOptions) *Pusher {
 func newPushClient(allowPrivate bool) *http.Client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	if !allowPrivate {
-		dialer.Control = func(_, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return fmt.Errorf("push dial %q: %w", address, err)
-			}
-			addr, err := netip.ParseAddr(host)
-			if err != nil {
-				return fmt.Errorf("push dial %q: %w", address, err)
-			}
-			if blockedAddr(addr) {
-				return fmt.Errorf("push dial %s: %w", addr, errPrivateDestination)
-			}
-			return nil
-		}
+		dialer.Control = netguard.Control
 	}
 	tr := &http.Transport{
 		DialContext:           dialer.DialContext,
@@ -486,7 +472,7 @@ func (p *Pusher) deliver(ctx context.Context, d delivery) {
 			return
 		}
 		var perm *permanentPushError
-		if errors.As(err, &perm) || errors.Is(err, errPrivateDestination) || ctx.Err() != nil {
+		if errors.As(err, &perm) || errors.Is(err, errPrivateDestination) || errors.Is(err, netguard.ErrBlocked) || ctx.Err() != nil {
 			break
 		}
 		if attempt == p.opts.MaxAttempts {

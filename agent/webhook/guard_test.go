@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/pactum/pactum/internal/netguard"
 )
 
 func TestRefusePrivate(t *testing.T) {
@@ -27,12 +29,12 @@ func TestRefusePrivate(t *testing.T) {
 		{"100.64.0.1:443", ""}, // carrier-grade NAT is not in the refused set
 	}
 	for _, tt := range tests {
-		err := refusePrivate("tcp", tt.addr, nil)
-		var b *blockedError
+		err := netguard.Control("tcp", tt.addr, nil)
+		var b *netguard.BlockedError
 		switch {
 		case tt.kind == "" && err != nil:
 			t.Errorf("%s: refused: %v", tt.addr, err)
-		case tt.kind != "" && (!errors.As(err, &b) || b.kind != tt.kind):
+		case tt.kind != "" && (!errors.As(err, &b) || b.Kind != tt.kind):
 			t.Errorf("%s: err = %v, want refusal as %s", tt.addr, err, tt.kind)
 		}
 	}

@@ -24,13 +24,11 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/pactum/pactum/agent"
@@ -276,7 +274,7 @@ func New(s Settings) (*Runtime, error) {
 
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	if !s.AllowPrivate {
-		dialer.Control = refusePrivate
+		dialer.Control = netguard.Control
 	}
 	r.transport = &http.Transport{
 		// No proxy: the destination check must see the real destination.
@@ -451,9 +449,9 @@ func (r *Runtime) call(ctx context.Context, body []byte, emit task.Emit) (*task.
 // transportError classifies a failed HTTP call. The URL is left out of the
 // message: webhook URLs often carry a secret.
 func (r *Runtime) transportError(cctx context.Context, err error) error {
-	var blocked *blockedError
+	var blocked *netguard.BlockedError
 	if errors.As(err, &blocked) {
-		return task.Permanent(fmt.Errorf("webhook %s: %w", r.host, blocked))
+		return task.Permanent(fmt.Errorf("webhook %s: %w; set allow_private: true in the agent's webhook settings to allow loopback, private and link-local destinations", r.host, blocked))
 	}
 	if errors.Is(context.Cause(cctx), errCallTimeout) {
 		return &retryableError{err: fmt.Errorf("webhook %s: no response within %s: %w", r.host, r.s.Timeout, context.DeadlineExceeded)}
@@ -550,30 +548,4 @@ func (l *limitReader) Read(p []byte) (int, error) {
 
 func (l *limitReader) tooLarge() error {
 	return task.Permanent(errors.New("response exceeds max_response_bytes"))
-}
-
-// blockedError reports a destination address that allow_private would
-// permit.
-type blockedError struct {
-	addr netip.Addr
-	kind string
-}
-
-func (e *blockedError) Error() string {
-	return fmt.Sprintf("refusing to connect to %s, a %s address; set allow_private: true in the agent's webhook settings to allow loopback, private and link-local destinations", e.addr, e.kind)
-}
-
-// refusePrivate is the dialer's Control function: it sees the resolved
-// address of every connection, so DNS cannot smuggle a private one in.
-func refusePrivate(_, address string, _ syscall.RawConn) error {
-	ap, err := netip.ParseAddrPort(address)
-	if err != nil {
-		return fmt.Errorf("unexpected dial address %q: %w", address, err)
-	}
-	a := ap.Addr().Unmap()
-	kind := netguard.Classify(a)
-	if kind == "" {
-		return nil
-	}
-	return &blockedError{addr: a, kind: kind}
 }

@@ -1,6 +1,7 @@
 package netguard
 
 import (
+	"errors"
 	"net/netip"
 	"testing"
 )
@@ -19,5 +20,25 @@ func TestClassify(t *testing.T) {
 		if got := Classify(netip.MustParseAddr(in)); got != want {
 			t.Errorf("Classify(%s) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestControl(t *testing.T) {
+	t.Parallel()
+	for addr, kind := range map[string]string{
+		"127.0.0.1:80": "loopback", "[::ffff:10.0.0.1]:443": "private", "[fe80::1]:80": "link-local",
+		"0.0.0.0:80": "unspecified", "93.184.216.34:443": "",
+	} {
+		err := Control("tcp", addr, nil)
+		var b *BlockedError
+		switch {
+		case kind == "" && err != nil:
+			t.Errorf("%s refused: %v", addr, err)
+		case kind != "" && (!errors.As(err, &b) || b.Kind != kind || !errors.Is(err, ErrBlocked)):
+			t.Errorf("%s: err = %v, want a %s refusal wrapping ErrBlocked", addr, err, kind)
+		}
+	}
+	if err := Control("tcp", "not an address", nil); err == nil || errors.Is(err, ErrBlocked) {
+		t.Errorf("malformed address: %v", err)
 	}
 }
