@@ -58,14 +58,24 @@ func NewBroker() *Broker {
 	return &Broker{byTask: map[string]map[*subscription]struct{}{}, all: map[*subscription]struct{}{}}
 }
 
-// subscriberBuffer bounds each subscriber's backlog.
+// subscriberBuffer bounds each streaming subscriber's backlog.
 const subscriberBuffer = 256
+
+// waiterBuffer is the backlog of a subscriber that only waits for a task's
+// final event (SubmitAndWait, Wait). A waiter that overflows re-reads the
+// store, so it needs little room, and a blocking request then does not
+// allocate a streaming-sized channel (~35 KB) it never fills.
+const waiterBuffer = 8
 
 // Subscribe returns a channel of events for taskID ("" for every task) and a
 // function that ends the subscription. The channel is closed when the
 // subscription ends or overflows.
 func (b *Broker) Subscribe(taskID string) (<-chan Event, func()) {
-	s := &subscription{ch: make(chan Event, subscriberBuffer)}
+	return b.subscribe(taskID, subscriberBuffer)
+}
+
+func (b *Broker) subscribe(taskID string, buffer int) (<-chan Event, func()) {
+	s := &subscription{ch: make(chan Event, buffer)}
 	b.mu.Lock()
 	if taskID == "" {
 		b.all[s] = struct{}{}

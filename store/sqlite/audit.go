@@ -21,6 +21,9 @@ func (s *Store) AppendAudit(ctx context.Context, entries []task.AuditInput) erro
 	if len(entries) == 0 {
 		return nil
 	}
+	if err := checkAudit(entries); err != nil {
+		return fmt.Errorf("sqlite: append audit: %w", err)
+	}
 	now := norm(s.now())
 	err := s.inWriteTx(ctx, func(x *txn) error { return x.seal(now, entries) })
 	if err != nil {
@@ -60,6 +63,20 @@ func (s *Store) AuditEntries(ctx context.Context, after int64, limit int) ([]tas
 	return out, nil
 }
 
+// checkAudit rejects entries whose Data is not JSON. Callers run it before
+// they queue a write, so the single writer does not parse JSON; seal trusts
+// its input.
+func checkAudit(groups ...[]task.AuditInput) error {
+	for _, entries := range groups {
+		for _, in := range entries {
+			if len(in.Data) > 0 && !json.Valid(in.Data) {
+				return task.Errorf(task.CodeInvalidArgument, "audit entry %q: Data is not valid JSON", in.Kind)
+			}
+		}
+	}
+	return nil
+}
+
 // seal appends entries to the audit chain at now, in order. The chain's head
 // is read inside the transaction, so it is right even when another process
 // wrote to the file.
@@ -79,9 +96,6 @@ func (x *txn) seal(now time.Time, entries []task.AuditInput) error {
 	args := make([]any, 0, 8*n)
 	first := x.headSeq + 1
 	for _, in := range entries {
-		if len(in.Data) > 0 && !json.Valid(in.Data) {
-			return task.Errorf(task.CodeInvalidArgument, "audit entry %q: Data is not valid JSON", in.Kind)
-		}
 		e := task.AuditEntry{
 			Seq: x.headSeq + 1, At: now, Kind: in.Kind, TaskID: in.TaskID, Actor: in.Actor,
 			Data: in.Data, PrevHash: x.headHash,

@@ -15,6 +15,9 @@ func (s *Store) PutPushConfig(ctx context.Context, c task.PushConfig, audit []ta
 	if c.TaskID == "" || c.ID == "" {
 		return task.Errorf(task.CodeInvalidArgument, "sqlite: put push config: TaskID and ID are required")
 	}
+	if err := checkAudit(audit); err != nil {
+		return fmt.Errorf("sqlite: put push config %q of task %q: %w", c.ID, c.TaskID, err)
+	}
 	var auth any
 	if len(c.Auth) > 0 {
 		auth = []byte(c.Auth)
@@ -83,6 +86,9 @@ func (s *Store) ListPushConfigs(ctx context.Context, taskID string) ([]task.Push
 // DeletePushConfig implements task.Store; deleting a config that does not
 // exist is ErrNotFound and writes nothing.
 func (s *Store) DeletePushConfig(ctx context.Context, taskID, id string, audit []task.AuditInput) error {
+	if err := checkAudit(audit); err != nil {
+		return fmt.Errorf("sqlite: delete push config %q of task %q: %w", id, taskID, err)
+	}
 	now := norm(s.now())
 	err := s.inWriteTx(ctx, func(x *txn) error {
 		res, err := x.stmt(x.st.deletePush).ExecContext(x.ctx, taskID, id)

@@ -38,6 +38,9 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 	if p.Now.IsZero() {
 		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: create task %q: CreateParams.Now is zero", id)
 	}
+	if err := checkAudit(p.Audit); err != nil {
+		return nil, fmt.Errorf("sqlite: create task %q: %w", id, err)
+	}
 	now := norm(p.Now)
 	t := &task.Task{
 		ID:          id,
@@ -54,6 +57,9 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 	var w writes
 	w.audit = append(w.audit, p.Audit...)
 	for i, st := range p.Steps {
+		if err := checkAudit(st.Audit); err != nil {
+			return nil, fmt.Errorf("sqlite: create task %q: step %d: %w", id, i, err)
+		}
 		if st.Rejected && st.To != task.StateFailed {
 			return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: create task %q: step %d: Rejected is only valid with To %s", id, i, task.StateFailed)
 		}
@@ -156,6 +162,9 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 	}
 	if p.Now.IsZero() {
 		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: transition task %q: TransitionParams.Now is zero", p.TaskID)
+	}
+	if err := checkAudit(p.Audit); err != nil {
+		return nil, fmt.Errorf("sqlite: transition task %q: %w", p.TaskID, err)
 	}
 	now := norm(p.Now)
 	msgs, err := encodeAll(p.Messages)

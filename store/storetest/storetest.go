@@ -74,6 +74,7 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		{"Records", testRecords},
 		{"Audit/AppendAndPage", testAuditAppend},
 		{"Audit/ConcurrentChain", testAuditConcurrent},
+		{"Audit/InvalidData", testAuditInvalidData},
 		{"PushConfig", testPushConfig},
 		{"Times", testTimes},
 	}
@@ -1352,6 +1353,47 @@ func testRecords(t *testing.T, b *bundle) {
 }
 
 // --- Audit ------------------------------------------------------------------
+
+// testAuditInvalidData: audit Data must be JSON; a write carrying anything
+// else is refused as invalid_argument and writes nothing, whichever method
+// carries it.
+func testAuditInvalidData(t *testing.T, b *bundle) {
+	bad := []task.AuditInput{{Kind: "custom", Data: json.RawMessage(`{not json`)}}
+	check := func(op string, err error) {
+		t.Helper()
+		if task.ErrorCode(err) != task.CodeInvalidArgument {
+			t.Errorf("%s with invalid audit Data: err = %v, want invalid_argument", op, err)
+		}
+	}
+	check("AppendAudit", b.s.AppendAudit(b.ctx, bad))
+	_, err := b.s.CreateTask(b.ctx, task.CreateParams{Task: newTask(spec{id: "t1"}), Audit: bad, Now: t0})
+	check("CreateTask", err)
+	_, err = b.s.CreateTask(b.ctx, task.CreateParams{Task: newTask(spec{id: "t1"}), Steps: []task.Step{{To: task.StateValidated, Audit: bad}}, Now: t0})
+	check("CreateTask step", err)
+	if _, err := b.s.GetTask(b.ctx, "t1", -1); !errors.Is(err, task.ErrNotFound) {
+		t.Errorf("GetTask after refused creates: err = %v, want ErrNotFound", err)
+	}
+	b.create(spec{id: "t2", steps: []task.State{task.StateValidated}})
+	_, err = b.s.Transition(b.ctx, task.TransitionParams{TaskID: "t2", From: task.StateValidated, To: task.StateQueued, Now: t0, Audit: bad})
+	check("Transition", err)
+	if got := b.get("t2"); got.State != task.StateValidated {
+		t.Errorf("state after a refused transition = %s, want validated", got.State)
+	}
+	check("PutPushConfig", b.s.PutPushConfig(b.ctx, task.PushConfig{TaskID: "t2", ID: "p1", URL: "https://example.com/hook", CreatedAt: t0}, bad))
+	if _, err := b.s.GetPushConfig(b.ctx, "t2", "p1"); !errors.Is(err, task.ErrNotFound) {
+		t.Errorf("GetPushConfig after a refused put: err = %v, want ErrNotFound", err)
+	}
+	before, err := b.s.AuditEntries(b.ctx, 0, 1000)
+	if err != nil {
+		t.Fatalf("AuditEntries: %v", err)
+	}
+	for _, e := range before {
+		if e.Kind == "custom" {
+			t.Errorf("refused entry was written: %s", dump(e))
+		}
+	}
+	checkChain(t, before)
+}
 
 func testAuditAppend(t *testing.T, b *bundle) {
 	if err := b.s.AppendAudit(b.ctx, nil); err != nil {
