@@ -18,6 +18,7 @@ const taskCols = `id, context_id, agent, envelope, payload_hash, state, attempt,
 type stmts struct {
 	taskByID      *sql.Stmt
 	taskForUpdate *sql.Stmt
+	transition    *sql.Stmt
 	taskExists    *sql.Stmt
 	insertTask    *sql.Stmt
 	updateTask    *sql.Stmt
@@ -64,6 +65,18 @@ func (s *stmts) list(write bool) []struct {
 	reads := []def{
 		{&s.taskByID, `SELECT ` + taskCols + ` FROM tasks WHERE id = ?`},
 		{&s.taskForUpdate, `SELECT ` + taskCols + `, actor FROM tasks WHERE id = ?`},
+		// transition is Transition's conditional update in one statement:
+		// the WHERE clause holds every precondition, RETURNING gives the
+		// row as it is now (see advance for the same rules in Go).
+		{&s.transition, `UPDATE tasks SET state = ?1,
+			run_after = CASE WHEN ?2 THEN ?3 ELSE run_after END,
+			lease_owner = CASE WHEN ?1 = 'in_progress' THEN lease_owner ELSE '' END,
+			lease_expires = CASE WHEN ?1 = 'in_progress' THEN lease_expires ELSE NULL END,
+			error_code = ?4, reason = ?5, rejected = 0, status_message = ?6,
+			seq = seq + 1, updated_at = ?7
+			WHERE id = ?8 AND state = ?9 AND (?10 = '' OR lease_owner = ?10)
+			AND (?11 IS NULL OR lease_expires < ?11)
+			RETURNING ` + taskCols + `, actor`},
 		{&s.taskExists, `SELECT 1 FROM tasks WHERE id = ?`},
 		{&s.records, `SELECT task_id, seq, from_state, to_state, at, attempt, node, reason, error_code, policy_version
 			FROM task_records WHERE task_id = ? ORDER BY seq`},

@@ -179,35 +179,33 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: transition task %q: %w", p.TaskID, err)
 	}
+	var runAfter any
+	if p.To == task.StateQueued {
+		runAfter = nullMicros(norm(p.RunAfter))
+	}
 	var t *task.Task
 	var env []byte
 	err = s.inWriteTx(ctx, func(x *txn) error {
+		// One statement in the common case; when it matches nothing, read
+		// the row to say why.
 		var err error
-		if t, env, err = x.taskForUpdate(p.TaskID); err != nil {
-			return err
+		t, env, err = scanForUpdate(x.stmt(x.st.transition).QueryRowContext(x.ctx, string(p.To),
+			p.To == task.StateQueued, runAfter, string(p.ErrorCode), p.Reason, status, now.UnixMicro(),
+			p.TaskID, string(p.From), p.LeaseOwner, nullMicros(norm(p.LeaseExpiredBefore))), p.TaskID)
+		if errors.Is(err, task.ErrNotFound) {
+			return x.transitionConflict(p)
 		}
-		switch {
-		case t.State != p.From:
-			return conflict("task is %s, not %s", t.State, p.From)
-		case p.LeaseOwner != "" && t.LeaseOwner != p.LeaseOwner:
-			return conflict("task is leased by %q, not %q", t.LeaseOwner, p.LeaseOwner)
-		case !p.LeaseExpiredBefore.IsZero() && (t.LeaseExpires.IsZero() || !t.LeaseExpires.Before(norm(p.LeaseExpiredBefore))):
-			return conflict("lease expires %s, not before %s", fmtTime(t.LeaseExpires), fmtTime(norm(p.LeaseExpiredBefore)))
-		}
-		rec, err := advance(t, change{
-			To: p.To, Reason: p.Reason, ErrorCode: p.ErrorCode, PolicyVersion: p.PolicyVersion,
-			Node: p.Node, Now: now, StatusMessage: p.StatusMessage,
-			SetRunAfter: p.To == task.StateQueued, RunAfter: p.RunAfter,
-		})
 		if err != nil {
 			return err
+		}
+		t.StatusMessage = cloneMessage(p.StatusMessage)
+		rec := task.Record{
+			TaskID: t.ID, Seq: t.Seq, From: p.From, To: p.To, At: now, Attempt: t.Attempt,
+			Node: p.Node, Reason: p.Reason, ErrorCode: p.ErrorCode, PolicyVersion: p.PolicyVersion,
 		}
 		var w writes
 		w.audit = append(w.audit, p.Audit...)
 		w.add(t, rec)
-		if err := x.updateWith(t, status); err != nil {
-			return err
-		}
 		if err := x.flush(&w, now); err != nil {
 			return err
 		}
@@ -577,11 +575,12 @@ func (x *txn) task(id string) (*task.Task, error) {
 	return t, nil
 }
 
-// taskForUpdate loads a task's row for a transition, leaving the envelope
-// undecoded (returned raw; only its actor is set) and the status message
-// unread, both of which the transition replaces or does not need: JSON
-// decoding stays out of the single writer.
-func (x *txn) taskForUpdate(id string) (*task.Task, []byte, error) {
+// scanForUpdate scans a task row selected or returned with the actor
+// column, leaving the envelope undecoded (returned raw; only its actor is
+// set) and the status message unread: a transition replaces the one and
+// does not need the other, so JSON decoding stays out of the single writer.
+// No row is ErrNotFound.
+func scanForUpdate(row *sql.Row, id string) (*task.Task, []byte, error) {
 	var (
 		t                  task.Task
 		env                []byte
@@ -591,7 +590,7 @@ func (x *txn) taskForUpdate(id string) (*task.Task, []byte, error) {
 		rejected           bool
 		created, updated   int64
 	)
-	err := x.stmt(x.st.taskForUpdate).QueryRowContext(x.ctx, id).Scan(&t.ID, &t.ContextID, &t.Agent, &env,
+	err := row.Scan(&t.ID, &t.ContextID, &t.Agent, &env,
 		&t.PayloadHash, &state, &t.Attempt, &t.MaxAttempts, &runAfter, &t.LeaseOwner, &leaseExp, &code,
 		&t.Reason, &rejected, &status, &t.Seq, &created, &updated, &t.Envelope.Actor)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -604,6 +603,23 @@ func (x *txn) taskForUpdate(id string) (*task.Task, []byte, error) {
 	t.RunAfter, t.LeaseExpires = fromNull(runAfter), fromNull(leaseExp)
 	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
 	return &t, env, nil
+}
+
+// transitionConflict explains why Transition's conditional update matched
+// no row: the task is missing, or one of p's preconditions does not hold.
+func (x *txn) transitionConflict(p task.TransitionParams) error {
+	t, _, err := scanForUpdate(x.stmt(x.st.taskForUpdate).QueryRowContext(x.ctx, p.TaskID), p.TaskID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case t.State != p.From:
+		return conflict("task is %s, not %s", t.State, p.From)
+	case p.LeaseOwner != "" && t.LeaseOwner != p.LeaseOwner:
+		return conflict("task is leased by %q, not %q", t.LeaseOwner, p.LeaseOwner)
+	default:
+		return conflict("lease expires %s, not before %s", fmtTime(t.LeaseExpires), fmtTime(norm(p.LeaseExpiredBefore)))
+	}
 }
 
 // fullTask loads a task with its artifacts and history (n < 0: all).
@@ -664,11 +680,6 @@ func (x *txn) update(t *task.Task) error {
 	if err != nil {
 		return err
 	}
-	return x.updateWith(t, status)
-}
-
-// updateWith is update with the status message already encoded.
-func (x *txn) updateWith(t *task.Task, status any) error {
 	if _, err := x.stmt(x.st.updateTask).ExecContext(x.ctx, string(t.State), t.Attempt, nullMicros(t.RunAfter),
 		t.LeaseOwner, nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status,
 		t.Seq, t.UpdatedAt.UnixMicro(), t.ID); err != nil {
