@@ -112,7 +112,10 @@ type Options struct {
 	// negative disables).
 	IdempotencyTTL time.Duration
 	// Broker carries events; default a new in-process broker.
-	Broker   *Broker
+	Broker *Broker
+	// Relay carries events to and from other nodes on the same store (nil:
+	// this node alone).
+	Relay    Relay
 	Observer Observer
 	Logger   *slog.Logger
 	// Now is the clock (default time.Now).
@@ -136,6 +139,7 @@ type Coordinator struct {
 	poll     time.Duration
 	idemTTL  time.Duration
 	broker   *Broker
+	relay    Relay
 	observer Observer
 	log      *slog.Logger
 	clock    func() time.Time
@@ -173,6 +177,7 @@ func NewCoordinator(opts Options) (*Coordinator, error) {
 		poll:     opts.PollInterval,
 		idemTTL:  opts.IdempotencyTTL,
 		broker:   opts.Broker,
+		relay:    opts.Relay,
 		observer: opts.Observer,
 		log:      opts.Logger,
 		clock:    opts.Now,
@@ -809,7 +814,7 @@ func (c *Coordinator) publishStatus(t *Task) {
 	if !t.complete {
 		snap.History, snap.Artifacts = nil, nil
 	}
-	c.broker.Publish(Event{
+	c.publish(Event{
 		Kind: EventStatus, TaskID: t.ID, ContextID: t.ContextID, Seq: t.Seq,
 		State: t.State, Task: &snap, Complete: t.complete, Message: t.StatusMessage,
 		Final: t.State.Terminal() || t.State.Interrupted(), At: t.UpdatedAt,
@@ -891,6 +896,10 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	c.loops.Add(2)
 	go c.dispatchLoop(ctx)
 	go c.reapLoop(ctx)
+	if c.relay != nil {
+		c.loops.Add(1)
+		go c.relayLoop(ctx)
+	}
 	return nil
 }
 
@@ -1144,7 +1153,7 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 			ch.Artifact.ID = "artifact-1"
 		}
 		acc.add(ch)
-		c.broker.Publish(Event{Kind: EventArtifact, TaskID: t.ID, ContextID: t.ContextID, Seq: t.Seq, Chunk: &ch, At: c.now()})
+		c.publish(Event{Kind: EventArtifact, TaskID: t.ID, ContextID: t.ContextID, Seq: t.Seq, Chunk: &ch, At: c.now()})
 		return ctx.Err()
 	}
 	start := time.Now()

@@ -37,6 +37,9 @@ type Event struct {
 	// Final is true when the task reached a terminal or interrupted state.
 	Final bool
 	At    time.Time
+	// Node is the node that published the event; it is set when the event
+	// travels through a Relay.
+	Node string
 }
 
 // Broker fans task events out to in-process subscribers. Slow subscribers

@@ -1,0 +1,99 @@
+package task
+
+import (
+	"context"
+	"time"
+)
+
+// Relay carries task events between nodes that share one store, so a
+// client streaming from one node sees every event of a task another node
+// runs. A PostgreSQL store offers one over LISTEN/NOTIFY; the embedded
+// SQLite store, one node per file, needs none.
+//
+// The Coordinator hands every event it publishes to Send and puts what
+// Listen delivers on its local broker. Send must not block on the network
+// for long (queue and forward in the background) and must keep one task's
+// events in order. Listen runs until ctx ends or the connection breaks; the
+// Coordinator calls it again after an error. An event that arrives through
+// a relay is never Complete: its Task carries no history or artifacts.
+type Relay interface {
+	Send(ev Event)
+	Listen(ctx context.Context, deliver func(Event)) error
+}
+
+// publish puts ev on the local broker and, when ev started here, on the
+// relay.
+func (c *Coordinator) publish(ev Event) {
+	c.broker.Publish(ev)
+	if c.relay != nil && ev.Node == "" {
+		ev.Node, ev.Complete = c.node, false
+		if ev.Task != nil {
+			snap := *ev.Task
+			snap.History, snap.Artifacts, snap.complete = nil, nil, false
+			ev.Task = &snap
+		}
+		c.relay.Send(ev)
+	}
+}
+
+// relayLoop delivers other nodes' events until ctx ends, listening again
+// after a broken connection.
+func (c *Coordinator) relayLoop(ctx context.Context) {
+	defer c.loops.Done()
+	backoff := 100 * time.Millisecond
+	for {
+		start := time.Now()
+		err := c.relay.Listen(ctx, c.deliverRemote)
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Since(start) > time.Minute {
+			backoff = 100 * time.Millisecond
+		}
+		c.log.Warn("event relay stopped; listening again", "err", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+		// Whatever was queued meanwhile is found by a scan, not an event.
+		c.kick()
+	}
+}
+
+// deliverRemote handles an event another node published: local
+// subscribers get it; a task queued elsewhere wakes the dispatcher; a task
+// this node is running that another node moved on (canceled) stops at
+// once instead of at the next lease renewal.
+func (c *Coordinator) deliverRemote(ev Event) {
+	if ev.Node == "" || ev.Node == c.node {
+		return
+	}
+	ev.Complete = false
+	if ev.Task != nil && (ev.Task.complete || ev.Task.History != nil || ev.Task.Artifacts != nil) {
+		snap := *ev.Task
+		snap.History, snap.Artifacts, snap.complete = nil, nil, false
+		ev.Task = &snap
+	}
+	c.broker.Publish(ev)
+	if ev.Kind != EventStatus {
+		return
+	}
+	switch {
+	case ev.State == StateQueued:
+		at := time.Time{}
+		if ev.Task != nil {
+			at = ev.Task.RunAfter
+		}
+		c.kickAt(at)
+	case ev.State != StateInProgress:
+		c.mu.Lock()
+		stop := c.running[ev.TaskID]
+		c.mu.Unlock()
+		if stop != nil {
+			c.log.Info("task moved on by another node; stopping attempt", "task", ev.TaskID, "state", ev.State, "node", ev.Node)
+			stop()
+		}
+	}
+}
