@@ -124,7 +124,7 @@ func partToA2A(p task.Part) *a2a.Part {
 	}
 	switch p.Kind {
 	case task.PartData:
-		out.Content = a2a.Data{Value: decodeData(p.Data)}
+		out.Content = a2a.Data{Value: task.DecodeData(p.Data)}
 	case task.PartRaw:
 		raw := p.Raw
 		if raw == nil {
@@ -139,23 +139,6 @@ func partToA2A(p task.Part) *a2a.Part {
 		out.Content = a2a.Text(p.Text)
 	}
 	return out
-}
-
-// decodeData turns raw JSON into the plain Go value the SDK expects, with
-// numbers as json.Number so that they survive the trip unchanged.
-func decodeData(raw json.RawMessage) any {
-	if !json.Valid(raw) {
-		return string(raw)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil || v == nil {
-		// JSON null would be encoded as "data": null, which peers read as
-		// a part without content.
-		return string(raw)
-	}
-	return v
 }
 
 // PartsFromA2A converts A2A parts to domain parts, keeping each part's
@@ -194,7 +177,7 @@ func partFromA2A(p *a2a.Part) (task.Part, error) {
 			// paths in agreement.
 			return task.Part{}, fmt.Errorf("data is null: %w", ErrNoContent)
 		}
-		b, err := encodeData(c.Value)
+		b, err := task.EncodeData(c.Value)
 		if err != nil {
 			return task.Part{}, fmt.Errorf("data: %w", err)
 		}
@@ -220,18 +203,6 @@ func partFromA2A(p *a2a.Part) (task.Part, error) {
 		return task.Part{}, fmt.Errorf("unknown content type %T: %w", c, ErrNoContent)
 	}
 	return out, nil
-}
-
-// encodeData encodes an A2A data value as compact JSON without HTML
-// escaping, so that text inside the data reaches the domain as written.
-func encodeData(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return json.RawMessage(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }
 
 // ArtifactToA2A converts a domain artifact to an A2A artifact.

@@ -9,8 +9,9 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
-// AnonymousActor is the actor of a request that names none.
-const AnonymousActor = "anonymous"
+// AnonymousActor is the actor of a request that names none
+// (task.AnonymousActor; every transport records the same).
+const AnonymousActor = task.AnonymousActor
 
 // envelopeFields are the envelope fields a caller may set in metadata, under
 // MetadataKey, on the request or on the message (the message wins).
@@ -77,9 +78,9 @@ func readEnvelope(requestMeta, messageMeta map[string]any) (envelopeMeta, error)
 // the input message; the rest (task id, action, times) the Coordinator
 // fills in. The request metadata other than MetadataKey travels as the
 // envelope's metadata.
-func (e envelopeMeta) envelope(msg task.Message, requestMeta map[string]any) task.Envelope {
+func (e envelopeMeta) envelope(msg task.Message, requestMeta map[string]any, authenticated string) task.Envelope {
 	env := task.Envelope{
-		Actor:          e.Actor,
+		Actor:          task.ResolveActor(e.Actor, authenticated),
 		Matter:         e.Matter,
 		Resource:       e.Resource,
 		PolicyRef:      e.PolicyRef,
@@ -88,9 +89,6 @@ func (e envelopeMeta) envelope(msg task.Message, requestMeta map[string]any) tas
 		CorrelationID:  e.CorrelationID,
 		ContextID:      msg.ContextID,
 		Input:          msg,
-	}
-	if env.Actor == "" {
-		env.Actor = AnonymousActor
 	}
 	if env.IdempotencyKey == "" {
 		env.IdempotencyKey = msg.ID

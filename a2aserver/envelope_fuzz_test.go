@@ -36,7 +36,7 @@ func FuzzEnvelope(f *testing.F) {
 			}
 			return
 		}
-		env := em.envelope(msg, req.Metadata)
+		env := em.envelope(msg, req.Metadata, "")
 		if env.Actor == "" {
 			t.Fatal("accepted envelope without an actor")
 		}

@@ -211,7 +211,7 @@ type startedKey struct{}
 // for good.
 func (h *Handler) stream(ctx context.Context, snap *task.Task, ch <-chan task.Event, cancel func(), hl int, yield func(a2a.Event, error) bool) {
 	defer func() { cancel() }()
-	if !yield(taskToA2A(snap, hl, true), nil) || isFinal(snap.State) {
+	if !yield(taskToA2A(snap, hl, true), nil) || snap.State.Settled() {
 		return
 	}
 	id, lastSeq := snap.ID, snap.Seq
@@ -255,7 +255,7 @@ func (h *Handler) stream(ctx context.Context, snap *task.Task, ch <-chan task.Ev
 					continue
 				}
 				lastSeq = snap.Seq
-				if isFinal(snap.State) {
+				if snap.State.Settled() {
 					finish(statusEvent(snap, snap.UpdatedAt), nil, snap)
 					return
 				}
@@ -343,12 +343,11 @@ func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequ
 		if err != nil {
 			return nil, invalidParams(err.Error())
 		}
-		if em.Actor == "" {
-			if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.User != nil && cc.User.Authenticated {
-				em.Actor = cc.User.Name
-			}
+		var authenticated string
+		if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.User != nil && cc.User.Authenticated {
+			authenticated = cc.User.Name
 		}
-		env := em.envelope(msg, req.Metadata)
+		env := em.envelope(msg, req.Metadata, authenticated)
 		if push != nil {
 			// Name the task now, so that the Pusher can deliver the
 			// task's very first events to the configuration that comes

@@ -210,7 +210,7 @@ func TestReadEnvelope(t *testing.T) {
 	if e.Actor != "msg-actor" || e.PolicyRef != "P-1" || e.ApprovalRef != "A-1" {
 		t.Fatalf("envelope = %+v: the message must win, the request fill in", e)
 	}
-	env := envelopeMeta{}.envelope(task.Message{ID: "m-1", ContextID: "c-1"}, map[string]any{"pactum": map[string]any{}, "x": 1})
+	env := envelopeMeta{}.envelope(task.Message{ID: "m-1", ContextID: "c-1"}, map[string]any{"pactum": map[string]any{}, "x": 1}, "")
 	if env.Actor != AnonymousActor || env.IdempotencyKey != "m-1" || env.ContextID != "c-1" || env.Metadata["x"] != 1 || env.Metadata["pactum"] != nil {
 		t.Fatalf("defaults = %+v", env)
 	}

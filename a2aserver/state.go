@@ -58,7 +58,3 @@ func domainStates(s a2a.TaskState) (states []task.State, rejected *bool, ok bool
 	}
 	return states, nil, len(states) > 0
 }
-
-// isFinal reports whether a stream ends at t's state: terminal or waiting
-// for input.
-func isFinal(s task.State) bool { return s.Terminal() || s.Interrupted() }

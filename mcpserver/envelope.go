@@ -1,0 +1,62 @@
+package mcpserver
+
+import (
+	"github.com/pactum/pactum/task"
+)
+
+// submitRequest builds the Coordinator request of a new task from a tool's
+// input, by the rules of A2A's SendMessage (a2aserver: readEnvelope,
+// envelopeMeta.envelope, Handler.start), so that the same request yields
+// the same envelope, payload hash, execution record and audit entries
+// through either transport:
+//
+//   - the input message is a user message with the text part first, then
+//     the data part; its id is message_id or a fresh one;
+//   - actor is the caller's field, else the authenticated actor, else
+//     task.AnonymousActor (task.ResolveActor, as A2A);
+//   - the idempotency key is the caller's, else the message id;
+//   - the context id is the message's (the Coordinator makes a new one when
+//     it is empty), and the task id, times and the correlation id default
+//     are left to the Coordinator;
+//   - the envelope carries no extra metadata (A2A copies request metadata
+//     other than "pactum"; MCP has none).
+//
+// It refuses input without text and data with task.CodeInvalidArgument.
+func submitRequest(agentName, action string, in MessageInput, authActor string) (task.SubmitRequest, error) {
+	var parts []task.Part
+	if in.Text != "" {
+		parts = append(parts, task.TextPart(in.Text))
+	}
+	if in.Data != nil {
+		data, err := task.EncodeData(in.Data)
+		if err != nil {
+			return task.SubmitRequest{}, task.Errorf(task.CodeInvalidArgument, "data cannot be encoded as JSON: %v", err)
+		}
+		parts = append(parts, task.DataPart(data))
+	}
+	if len(parts) == 0 {
+		return task.SubmitRequest{}, task.Errorf(task.CodeInvalidArgument, "the task needs an input: give text, data or both")
+	}
+	msgID := in.MessageID
+	if msgID == "" {
+		msgID = task.NewID()
+	}
+	msg := task.Message{ID: msgID, Role: task.RoleUser, Parts: parts, ContextID: in.ContextID}
+	env := task.Envelope{
+		Actor:          in.Actor,
+		Matter:         in.Matter,
+		Resource:       in.Resource,
+		Action:         action,
+		PolicyRef:      in.PolicyRef,
+		ApprovalRef:    in.ApprovalRef,
+		IdempotencyKey: in.IdempotencyKey,
+		CorrelationID:  in.CorrelationID,
+		ContextID:      msg.ContextID,
+		Input:          msg,
+	}
+	env.Actor = task.ResolveActor(env.Actor, authActor)
+	if env.IdempotencyKey == "" {
+		env.IdempotencyKey = msg.ID
+	}
+	return task.SubmitRequest{Envelope: env, Agent: agentName}, nil
+}

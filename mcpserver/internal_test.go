@@ -1,0 +1,118 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/pactum/pactum/task"
+)
+
+// TestErrorTableCoversEveryCode reads the Code constants declared in
+// package task and checks that errorTable maps each of them, so a new code
+// cannot reach MCP callers unmapped.
+func TestErrorTableCoversEveryCode(t *testing.T) {
+	t.Parallel()
+	f, err := parser.ParseFile(token.NewFileSet(), "../task/errors.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []task.Code
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "Code" {
+				continue
+			}
+			for _, v := range vs.Values {
+				lit := v.(*ast.BasicLit)
+				codes = append(codes, task.Code(strings.Trim(lit.Value, `"`)))
+			}
+		}
+	}
+	if len(codes) < 10 {
+		t.Fatalf("found only %d codes in task/errors.go: %v", len(codes), codes)
+	}
+	for _, c := range codes {
+		if errorTable[c] == 0 {
+			t.Errorf("errorTable has no entry for %q", c)
+		}
+	}
+	if len(errorTable) != len(codes) {
+		t.Errorf("errorTable has %d entries, task declares %d codes", len(errorTable), len(codes))
+	}
+}
+
+func TestToToolError(t *testing.T) {
+	t.Parallel()
+	log := slog.New(slog.DiscardHandler)
+	ctx := context.Background()
+	cases := []struct {
+		err  error
+		code string
+		msg  string
+	}{
+		{task.Errorf(task.CodeNotFound, "task x not found"), "not_found", "task x not found"},
+		{fmt.Errorf("list tasks: %w", task.Errorf(task.CodeInvalidArgument, "bad token")), "invalid_argument", "list tasks: bad token"},
+		{fmt.Errorf("get: %w", task.ErrNotFound), "not_found", "get: not found"},
+		{task.Errorf(task.CodeAgentFailed, "secret detail"), "internal", "internal error (ref "},
+		{errors.New("disk on fire at /var/lib/pactum.db"), "internal", "internal error (ref "},
+		{context.Canceled, "unavailable", "canceled"},
+		{invalidArgument("x is %d", 1), "invalid_argument", "x is 1"},
+	}
+	for _, c := range cases {
+		te := toToolError(ctx, log, "tool", c.err)
+		if te.info.Code != c.code || !strings.Contains(te.info.Message, c.msg) {
+			t.Errorf("toToolError(%v) = %+v, want %s with %q", c.err, te.info, c.code, c.msg)
+		}
+		if c.code == "internal" && (te.info.Ref == "" || strings.Contains(te.info.Message, "detail") || strings.Contains(te.info.Message, "fire")) {
+			t.Errorf("internal error %+v leaks its cause or has no reference", te.info)
+		}
+	}
+}
+
+func TestAgentToolName(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"echo":                   "agent_echo",
+		"code-review.v2":         "agent_code-review.v2",
+		"ops/tool name":          "agent_ops_tool_name",
+		"résumé":                 "agent_r_sum_",
+		"":                       "agent_",
+		strings.Repeat("x", 200): "agent_" + strings.Repeat("x", 122),
+	}
+	for in, want := range cases {
+		if got := AgentToolName(in); got != want {
+			t.Errorf("AgentToolName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestHostList(t *testing.T) {
+	t.Parallel()
+	l := newHostList([]string{"Agents.Example.com", "ops.example.com:8443", " [2001:db8::1] ", ""})
+	cases := map[string]bool{
+		"localhost": true, "LocalHost:80": true, "127.0.0.1": true, "127.9.9.9:1": true,
+		"[::1]:9000": true, "::1": true, "[::ffff:127.0.0.1]:80": true,
+		"agents.example.com": true, "AGENTS.example.com:443": true,
+		"ops.example.com:8443": true, "ops.example.com": false, "ops.example.com:1": false,
+		"[2001:db8::1]:80": true, "2001:db8::1": true,
+		"": false, ":80": false, "evil.example": false, "0.0.0.0": false, "10.1.1.1": false,
+		"localhost.evil.example": false, "127.0.0.1.nip.io": false,
+	}
+	for host, want := range cases {
+		if got := l.allows(host); got != want {
+			t.Errorf("allows(%q) = %v, want %v", host, got, want)
+		}
+	}
+}

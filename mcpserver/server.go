@@ -1,0 +1,532 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pactum/pactum/task"
+)
+
+// DefaultWaitTimeout is how long a waiting tool call waits for its task when
+// neither the call nor Options.WaitTimeout says.
+const DefaultWaitTimeout = 5 * time.Minute
+
+// Options configure a Server.
+type Options struct {
+	// Name and Version identify the server to clients in the MCP
+	// implementation info (default "pactum" and "dev").
+	Name    string
+	Version string
+	// Instructions are sent to clients at initialization (default: a short
+	// guide to the tools).
+	Instructions string
+	// Logger receives internal errors in full (default: discard). Under
+	// RunStdio it must not write to stdout, which carries the protocol.
+	Logger *slog.Logger
+	// PerAgentTools adds one tool per agent, named AgentToolName(agent),
+	// that takes the input and the envelope fields, submits a task to that
+	// agent and waits for the result (default false).
+	PerAgentTools bool
+	// AgentDescriptions describe agents by name, for list_agents and the
+	// per-agent tools (default "pactum agent NAME (action ACTION)").
+	AgentDescriptions map[string]string
+	// Actor returns the authenticated actor of a tool call, or "" when the
+	// caller is anonymous. It plays the part of the authenticated A2A user:
+	// a submit that names no actor is recorded under it, and list_tasks
+	// shows an authenticated caller only its own tasks. Default: the UserID
+	// of the bearer token verified by the HTTP handler's middleware
+	// (req.Extra.TokenInfo, see the SDK's auth.RequireBearerToken), else
+	// "".
+	Actor func(ctx context.Context, req *mcp.CallToolRequest) string
+	// WaitTimeout bounds a waiting submit (wait: true, and the per-agent
+	// tools) unless the call sets wait_timeout_seconds (default
+	// DefaultWaitTimeout). When it passes the tool answers the task as it
+	// is then, with wait_timed_out set.
+	WaitTimeout time.Duration
+}
+
+// Server is pactum's MCP server: the Coordinator's operations as MCP tools.
+// One Server serves any number of sessions, over HTTP (Handler) and stdio
+// (RunStdio) at once.
+type Server struct {
+	coord *task.Coordinator
+	opts  Options
+	log   *slog.Logger
+	mcp   *mcp.Server
+	// agentTools maps agent names to their own tool's name (PerAgentTools).
+	agentTools map[string]string
+}
+
+// Tool names.
+const (
+	ToolSubmitTask = "submit_task"
+	ToolGetTask    = "get_task"
+	ToolListTasks  = "list_tasks"
+	ToolCancelTask = "cancel_task"
+	ToolRetryTask  = "retry_task"
+	ToolListAgents = "list_agents"
+)
+
+const defaultInstructions = "pactum runs delegated tasks durably: every task has an id, a lifecycle " +
+	"(queued, in_progress, then succeeded, failed, canceled or dead_letter; input_required when the agent asks), " +
+	"bounded retries and an audit trail. list_agents shows what can be called. submit_task with wait=true " +
+	"returns the finished task with its artifacts; without wait, follow the task with get_task. " +
+	"Send an idempotency_key to make a submit safe to repeat."
+
+// New returns the MCP server of coord. It panics if coord is nil.
+func New(coord *task.Coordinator, opts Options) *Server {
+	if coord == nil {
+		panic("mcpserver: New needs a Coordinator")
+	}
+	if opts.Name == "" {
+		opts.Name = "pactum"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.Instructions == "" {
+		opts.Instructions = defaultInstructions
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.WaitTimeout <= 0 {
+		opts.WaitTimeout = DefaultWaitTimeout
+	}
+	s := &Server{coord: coord, opts: opts, log: opts.Logger}
+	s.mcp = mcp.NewServer(
+		&mcp.Implementation{Name: opts.Name, Title: "pactum", Version: opts.Version},
+		&mcp.ServerOptions{
+			Instructions: opts.Instructions,
+			Logger:       opts.Logger,
+			// Tools only: no logging capability.
+			Capabilities: &mcp.ServerCapabilities{},
+		},
+	)
+	s.mcp.AddReceivingMiddleware(resultMiddleware(opts.Logger))
+	s.addTools()
+	return s
+}
+
+// MCPServer returns the underlying go-sdk server, to serve it over another
+// transport (Server.Run, Server.Connect) or to add middleware.
+func (s *Server) MCPServer() *mcp.Server { return s.mcp }
+
+// RunStdio serves one session over stdin and stdout (newline-delimited
+// JSON-RPC) until ctx ends or the client closes stdin. Nothing else may
+// write to stdout meanwhile.
+func (s *Server) RunStdio(ctx context.Context) error {
+	return s.Run(ctx, &mcp.StdioTransport{})
+}
+
+// Run serves one session over t until ctx ends or the peer disconnects.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	if err := s.mcp.Run(ctx, t); err != nil {
+		return fmt.Errorf("mcpserver: serve session: %w", err)
+	}
+	return nil
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+func (s *Server) addTools() {
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:  ToolSubmitTask,
+		Title: "Submit a task",
+		Description: "Delegate a task to an agent (by agent name or by action): the input is text and/or a JSON object, " +
+			"with optional envelope fields (actor, matter, resource, policy_ref and approval_ref for sensitive actions, " +
+			"correlation_id, context_id, idempotency_key). With wait=true the call returns when the task is finished " +
+			"(or asks for input) and reports each state change as a progress notification; otherwise it returns the queued task. " +
+			"A task refused by permissions or policy is returned with state failed, rejected=true and its error_code.",
+		Annotations: &mcp.ToolAnnotations{Title: "Submit a task", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
+	}, s.submitTask)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        ToolGetTask,
+		Title:       "Get a task",
+		Description: "Read a task: its state, attempts, artifacts, status message, failure reason and conversation history.",
+		Annotations: &mcp.ToolAnnotations{Title: "Get a task", ReadOnlyHint: true, OpenWorldHint: boolPtr(false)},
+	}, s.getTask)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        ToolListTasks,
+		Title:       "List tasks",
+		Description: "List tasks, newest first, filtered by context, agent, states, rejection and update time, a page at a time.",
+		Annotations: &mcp.ToolAnnotations{Title: "List tasks", ReadOnlyHint: true, OpenWorldHint: boolPtr(false)},
+	}, s.listTasks)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        ToolCancelTask,
+		Title:       "Cancel a task",
+		Description: "Cancel a task that has not finished; a running attempt is stopped. A finished task answers not_cancelable.",
+		Annotations: &mcp.ToolAnnotations{Title: "Cancel a task", DestructiveHint: boolPtr(true), IdempotentHint: true, OpenWorldHint: boolPtr(false)},
+	}, s.cancelTask)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        ToolRetryTask,
+		Title:       "Retry a task",
+		Description: "Start a new, recorded attempt of a failed or dead_letter task. A rejected task cannot be retried: submit a new one.",
+		Annotations: &mcp.ToolAnnotations{Title: "Retry a task", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
+	}, s.retryTask)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        ToolListAgents,
+		Title:       "List agents",
+		Description: "List the agents tasks can be submitted to: name, action, whether the action is sensitive, retry and timeout bounds.",
+		Annotations: &mcp.ToolAnnotations{Title: "List agents", ReadOnlyHint: true, OpenWorldHint: boolPtr(false)},
+	}, s.listAgents)
+	if s.opts.PerAgentTools {
+		s.addAgentTools()
+	}
+}
+
+func (s *Server) addAgentTools() {
+	s.agentTools = map[string]string{}
+	taken := map[string]bool{
+		ToolSubmitTask: true, ToolGetTask: true, ToolListTasks: true,
+		ToolCancelTask: true, ToolRetryTask: true, ToolListAgents: true,
+	}
+	for _, a := range s.coord.Agents() {
+		name := AgentToolName(a.Name)
+		for i := 2; taken[name]; i++ {
+			suffix := fmt.Sprintf("_%d", i)
+			name = AgentToolName(a.Name)
+			name = name[:min(len(name), maxToolName-len(suffix))] + suffix
+		}
+		taken[name] = true
+		s.agentTools[a.Name] = name
+		agentName := a.Name
+		desc := fmt.Sprintf("Run agent %q (action %q) on the input and wait for its result. %s", a.Name, a.Action, s.describe(a))
+		if a.Sensitive {
+			desc += " The action is sensitive: give policy_ref and approval_ref."
+		}
+		mcp.AddTool(s.mcp, &mcp.Tool{
+			Name:        name,
+			Title:       "Run " + a.Name,
+			Description: desc,
+			Annotations: &mcp.ToolAnnotations{Title: "Run " + a.Name, DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
+		}, func(ctx context.Context, req *mcp.CallToolRequest, in AgentTaskInput) (*mcp.CallToolResult, SubmitTaskOutput, error) {
+			return s.submit(ctx, req, name, agentName, "", in.MessageInput, true, in.WaitInput)
+		})
+	}
+}
+
+// maxToolName is the longest tool name MCP allows.
+const maxToolName = 128
+
+// AgentToolName returns the name of an agent's own tool: "agent_" followed
+// by the agent's name with every character outside the MCP tool-name set
+// (ASCII letters, digits, '_', '-', '.') replaced by '_', cut to 128
+// characters. Two agents whose names map to the same tool name get "_2",
+// "_3", … on the later ones.
+func AgentToolName(agent string) string {
+	var b strings.Builder
+	b.WriteString("agent_")
+	for _, r := range agent {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	name := b.String()
+	if len(name) > maxToolName {
+		name = name[:maxToolName]
+	}
+	return name
+}
+
+func (s *Server) describe(a task.AgentSpec) string {
+	if d := s.opts.AgentDescriptions[a.Name]; d != "" {
+		return d
+	}
+	return fmt.Sprintf("pactum agent %s (action %s)", a.Name, a.Action)
+}
+
+// authActor returns the authenticated actor of a call ("" for none).
+func (s *Server) authActor(ctx context.Context, req *mcp.CallToolRequest) string {
+	if s.opts.Actor != nil {
+		return s.opts.Actor(ctx, req)
+	}
+	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
+		return req.Extra.TokenInfo.UserID
+	}
+	return ""
+}
+
+func (s *Server) fail(ctx context.Context, tool string, err error) error {
+	return toToolError(ctx, s.log, tool, err)
+}
+
+func (s *Server) submitTask(ctx context.Context, req *mcp.CallToolRequest, in SubmitTaskInput) (*mcp.CallToolResult, SubmitTaskOutput, error) {
+	return s.submit(ctx, req, ToolSubmitTask, in.Agent, in.Action, in.MessageInput, in.Wait, in.WaitInput)
+}
+
+// submit submits a new task exactly as A2A's SendMessage does (see
+// submitRequest) and, with wait, follows it until it is final or the wait
+// times out.
+func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, tool, agentName, action string, in MessageInput, wait bool, w WaitInput) (*mcp.CallToolResult, SubmitTaskOutput, error) {
+	timeout, err := s.waitTimeout(w)
+	if err != nil {
+		return nil, SubmitTaskOutput{}, err
+	}
+	sr, err := submitRequest(agentName, action, in, s.authActor(ctx, req))
+	if err != nil {
+		return nil, SubmitTaskOutput{}, s.fail(ctx, tool, err)
+	}
+	res, err := s.coord.Submit(ctx, sr)
+	if err != nil {
+		return nil, SubmitTaskOutput{}, s.fail(ctx, tool, err)
+	}
+	t := res.Task
+	out := SubmitTaskOutput{Duplicate: res.Duplicate}
+	if wait {
+		t, out.WaitTimedOut, err = s.await(ctx, req, t, timeout)
+		if err != nil {
+			return nil, SubmitTaskOutput{}, s.fail(ctx, tool, err)
+		}
+	}
+	out.TaskInfo = taskInfo(t, 0)
+	s.log.DebugContext(ctx, "mcp submit", "tool", tool, "task", t.ID, "agent", t.Agent, "state", t.State, "duplicate", res.Duplicate)
+	return nil, out, nil
+}
+
+// maxWaitSeconds bounds wait_timeout_seconds (a day).
+const maxWaitSeconds = 24 * 60 * 60
+
+func (s *Server) waitTimeout(w WaitInput) (time.Duration, error) {
+	sec := w.WaitTimeoutSeconds
+	switch {
+	case sec == 0:
+		return s.opts.WaitTimeout, nil
+	case sec < 0 || math.IsNaN(sec) || sec > maxWaitSeconds:
+		return 0, invalidArgument("wait_timeout_seconds must be between 0 and %d, got %v", maxWaitSeconds, sec)
+	}
+	return time.Duration(sec * float64(time.Second)), nil
+}
+
+// await follows t until it is final (terminal or waiting for input) and
+// returns it whole (history and artifacts). When timeout passes first it
+// returns the task as stored then and true. Each state change it sees is
+// reported as a progress notification when the call carries a progress
+// token, starting with t's own state.
+func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest, t *task.Task, timeout time.Duration) (*task.Task, bool, error) {
+	p := s.progress(req)
+	p.report(ctx, t)
+	if t.State.Settled() {
+		// Rejected at submit (the stored task is whole) or a duplicate of
+		// a finished task (returned whole by the store).
+		return t, false, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	id, lastSeq := t.ID, t.Seq
+	for {
+		done, err := s.follow(wctx, id, &lastSeq, p)
+		switch {
+		case err == nil && done != nil:
+			return done, false, nil
+		case err == nil:
+			continue // the subscription fell behind: subscribe again
+		case ctx.Err() == nil && wctx.Err() != nil:
+			cur, gerr := s.coord.Get(ctx, id, -1)
+			if gerr != nil {
+				return nil, false, gerr
+			}
+			return cur, true, nil
+		default:
+			return nil, false, err
+		}
+	}
+}
+
+// follow subscribes to task id and waits for its final state. It returns
+// the whole final task, or nil and no error when the subscription fell
+// behind (the caller subscribes again; the snapshot then catches up).
+func (s *Server) follow(ctx context.Context, id string, lastSeq *int, p *progress) (*task.Task, error) {
+	snap, ch, stop, err := s.coord.Subscribe(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	if snap.Seq > *lastSeq {
+		*lastSeq = snap.Seq
+		p.report(ctx, snap)
+	}
+	if snap.State.Settled() {
+		return snap, nil // Subscribe reads the whole task
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case ev, ok := <-ch:
+			if !ok {
+				return nil, nil
+			}
+			if ev.Kind != task.EventStatus || ev.Task == nil || ev.Seq <= *lastSeq {
+				continue
+			}
+			*lastSeq = ev.Seq
+			p.report(ctx, ev.Task)
+			if !ev.Final {
+				continue
+			}
+			if ev.Complete {
+				return ev.Task, nil
+			}
+			return s.coord.Get(ctx, id, -1)
+		}
+	}
+}
+
+// progress sends a tool call's progress notifications.
+type progress struct {
+	session *mcp.ServerSession
+	token   any
+	log     *slog.Logger
+}
+
+// progress returns the reporter of req, or nil when the client sent no
+// progress token.
+func (s *Server) progress(req *mcp.CallToolRequest) *progress {
+	if req == nil || req.Params == nil || req.Session == nil {
+		return nil
+	}
+	tok := req.Params.GetProgressToken()
+	if tok == nil {
+		return nil
+	}
+	return &progress{session: req.Session, token: tok, log: s.log}
+}
+
+// report notifies the client of t's state. Progress is t's record
+// sequence, which grows with every transition.
+func (p *progress) report(ctx context.Context, t *task.Task) {
+	if p == nil {
+		return
+	}
+	msg := fmt.Sprintf("task %s is %s", t.ID, t.State)
+	var details []string
+	if t.Rejected {
+		details = append(details, "rejected")
+	}
+	if t.Attempt > 0 {
+		details = append(details, fmt.Sprintf("attempt %d of %d", t.Attempt, t.MaxAttempts))
+	}
+	if t.ErrorCode != "" {
+		details = append(details, string(t.ErrorCode))
+	}
+	if len(details) > 0 {
+		msg += " (" + strings.Join(details, ", ") + ")"
+	}
+	err := p.session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+		ProgressToken: p.token, Progress: float64(t.Seq), Message: msg,
+	})
+	if err != nil && ctx.Err() == nil {
+		p.log.DebugContext(ctx, "mcp progress notification not sent", "task", t.ID, "err", err)
+	}
+}
+
+func (s *Server) getTask(ctx context.Context, req *mcp.CallToolRequest, in GetTaskInput) (*mcp.CallToolResult, TaskInfo, error) {
+	if in.TaskID == "" {
+		return nil, TaskInfo{}, invalidArgument("task_id is required")
+	}
+	hl := -1
+	if in.HistoryLength != nil && *in.HistoryLength >= 0 {
+		hl = *in.HistoryLength
+	}
+	t, err := s.coord.Get(ctx, in.TaskID, hl)
+	if err != nil {
+		return nil, TaskInfo{}, s.fail(ctx, ToolGetTask, err)
+	}
+	return nil, taskInfo(t, hl), nil
+}
+
+// maxPageSize bounds list_tasks pages (the Coordinator refuses more).
+const maxPageSize = 100
+
+func (s *Server) listTasks(ctx context.Context, req *mcp.CallToolRequest, in ListTasksInput) (*mcp.CallToolResult, ListTasksOutput, error) {
+	if in.PageSize < 0 || in.PageSize > maxPageSize {
+		return nil, ListTasksOutput{}, invalidArgument("page_size must be between 1 and %d, got %d", maxPageSize, in.PageSize)
+	}
+	p := task.ListParams{
+		ContextID:        in.ContextID,
+		Agent:            in.Agent,
+		Rejected:         in.Rejected,
+		PageSize:         in.PageSize,
+		PageToken:        in.PageToken,
+		IncludeArtifacts: in.IncludeArtifacts,
+		// An authenticated caller sees the tasks it submitted, as on A2A.
+		Actor: s.authActor(ctx, req),
+	}
+	for _, v := range in.States {
+		st, err := task.ParseState(v)
+		if err != nil {
+			return nil, ListTasksOutput{}, s.fail(ctx, ToolListTasks, err)
+		}
+		p.States = append(p.States, st)
+	}
+	if in.UpdatedAfter != "" {
+		at, err := time.Parse(time.RFC3339Nano, in.UpdatedAfter)
+		if err != nil {
+			return nil, ListTasksOutput{}, invalidArgument("updated_after %q is not an RFC 3339 time", in.UpdatedAfter)
+		}
+		p.UpdatedAfter = at.UTC()
+	}
+	if in.HistoryLength != nil {
+		p.HistoryLength = max(*in.HistoryLength, -1)
+	}
+	page, err := s.coord.List(ctx, p)
+	if err != nil {
+		return nil, ListTasksOutput{}, s.fail(ctx, ToolListTasks, err)
+	}
+	out := ListTasksOutput{Tasks: make([]TaskInfo, 0, len(page.Tasks)), NextPageToken: page.NextPageToken, TotalSize: page.TotalSize}
+	for _, t := range page.Tasks {
+		out.Tasks = append(out.Tasks, taskInfo(t, p.HistoryLength))
+	}
+	return nil, out, nil
+}
+
+func (s *Server) cancelTask(ctx context.Context, req *mcp.CallToolRequest, in CancelTaskInput) (*mcp.CallToolResult, TaskInfo, error) {
+	if in.TaskID == "" {
+		return nil, TaskInfo{}, invalidArgument("task_id is required")
+	}
+	// An empty reason records the Coordinator's default.
+	t, err := s.coord.Cancel(ctx, in.TaskID, in.Reason)
+	if err != nil {
+		return nil, TaskInfo{}, s.fail(ctx, ToolCancelTask, err)
+	}
+	return nil, taskInfo(t, 0), nil
+}
+
+func (s *Server) retryTask(ctx context.Context, req *mcp.CallToolRequest, in RetryTaskInput) (*mcp.CallToolResult, TaskInfo, error) {
+	if in.TaskID == "" {
+		return nil, TaskInfo{}, invalidArgument("task_id is required")
+	}
+	t, err := s.coord.Retry(ctx, in.TaskID)
+	if err != nil {
+		return nil, TaskInfo{}, s.fail(ctx, ToolRetryTask, err)
+	}
+	return nil, taskInfo(t, 0), nil
+}
+
+func (s *Server) listAgents(ctx context.Context, req *mcp.CallToolRequest, _ ListAgentsInput) (*mcp.CallToolResult, ListAgentsOutput, error) {
+	specs := s.coord.Agents()
+	out := ListAgentsOutput{Agents: make([]AgentInfo, 0, len(specs))}
+	for _, a := range specs {
+		out.Agents = append(out.Agents, AgentInfo{
+			Name:           a.Name,
+			Action:         a.Action,
+			Description:    s.describe(a),
+			Sensitive:      a.Sensitive,
+			DryRun:         a.DryRun,
+			MaxAttempts:    a.Retry.MaxAttempts,
+			TimeoutSeconds: a.Timeout.Seconds(),
+			Tool:           s.agentTools[a.Name],
+		})
+	}
+	return nil, out, nil
+}

@@ -1,0 +1,261 @@
+// Package postgres is pactum's PostgreSQL task.Store, built on pgx and its
+// connection pool (pgxpool). Several pactum nodes can share one database.
+//
+// Every operation that changes a task runs in one transaction on one pooled
+// connection, sent as a few pipelines rather than one round trip per
+// statement: the state change, its execution record and its audit entries
+// commit together. A transition first locks the task's row (SELECT … FOR NO
+// KEY UPDATE) and then updates it on the condition that it is still in the
+// expected state, so two writers never both move a task. Claims lock queued
+// rows with FOR NO KEY UPDATE SKIP LOCKED, so concurrent claimers, on any
+// node, take different tasks without waiting for each other. Idempotency
+// keys are rows under a primary key on (actor, key), taken with INSERT … ON
+// CONFLICT: duplicate submits racing on several connections still create
+// one task.
+//
+// The audit log is one hash chain whatever the number of writers: each
+// transaction that seals entries locks the one-row audit_head table as its
+// last step, computes the entries' hashes from the head, inserts them and
+// moves the head, and commits in the same pipeline, so the lock is held for
+// about one round trip plus the commit.
+//
+// A transaction that fails with a serialization failure or deadlock, or
+// because its connection was lost before it was committed, is retried a
+// few times (Options.Retries) on a fresh connection; a lost connection also
+// makes the pool drop its other connections, which are likely dead too
+// after a server restart. When the outcome of a commit is unknown (the
+// connection broke while COMMIT was in flight) the error is returned, not
+// retried.
+//
+// Importing the package registers the "postgres" and "postgresql" schemes
+// with store.Open. See docs/postgres.md for the DSN, pool sizing and
+// migrations.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/pactum/pactum/store"
+	"github.com/pactum/pactum/task"
+)
+
+func init() {
+	open := func(ctx context.Context, dsn string, logger *slog.Logger) (task.Store, error) {
+		s, err := Open(ctx, dsn, logger)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	store.Register(Scheme, open)
+	store.Register("postgresql", open)
+}
+
+// Scheme is the DSN scheme this driver registers: postgres://…. The
+// "postgresql" scheme is registered too.
+const Scheme = "postgres"
+
+// DefaultStatementTimeout is the statement_timeout sessions get when neither
+// the DSN nor Options.StatementTimeout sets one.
+const DefaultStatementTimeout = 30 * time.Second
+
+// DefaultIdleInTransactionTimeout is the idle_in_transaction_session_timeout
+// sessions get when neither the DSN nor Options.IdleInTransactionTimeout
+// sets one.
+const DefaultIdleInTransactionTimeout = 10 * time.Second
+
+// defaultRetries is Options.Retries' default.
+const defaultRetries = 4
+
+// Options configures a Store beyond its DSN.
+type Options struct {
+	// Logger receives the store's logs. Default: logs are discarded.
+	Logger *slog.Logger
+	// Schema is the schema that holds pactum's tables; every connection
+	// uses it as its search_path, whatever the DSN says. Default: the DSN's
+	// search_path, and without one the server's default (normally public);
+	// the tables then live in its first existing schema. A schema named
+	// here that does not exist is created by the migration.
+	Schema string
+	// SkipMigrate, when set, makes Open check the schema version instead of
+	// migrating: a database that is not exactly at SchemaVersion is refused
+	// (run Migrate, or `pactum migrate`, first). Default false: Open applies
+	// the pending migrations.
+	SkipMigrate bool
+	// StatementTimeout is the sessions' statement_timeout when the DSN sets
+	// none (a statement_timeout parameter in the DSN wins). Default
+	// DefaultStatementTimeout (30s); negative leaves the server's setting.
+	StatementTimeout time.Duration
+	// IdleInTransactionTimeout is the sessions'
+	// idle_in_transaction_session_timeout when the DSN sets none: how long
+	// the server lets a transaction wait for its client before ending the
+	// session. pactum's transactions never wait on anything but the network,
+	// and one that seals audit entries holds the chain's head, which every
+	// writer on every node needs, so a client that hangs mid-transaction
+	// (frozen, or cut off without the connection being reset) must not keep
+	// it long. Default DefaultIdleInTransactionTimeout (10s); negative
+	// leaves the server's setting.
+	IdleInTransactionTimeout time.Duration
+	// Retries is how many times a transaction is run again after a
+	// serialization failure, a deadlock or a connection lost before
+	// commit, with a short growing pause. Default 4; negative: never.
+	Retries int
+	// Now is the clock used where the caller passes no time (AppendAudit,
+	// DeletePushConfig). Default: time.Now, in UTC, truncated to the
+	// microsecond.
+	Now func() time.Time
+}
+
+func (o *Options) setDefaults() {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.StatementTimeout == 0 {
+		o.StatementTimeout = DefaultStatementTimeout
+	}
+	if o.IdleInTransactionTimeout == 0 {
+		o.IdleInTransactionTimeout = DefaultIdleInTransactionTimeout
+	}
+	switch {
+	case o.Retries == 0:
+		o.Retries = defaultRetries
+	case o.Retries < 0:
+		o.Retries = 0
+	}
+	if o.Now == nil {
+		o.Now = func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+	}
+}
+
+// Store is the PostgreSQL task.Store. It is safe for concurrent use, also
+// by several processes sharing one database.
+type Store struct {
+	pool    *pgxpool.Pool
+	log     *slog.Logger
+	now     func() time.Time
+	schema  string
+	retries int
+
+	closeOnce sync.Once
+}
+
+var _ task.Store = (*Store)(nil)
+
+// Open connects to the database a postgres:// (or postgresql://) data
+// source name names, migrates it to the newest schema and returns the
+// store. The DSN is pgx's: libpq's parameters plus the pool's
+// (pool_max_conns, pool_min_conns, pool_max_conn_lifetime, …); any other
+// parameter, such as search_path or statement_timeout, is sent to the server
+// as a session setting. A nil logger discards logs.
+func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) {
+	return OpenWith(ctx, dsn, Options{Logger: logger})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	opts.setDefaults()
+	cfg, err := poolConfig(dsn, &opts)
+	if err != nil {
+		return nil, err
+	}
+	target := describe(cfg.ConnConfig)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open %s: %w", target, err)
+	}
+	s := &Store{pool: pool, log: opts.Logger, now: opts.Now, retries: opts.Retries}
+	ok := false
+	defer func() {
+		if !ok {
+			pool.Close()
+		}
+	}()
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open %s: %w", target, err)
+	}
+	if opts.SkipMigrate {
+		s.schema, err = resolveSchema(ctx, conn.Conn(), opts.Schema)
+		if err == nil {
+			err = checkVersion(ctx, conn.Conn())
+		}
+	} else {
+		s.schema, _, err = migrate(ctx, conn.Conn(), opts.Schema, opts.Logger)
+	}
+	conn.Release()
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open %s: %w", target, err)
+	}
+	ok = true
+	s.log.Info("postgres store opened", slog.String("target", target), slog.String("schema", s.schema),
+		slog.Int("max_conns", int(cfg.MaxConns)), slog.String("statement_timeout", cfg.ConnConfig.RuntimeParams["statement_timeout"]))
+	return s, nil
+}
+
+// Close closes the pool, waiting for connections in use to be released.
+// Closing twice is safe.
+func (s *Store) Close() error {
+	s.closeOnce.Do(s.pool.Close)
+	return nil
+}
+
+// Pool returns the store's connection pool, for health checks and for
+// features that need their own connection (LISTEN). Do not write pactum's
+// tables through it.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Schema returns the schema that holds the store's tables.
+func (s *Store) Schema() string { return s.schema }
+
+// poolConfig parses dsn and applies opts: the search_path of opts.Schema,
+// the default timeouts and application_name.
+func poolConfig(dsn string, opts *Options) (*pgxpool.Config, error) {
+	scheme, _, _ := strings.Cut(dsn, "://")
+	switch strings.ToLower(scheme) {
+	case "postgres", "postgresql":
+	default:
+		// pgx also takes key=value strings; pactum wants a URL, whose scheme
+		// picks the driver.
+		return nil, errors.New("postgres: data source name must start with postgres:// or postgresql://")
+	}
+	// pgx redacts the password from its parse errors.
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	rp := cfg.ConnConfig.RuntimeParams
+	if opts.Schema != "" {
+		rp["search_path"] = quoteIdent(opts.Schema)
+	}
+	setDuration := func(param string, d time.Duration) {
+		if _, set := rp[param]; !set && d > 0 {
+			rp[param] = fmt.Sprintf("%dms", max(1, d.Milliseconds()))
+		}
+	}
+	setDuration("statement_timeout", opts.StatementTimeout)
+	setDuration("idle_in_transaction_session_timeout", opts.IdleInTransactionTimeout)
+	if _, set := rp["application_name"]; !set {
+		rp["application_name"] = "pactum"
+	}
+	return cfg, nil
+}
+
+// describe names a connection target for logs and errors, without the
+// password.
+func describe(c *pgx.ConnConfig) string {
+	return fmt.Sprintf("%s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)
+}
+
+// quoteIdent quotes an SQL identifier.
+func quoteIdent(s string) string {
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}

@@ -1,0 +1,148 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pactum/pactum/task"
+)
+
+// PutPushConfig implements task.Store. The task must exist (ErrNotFound).
+// The audit entries are sealed at c.CreatedAt.
+func (s *Store) PutPushConfig(ctx context.Context, c task.PushConfig, audit []task.AuditInput) error {
+	if c.TaskID == "" || c.ID == "" {
+		return task.Errorf(task.CodeInvalidArgument, "postgres: put push config: TaskID and ID are required")
+	}
+	if err := checkAudit(audit); err != nil {
+		return fmt.Errorf("postgres: put push config %q of task %q: %w", c.ID, c.TaskID, err)
+	}
+	var auth []byte
+	if len(c.Auth) > 0 {
+		auth = []byte(c.Auth)
+	}
+	created := norm(c.CreatedAt)
+	err := s.inTx(ctx, func(x *txn) error {
+		var exists bool
+		x.queue(sqlTaskExists, c.TaskID).QueryRow(func(r pgx.Row) error { return r.Scan(&exists) })
+		if err := x.flush(); err != nil {
+			return err
+		}
+		if !exists {
+			return fmt.Errorf("task %q: %w", c.TaskID, task.ErrNotFound)
+		}
+		x.queue(sqlPutPush, c.TaskID, c.ID, c.URL, c.Token, auth, created)
+		var h *head
+		if len(audit) > 0 {
+			h = x.lockHead(sqlLockHead)
+		}
+		if err := x.flush(); err != nil {
+			return err
+		}
+		return x.seal(h, created, audit)
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: put push config %q of task %q: %w", c.ID, c.TaskID, err)
+	}
+	return nil
+}
+
+// GetPushConfig implements task.Store.
+func (s *Store) GetPushConfig(ctx context.Context, taskID, id string) (*task.PushConfig, error) {
+	var c *task.PushConfig
+	err := s.retry(ctx, func() (bool, error) {
+		var err error
+		c, err = scanPush(s.pool.QueryRow(ctx, sqlGetPush, taskID, id))
+		return false, err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("postgres: push config %q of task %q: %w", id, taskID, task.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: push config %q of task %q: %w", id, taskID, err)
+	}
+	return c, nil
+}
+
+// ListPushConfigs implements task.Store: the task's configs ordered by
+// CreatedAt, then ID. A task that does not exist is ErrNotFound.
+func (s *Store) ListPushConfigs(ctx context.Context, taskID string) ([]task.PushConfig, error) {
+	var out []task.PushConfig
+	var exists bool
+	err := s.inReadTx(ctx, func(x *txn) error {
+		out = nil
+		x.queue(sqlTaskExists, taskID).QueryRow(func(r pgx.Row) error { return r.Scan(&exists) })
+		x.queue(sqlListPush, taskID).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				c, err := scanPush(rows)
+				if err != nil {
+					return err
+				}
+				out = append(out, *c)
+			}
+			return rows.Err()
+		})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list push configs of task %q: %w", taskID, err)
+	}
+	if !exists {
+		return nil, fmt.Errorf("postgres: list push configs: task %q: %w", taskID, task.ErrNotFound)
+	}
+	return out, nil
+}
+
+// DeletePushConfig implements task.Store; deleting a config that does not
+// exist is ErrNotFound and writes nothing. The audit entries are sealed at
+// the store's clock (Options.Now).
+func (s *Store) DeletePushConfig(ctx context.Context, taskID, id string, audit []task.AuditInput) error {
+	if err := checkAudit(audit); err != nil {
+		return fmt.Errorf("postgres: delete push config %q of task %q: %w", id, taskID, err)
+	}
+	now := norm(s.now())
+	err := s.inTx(ctx, func(x *txn) error {
+		var deleted bool
+		x.queue(sqlDeletePush, taskID, id).Exec(func(ct pgconn.CommandTag) error {
+			deleted = ct.RowsAffected() > 0
+			return nil
+		})
+		if err := x.flush(); err != nil {
+			return err
+		}
+		if !deleted {
+			return task.ErrNotFound
+		}
+		if len(audit) == 0 {
+			return nil
+		}
+		h := x.lockHead(sqlLockHead)
+		if err := x.flush(); err != nil {
+			return err
+		}
+		return x.seal(h, now, audit)
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: delete push config %q of task %q: %w", id, taskID, err)
+	}
+	return nil
+}
+
+func scanPush(sc scanner) (*task.PushConfig, error) {
+	var c task.PushConfig
+	var auth []byte
+	var created time.Time
+	if err := sc.Scan(&c.TaskID, &c.ID, &c.URL, &c.Token, &auth, &created); err != nil {
+		return nil, err
+	}
+	if len(auth) > 0 {
+		c.Auth = json.RawMessage(auth)
+	}
+	c.CreatedAt = created.UTC()
+	return &c, nil
+}

@@ -1,0 +1,97 @@
+package postgres
+
+// The statements the store runs. pgx prepares each one once per connection
+// (its statement cache) and reuses it.
+
+// taskCols is the column list every task query selects, in scanTask order.
+const taskCols = `id, context_id, agent, envelope, payload_hash, state, attempt,
+	max_attempts, run_after, lease_owner, lease_expires, error_code, reason,
+	rejected, status_message, seq, created_at, updated_at`
+
+const (
+	sqlTaskByID = `SELECT ` + taskCols + ` FROM tasks WHERE id = $1`
+	// sqlTaskForUpdate locks the row for a transition. NO KEY UPDATE, the
+	// lock an UPDATE that changes no key takes, does not conflict with the
+	// KEY SHARE locks that inserting rows referring to the task take.
+	sqlTaskForUpdate = `SELECT ` + taskCols + ` FROM tasks WHERE id = $1 FOR NO KEY UPDATE`
+	sqlTaskExists    = `SELECT EXISTS (SELECT 1 FROM tasks WHERE id = $1)`
+
+	sqlInsertTask = `INSERT INTO tasks (id, context_id, agent, actor, envelope, payload_hash, state, attempt,
+		max_attempts, run_after, lease_owner, lease_expires, error_code, reason,
+		rejected, status_message, seq, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
+	// sqlUpdateTask writes a task's mutable columns, on the condition that
+	// the task is still in the state the change started from ($13).
+	sqlUpdateTask = `UPDATE tasks SET state = $2, attempt = $3, run_after = $4, lease_owner = $5,
+		lease_expires = $6, error_code = $7, reason = $8, rejected = $9, status_message = $10,
+		seq = $11, updated_at = $12 WHERE id = $1 AND state = $13`
+
+	sqlInsertRecords = `INSERT INTO task_records (task_id, seq, from_state, to_state, at, attempt,
+		node, reason, error_code, policy_version)
+		SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::timestamptz[],
+			$6::integer[], $7::text[], $8::text[], $9::text[], $10::text[])`
+	sqlRecords = `SELECT task_id, seq, from_state, to_state, at, attempt, node, reason, error_code, policy_version
+		FROM task_records WHERE task_id = $1 ORDER BY seq`
+
+	// sqlAppendMessages appends $2's messages to task $1's history, in order.
+	sqlAppendMessages = `INSERT INTO task_messages (task_id, seq, message)
+		SELECT $1, coalesce((SELECT max(seq) FROM task_messages WHERE task_id = $1), 0) + m.ord, m.message
+		FROM unnest($2::text[]) WITH ORDINALITY AS m (message, ord)`
+	sqlHistoryAll  = `SELECT message FROM task_messages WHERE task_id = $1 ORDER BY seq`
+	sqlHistoryLast = `SELECT message FROM (
+		SELECT seq, message FROM task_messages WHERE task_id = $1 ORDER BY seq DESC LIMIT $2
+	) AS last ORDER BY seq`
+
+	// sqlUpsertArtifact stores an artifact at the end, or replaces the one
+	// with its ID in place.
+	sqlUpsertArtifact = `INSERT INTO task_artifacts (task_id, artifact_id, position, artifact)
+		VALUES ($1, $2, (SELECT coalesce(max(position), 0) + 1 FROM task_artifacts WHERE task_id = $1), $3)
+		ON CONFLICT (task_id, artifact_id) DO UPDATE SET artifact = excluded.artifact`
+	sqlArtifacts = `SELECT artifact FROM task_artifacts WHERE task_id = $1 ORDER BY position`
+
+	// sqlIdemPut takes the key unless a live one holds it: an expired key
+	// (expiry at or before $5, now) is replaced; a live one leaves the
+	// statement without a row. A key another transaction is taking makes
+	// it wait for that transaction, then see its outcome.
+	sqlIdemPut = `INSERT INTO idempotency_keys (actor, key, task_id, expires_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (actor, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at
+		WHERE idempotency_keys.expires_at <= $5
+		RETURNING true`
+	sqlIdemGet   = `SELECT task_id FROM idempotency_keys WHERE actor = $1 AND key = $2`
+	sqlIdemPurge = `DELETE FROM idempotency_keys WHERE expires_at <= $1`
+
+	// Claims skip rows another transaction holds: concurrent claimers take
+	// different tasks and never wait for each other.
+	sqlClaimNext = `SELECT ` + taskCols + ` FROM tasks
+		WHERE state = 'queued' AND (run_after IS NULL OR run_after <= $1)
+		ORDER BY created_at, id LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED`
+	sqlClaimOne = `SELECT ` + taskCols + ` FROM tasks
+		WHERE id = $1 AND state = 'queued' AND (run_after IS NULL OR run_after <= $2)
+		FOR NO KEY UPDATE SKIP LOCKED`
+	sqlRenewLease = `UPDATE tasks SET lease_expires = $1
+		WHERE id = $2 AND state = 'in_progress' AND lease_owner = $3`
+	sqlExpiredLeases = `SELECT ` + taskCols + ` FROM tasks
+		WHERE state = 'in_progress' AND lease_expires < $1 ORDER BY lease_expires, id LIMIT $2`
+	sqlNextRunAfter = `SELECT min(coalesce(run_after, updated_at)) FROM tasks WHERE state = 'queued'`
+
+	// sqlLockHead locks the audit chain's head; sqlLockHeadIfKey does so
+	// only when the idempotency key ($1, $2) names task $3, that is when
+	// this transaction took it (a duplicate submit seals nothing).
+	sqlLockHead      = `SELECT seq, hash FROM audit_head FOR UPDATE`
+	sqlLockHeadIfKey = `SELECT seq, hash FROM audit_head
+		WHERE EXISTS (SELECT 1 FROM idempotency_keys WHERE actor = $1 AND key = $2 AND task_id = $3)
+		FOR UPDATE`
+	sqlMoveHead    = `UPDATE audit_head SET seq = $1, hash = $2`
+	sqlInsertAudit = `INSERT INTO audit_log (seq, at, kind, task_id, actor, data, prev_hash, hash)
+		SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[],
+			$6::bytea[], $7::text[], $8::text[])`
+	sqlAuditAfter = `SELECT seq, at, kind, task_id, actor, data, prev_hash, hash
+		FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`
+
+	sqlPutPush = `INSERT INTO push_configs (task_id, id, url, token, auth, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (task_id, id) DO UPDATE SET url = excluded.url, token = excluded.token,
+		auth = excluded.auth, created_at = excluded.created_at`
+	sqlGetPush    = `SELECT task_id, id, url, token, auth, created_at FROM push_configs WHERE task_id = $1 AND id = $2`
+	sqlListPush   = `SELECT task_id, id, url, token, auth, created_at FROM push_configs WHERE task_id = $1 ORDER BY created_at, id`
+	sqlDeletePush = `DELETE FROM push_configs WHERE task_id = $1 AND id = $2`
+)

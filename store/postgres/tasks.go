@@ -1,0 +1,913 @@
+package postgres
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pactum/pactum/task"
+)
+
+// defaultPageSize is ListTasks' page size when the caller gives none.
+const defaultPageSize = 50
+
+// errDuplicateKey ends a CreateTask transaction whose idempotency key names
+// another live task.
+var errDuplicateKey = errors.New("duplicate idempotency key")
+
+// CreateTask implements task.Store. It stores p.Task's ID, ContextID, Agent,
+// Envelope, PayloadHash, MaxAttempts, RunAfter and History (the initial
+// conversation, usually the envelope's input message); CreatedAt and
+// UpdatedAt are p.Now. Entering requested is not a transition: the first
+// record is the first step's (a task created without steps has Seq 0 and
+// no records; p.Audit is its trace). p.Audit is sealed first, then each
+// step's Audit just before that step's own entry.
+//
+// The returned task carries its History but no artifacts. On a duplicate
+// (actor, key) the existing task is returned in full (history and
+// artifacts) with an error wrapping task.ErrDuplicate. A task ID that
+// exists already is a task.CodeConflict error.
+func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task, error) {
+	if p.Task == nil || p.Task.ID == "" {
+		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: create task: CreateParams.Task with an ID is required")
+	}
+	id := p.Task.ID
+	if p.Now.IsZero() {
+		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: create task %q: CreateParams.Now is zero", id)
+	}
+	now := norm(p.Now)
+	t := &task.Task{
+		ID:          id,
+		ContextID:   p.Task.ContextID,
+		Agent:       p.Task.Agent,
+		Envelope:    p.Task.Envelope,
+		PayloadHash: p.Task.PayloadHash,
+		State:       task.StateRequested,
+		MaxAttempts: p.Task.MaxAttempts,
+		RunAfter:    norm(p.Task.RunAfter),
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	var w writes
+	w.audit = append(w.audit, p.Audit...)
+	for i, st := range p.Steps {
+		if st.Rejected && st.To != task.StateFailed {
+			return nil, task.Errorf(task.CodeInvalidArgument, "postgres: create task %q: step %d: Rejected is only valid with To %s", id, i, task.StateFailed)
+		}
+		w.audit = append(w.audit, st.Audit...)
+		rec, err := advance(t, change{
+			To: st.To, Reason: st.Reason, ErrorCode: st.ErrorCode, PolicyVersion: st.PolicyVersion,
+			Node: p.Node, Now: now,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("postgres: create task %q: step %d: %w", id, i, err)
+		}
+		t.Rejected = st.Rejected
+		w.add(t, rec)
+	}
+	if c := p.Claim; c != nil && t.State == task.StateQueued {
+		if c.Owner == "" || c.LeaseFor <= 0 {
+			return nil, task.Errorf(task.CodeInvalidArgument, "postgres: create task %q: Claim needs an Owner and a positive LeaseFor", id)
+		}
+		rec, err := advance(t, change{
+			To: task.StateInProgress, Node: c.Node, Now: now,
+			Claim: true, Owner: c.Owner, LeaseUntil: norm(now.Add(c.LeaseFor)),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("postgres: create task %q: claim: %w", id, err)
+		}
+		w.add(t, rec)
+	}
+	if err := w.check(); err != nil {
+		return nil, fmt.Errorf("postgres: create task %q: %w", id, err)
+	}
+	env, err := json.Marshal(&t.Envelope)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: create task %q: encode envelope: %w", id, err)
+	}
+	history, err := encodeAll(p.Task.History)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: create task %q: encode history: %w", id, err)
+	}
+	actor, key := t.Envelope.Actor, t.Envelope.IdempotencyKey
+	idem := p.IdempotencyTTL > 0 && key != ""
+
+	var dup *task.Task
+	err = s.inTx(ctx, func(x *txn) error {
+		dup = nil
+		took := true
+		if idem {
+			// First, so that a duplicate waits here for the transaction
+			// holding the key, before it writes anything.
+			took = false
+			x.queue(sqlIdemPut, actor, key, id, norm(now.Add(p.IdempotencyTTL)), now).QueryRow(func(r pgx.Row) error {
+				return noRows(r.Scan(&took))
+			})
+		}
+		x.queue(sqlInsertTask, t.ID, t.ContextID, t.Agent, actor, string(env), t.PayloadHash, string(t.State),
+			t.Attempt, t.MaxAttempts, tsArg(t.RunAfter), t.LeaseOwner, tsArg(t.LeaseExpires), string(t.ErrorCode),
+			t.Reason, t.Rejected, nil, t.Seq, t.CreatedAt, t.UpdatedAt)
+		if len(history) > 0 {
+			x.queue(sqlAppendMessages, id, history)
+		}
+		x.insertRecords(w.records)
+		var h *head
+		if len(w.audit) > 0 {
+			if idem {
+				h = x.lockHead(sqlLockHeadIfKey, actor, key, id)
+			} else {
+				h = x.lockHead(sqlLockHead)
+			}
+		}
+		if err := x.flush(); err != nil {
+			if isUniqueViolation(err, "tasks_pkey") {
+				return task.Errorf(task.CodeConflict, "task %q already exists", id)
+			}
+			return err
+		}
+		if !took {
+			var owner string
+			x.queue(sqlIdemGet, actor, key).QueryRow(func(r pgx.Row) error { return r.Scan(&owner) })
+			if err := x.flush(); err != nil {
+				return fmt.Errorf("read idempotency key: %w", err)
+			}
+			d, err := x.fullTask(owner, -1)
+			if err != nil {
+				return fmt.Errorf("load task %q named by idempotency key: %w", owner, err)
+			}
+			dup = d
+			return errDuplicateKey
+		}
+		return x.seal(h, now, w.audit)
+	})
+	if dup != nil {
+		return dup, fmt.Errorf("postgres: create task %q: (actor %q, key %q) already names task %q: %w", id, actor, key, dup.ID, task.ErrDuplicate)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: create task %q: %w", id, err)
+	}
+	t.History = cloneMessages(p.Task.History)
+	t.MarkComplete()
+	return t, nil
+}
+
+// Transition implements task.Store. The returned task is the new state
+// without History and Artifacts (GetTask loads them). A task whose lease
+// never started (LeaseExpires zero) does not satisfy LeaseExpiredBefore.
+// Leaving in_progress ends the lease; every transition sets Reason,
+// ErrorCode and StatusMessage from p and clears Rejected.
+func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.Task, error) {
+	if err := task.CheckTransition(p.From, p.To); err != nil {
+		return nil, fmt.Errorf("postgres: transition task %q: %w", p.TaskID, err)
+	}
+	if p.Now.IsZero() {
+		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: transition task %q: TransitionParams.Now is zero", p.TaskID)
+	}
+	if err := checkAudit(p.Audit); err != nil {
+		return nil, fmt.Errorf("postgres: transition task %q: %w", p.TaskID, err)
+	}
+	now := norm(p.Now)
+	msgs, err := encodeAll(p.Messages)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: transition task %q: encode messages: %w", p.TaskID, err)
+	}
+	arts, err := encodeAll(p.Artifacts)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: transition task %q: encode artifacts: %w", p.TaskID, err)
+	}
+	status, err := statusJSON(&task.Task{ID: p.TaskID, StatusMessage: p.StatusMessage})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: transition task %q: %w", p.TaskID, err)
+	}
+	var t *task.Task
+	err = s.inTx(ctx, func(x *txn) error {
+		var row taskRow
+		x.queue(sqlTaskForUpdate, p.TaskID).QueryRow(row.scanFrom)
+		if err := x.flush(); err != nil {
+			return fmt.Errorf("load task %q: %w", p.TaskID, err)
+		}
+		if !row.found {
+			return fmt.Errorf("task %q: %w", p.TaskID, task.ErrNotFound)
+		}
+		var err error
+		if t, err = row.task(); err != nil {
+			return err
+		}
+		switch {
+		case t.State != p.From:
+			return conflict("task is %s, not %s", t.State, p.From)
+		case p.LeaseOwner != "" && t.LeaseOwner != p.LeaseOwner:
+			return conflict("task is leased by %q, not %q", t.LeaseOwner, p.LeaseOwner)
+		case !p.LeaseExpiredBefore.IsZero() && (t.LeaseExpires.IsZero() || !t.LeaseExpires.Before(norm(p.LeaseExpiredBefore))):
+			return conflict("lease expires %s, not before %s", fmtTime(t.LeaseExpires), fmtTime(norm(p.LeaseExpiredBefore)))
+		}
+		rec, err := advance(t, change{
+			To: p.To, Reason: p.Reason, ErrorCode: p.ErrorCode, PolicyVersion: p.PolicyVersion,
+			Node: p.Node, Now: now, StatusMessage: p.StatusMessage,
+			SetRunAfter: p.To == task.StateQueued, RunAfter: p.RunAfter,
+		})
+		if err != nil {
+			return err
+		}
+		var w writes
+		w.audit = append(w.audit, p.Audit...)
+		w.add(t, rec)
+		if err := w.check(); err != nil {
+			return err
+		}
+		x.update(t, status, p.From)
+		x.insertRecords(w.records)
+		if len(msgs) > 0 {
+			x.queue(sqlAppendMessages, t.ID, msgs)
+		}
+		for i, a := range arts {
+			x.queue(sqlUpsertArtifact, t.ID, p.Artifacts[i].ID, a)
+		}
+		h := x.lockHead(sqlLockHead)
+		if err := x.flush(); err != nil {
+			return err
+		}
+		return x.seal(h, now, w.audit)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: transition task %q %s → %s: %w", p.TaskID, p.From, p.To, err)
+	}
+	return t, nil
+}
+
+// Claim implements task.Store. Oldest first means by CreatedAt, then ID. A
+// Limit below 1 claims one task. Tasks that another transaction holds
+// locked (being claimed, or moved, right now) are skipped, not waited for.
+func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, error) {
+	switch {
+	case p.Owner == "":
+		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: claim: ClaimParams.Owner is required")
+	case p.LeaseFor <= 0:
+		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: claim: ClaimParams.LeaseFor must be positive")
+	case p.Now.IsZero():
+		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: claim: ClaimParams.Now is zero")
+	}
+	now := norm(p.Now)
+	limit := max(p.Limit, 1)
+	var out []*task.Task
+	err := s.inTx(ctx, func(x *txn) error {
+		out = nil
+		var rows []taskRow
+		collect := func(r pgx.Rows) error {
+			for r.Next() {
+				var row taskRow
+				if err := row.scan(r); err != nil {
+					return err
+				}
+				rows = append(rows, row)
+			}
+			return r.Err()
+		}
+		if p.TaskID != "" {
+			x.queue(sqlClaimOne, p.TaskID, now).Query(collect)
+		} else {
+			x.queue(sqlClaimNext, now, limit).Query(collect)
+		}
+		if err := x.flush(); err != nil {
+			return fmt.Errorf("select queued tasks: %w", err)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		var w writes
+		for _, row := range rows {
+			t, err := row.task()
+			if err != nil {
+				return err
+			}
+			rec, err := advance(t, change{
+				To: task.StateInProgress, Node: p.Node, Now: now,
+				Claim: true, Owner: p.Owner, LeaseUntil: norm(now.Add(p.LeaseFor)),
+			})
+			if err != nil {
+				return err
+			}
+			w.add(t, rec)
+			status, err := statusJSON(t)
+			if err != nil {
+				return err
+			}
+			x.update(t, status, task.StateQueued)
+			out = append(out, t)
+		}
+		if err := w.check(); err != nil {
+			return err
+		}
+		x.insertRecords(w.records)
+		for _, t := range out {
+			x.history(t, -1)
+			x.artifacts(t)
+			t.MarkComplete()
+		}
+		h := x.lockHead(sqlLockHead)
+		if err := x.flush(); err != nil {
+			return err
+		}
+		return x.seal(h, now, w.audit)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: claim for %q: %w", p.Owner, err)
+	}
+	return out, nil
+}
+
+// RenewLease implements task.Store. A lease that ran out but was not yet
+// taken over can still be renewed by its owner.
+func (s *Store) RenewLease(ctx context.Context, p task.RenewParams) error {
+	if p.Owner == "" || p.LeaseFor <= 0 || p.Now.IsZero() {
+		return task.Errorf(task.CodeInvalidArgument, "postgres: renew lease of task %q: Owner, a positive LeaseFor and Now are required", p.TaskID)
+	}
+	until := norm(norm(p.Now).Add(p.LeaseFor))
+	var renewed, exists bool
+	err := s.retry(ctx, func() (bool, error) {
+		b := &pgx.Batch{}
+		b.Queue(sqlRenewLease, until, p.TaskID, p.Owner).Exec(func(ct pgconn.CommandTag) error {
+			renewed = ct.RowsAffected() == 1
+			return nil
+		})
+		b.Queue(sqlTaskExists, p.TaskID).QueryRow(func(r pgx.Row) error { return r.Scan(&exists) })
+		return false, s.pool.SendBatch(ctx, b).Close()
+	})
+	switch {
+	case err != nil:
+		return fmt.Errorf("postgres: renew lease of task %q: %w", p.TaskID, err)
+	case renewed:
+		return nil
+	case !exists:
+		return fmt.Errorf("postgres: renew lease: task %q: %w", p.TaskID, task.ErrNotFound)
+	}
+	return fmt.Errorf("postgres: renew lease of task %q: %w", p.TaskID, conflict("%q no longer holds the lease", p.Owner))
+}
+
+// ExpiredLeases implements task.Store: tasks ordered by lease expiry, then
+// ID, without History. A limit below 1 means no limit.
+func (s *Store) ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]*task.Task, error) {
+	var lim any
+	if limit > 0 {
+		lim = limit
+	}
+	var out []*task.Task
+	err := s.retry(ctx, func() (bool, error) {
+		rows, err := s.pool.Query(ctx, sqlExpiredLeases, norm(now), lim)
+		if err != nil {
+			return false, err
+		}
+		out, err = scanTasks(rows)
+		return false, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: expired leases: %w", err)
+	}
+	return out, nil
+}
+
+// NextRunAfter implements task.Store. A queued task without RunAfter counts
+// as due since it was queued (its UpdatedAt).
+func (s *Store) NextRunAfter(ctx context.Context) (time.Time, error) {
+	var v *time.Time
+	err := s.retry(ctx, func() (bool, error) {
+		return false, s.pool.QueryRow(ctx, sqlNextRunAfter).Scan(&v)
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("postgres: next run after: %w", err)
+	}
+	return fromNull(v), nil
+}
+
+// GetTask implements task.Store.
+func (s *Store) GetTask(ctx context.Context, id string, historyLength int) (*task.Task, error) {
+	var row taskRow
+	var t task.Task
+	err := s.inReadTx(ctx, func(x *txn) error {
+		row, t = taskRow{}, task.Task{ID: id}
+		x.queue(sqlTaskByID, id).QueryRow(row.scanFrom)
+		x.history(&t, historyLength)
+		x.artifacts(&t)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: get task %q: %w", id, err)
+	}
+	if !row.found {
+		return nil, fmt.Errorf("postgres: get task: task %q: %w", id, task.ErrNotFound)
+	}
+	out, err := row.task()
+	if err != nil {
+		return nil, fmt.Errorf("postgres: get task: %w", err)
+	}
+	out.History, out.Artifacts = t.History, t.Artifacts
+	if historyLength < 0 {
+		out.MarkComplete()
+	}
+	return out, nil
+}
+
+// ListTasks implements task.Store. Tasks are ordered by CreatedAt, then ID,
+// newest first. A PageSize below 1 means 50. HistoryLength < 0 loads the
+// whole history, 0 none, n the newest n messages. TotalSize counts every
+// task matching the filters, on all pages. The page token holds the
+// position after the page's last task, so it stays valid while tasks are
+// added.
+func (s *Store) ListTasks(ctx context.Context, p task.ListParams) (*task.TaskPage, error) {
+	var where []string
+	var args []any
+	arg := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args))))
+	}
+	if p.ContextID != "" {
+		arg("context_id = $?", p.ContextID)
+	}
+	if p.Agent != "" {
+		arg("agent = $?", p.Agent)
+	}
+	if p.Actor != "" {
+		arg("actor = $?", p.Actor)
+	}
+	if p.Rejected != nil {
+		arg("rejected = $?", *p.Rejected)
+	}
+	if len(p.States) > 0 {
+		states := make([]string, len(p.States))
+		for i, st := range p.States {
+			states[i] = string(st)
+		}
+		arg("state = ANY ($?::text[])", states)
+	}
+	if !p.UpdatedAfter.IsZero() {
+		arg("updated_at >= $?", norm(p.UpdatedAfter))
+	}
+	countSQL := "SELECT count(*) FROM tasks" + whereClause(where)
+	countArgs := append([]any(nil), args...)
+	if p.PageToken != "" {
+		created, id, err := decodeToken(p.PageToken)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, created, id)
+		where = append(where, fmt.Sprintf("(created_at, id) < ($%d, $%d)", len(args)-1, len(args)))
+	}
+	size := p.PageSize
+	if size < 1 {
+		size = defaultPageSize
+	}
+	args = append(args, size+1)
+	pageSQL := "SELECT " + taskCols + " FROM tasks" + whereClause(where) +
+		fmt.Sprintf(" ORDER BY created_at DESC, id DESC LIMIT $%d", len(args))
+
+	var page *task.TaskPage
+	err := s.inReadTx(ctx, func(x *txn) error {
+		page = &task.TaskPage{}
+		var rows []taskRow
+		x.queue(countSQL, countArgs...).QueryRow(func(r pgx.Row) error { return r.Scan(&page.TotalSize) })
+		x.queue(pageSQL, args...).Query(func(r pgx.Rows) error {
+			for r.Next() {
+				var row taskRow
+				if err := row.scan(r); err != nil {
+					return err
+				}
+				rows = append(rows, row)
+			}
+			return r.Err()
+		})
+		if err := x.flush(); err != nil {
+			return err
+		}
+		if len(rows) > size {
+			rows = rows[:size]
+			last := rows[size-1]
+			page.NextPageToken = encodeToken(last.created, last.id)
+		}
+		for _, row := range rows {
+			t, err := row.task()
+			if err != nil {
+				return err
+			}
+			x.history(t, p.HistoryLength)
+			if p.IncludeArtifacts {
+				x.artifacts(t)
+			}
+			page.Tasks = append(page.Tasks, t)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list tasks: %w", err)
+	}
+	return page, nil
+}
+
+func whereClause(where []string) string {
+	if len(where) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(where, " AND ")
+}
+
+// Records implements task.Store. A task that does not exist is
+// ErrNotFound; one created without steps has no records yet.
+func (s *Store) Records(ctx context.Context, taskID string) ([]task.Record, error) {
+	var out []task.Record
+	var exists bool
+	err := s.inReadTx(ctx, func(x *txn) error {
+		out = nil
+		x.queue(sqlTaskExists, taskID).QueryRow(func(r pgx.Row) error { return r.Scan(&exists) })
+		x.queue(sqlRecords, taskID).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var r task.Record
+				var from, to, code string
+				if err := rows.Scan(&r.TaskID, &r.Seq, &from, &to, &r.At, &r.Attempt, &r.Node, &r.Reason, &code, &r.PolicyVersion); err != nil {
+					return err
+				}
+				r.From, r.To, r.ErrorCode, r.At = task.State(from), task.State(to), task.Code(code), r.At.UTC()
+				out = append(out, r)
+			}
+			return rows.Err()
+		})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: records of task %q: %w", taskID, err)
+	}
+	if !exists {
+		return nil, fmt.Errorf("postgres: records: task %q: %w", taskID, task.ErrNotFound)
+	}
+	return out, nil
+}
+
+// PurgeIdempotencyKeys implements task.Store: keys whose expiry is at or
+// before before are deleted (a key is no longer live from its expiry on).
+func (s *Store) PurgeIdempotencyKeys(ctx context.Context, before time.Time) (int, error) {
+	var n int64
+	err := s.retry(ctx, func() (bool, error) {
+		ct, err := s.pool.Exec(ctx, sqlIdemPurge, norm(before))
+		n = ct.RowsAffected()
+		return false, err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("postgres: purge idempotency keys: %w", err)
+	}
+	return int(n), nil
+}
+
+// change is one transition, as advance applies it to a task in memory.
+type change struct {
+	To            task.State
+	Reason        string
+	ErrorCode     task.Code
+	PolicyVersion string
+	Node          string
+	Now           time.Time
+	StatusMessage *task.Message
+	// SetRunAfter stores RunAfter (Transition to queued).
+	SetRunAfter bool
+	RunAfter    time.Time
+	// Claim starts an attempt: Attempt+1, leased to Owner until LeaseUntil.
+	Claim      bool
+	Owner      string
+	LeaseUntil time.Time
+}
+
+// advance applies c to t in memory and returns the record it makes. It is
+// the one place where the transition table is enforced on stored tasks.
+func advance(t *task.Task, c change) (task.Record, error) {
+	if err := task.CheckTransition(t.State, c.To); err != nil {
+		return task.Record{}, err
+	}
+	if c.Claim {
+		t.Attempt++
+		t.LeaseOwner, t.LeaseExpires = c.Owner, c.LeaseUntil
+	} else if c.To != task.StateInProgress {
+		t.LeaseOwner, t.LeaseExpires = "", time.Time{}
+	}
+	if c.SetRunAfter {
+		t.RunAfter = norm(c.RunAfter)
+	}
+	t.Seq++
+	rec := task.Record{
+		TaskID: t.ID, Seq: t.Seq, From: t.State, To: c.To, At: c.Now, Attempt: t.Attempt,
+		Node: c.Node, Reason: c.Reason, ErrorCode: c.ErrorCode, PolicyVersion: c.PolicyVersion,
+	}
+	t.State, t.UpdatedAt = c.To, c.Now
+	t.Reason, t.ErrorCode, t.Rejected = c.Reason, c.ErrorCode, false
+	t.StatusMessage = cloneMessage(c.StatusMessage)
+	return rec, nil
+}
+
+// writes collects what one operation appends: records, and the audit
+// entries to seal in order.
+type writes struct {
+	records []task.Record
+	audit   []task.AuditInput
+	err     error
+}
+
+// add queues rec and its transition audit entry.
+func (w *writes) add(t *task.Task, rec task.Record) {
+	data, err := json.Marshal(rec)
+	if err != nil && w.err == nil {
+		w.err = fmt.Errorf("encode record: %w", err)
+	}
+	w.records = append(w.records, rec)
+	w.audit = append(w.audit, task.AuditInput{
+		Kind: task.AuditTransition, TaskID: t.ID, Actor: t.Envelope.Actor, Data: data,
+	})
+}
+
+// check reports an encoding error or an audit entry that cannot be sealed.
+func (w *writes) check() error {
+	if w.err != nil {
+		return w.err
+	}
+	return checkAudit(w.audit)
+}
+
+// update queues the write of t's mutable columns, on the condition that t
+// is still in state from; the transaction holds t's row locked, so a miss
+// means a bug, reported as a conflict.
+func (x *txn) update(t *task.Task, status any, from task.State) {
+	x.queue(sqlUpdateTask, t.ID, string(t.State), t.Attempt, tsArg(t.RunAfter), t.LeaseOwner,
+		tsArg(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status, t.Seq, t.UpdatedAt,
+		string(from)).Exec(func(ct pgconn.CommandTag) error {
+		if ct.RowsAffected() != 1 {
+			return conflict("task %q is no longer %s", t.ID, from)
+		}
+		return nil
+	})
+}
+
+// insertRecords queues the insert of recs, in one statement.
+func (x *txn) insertRecords(recs []task.Record) {
+	if len(recs) == 0 {
+		return
+	}
+	n := len(recs)
+	var (
+		ids, from, to, nodes, reasons, codes, policies = make([]string, n), make([]string, n), make([]string, n),
+			make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		seqs, attempts = make([]int32, n), make([]int32, n)
+		ats            = make([]time.Time, n)
+	)
+	for i, r := range recs {
+		ids[i], seqs[i], from[i], to[i], ats[i], attempts[i] = r.TaskID, int32(r.Seq), string(r.From), string(r.To), r.At, int32(r.Attempt)
+		nodes[i], reasons[i], codes[i], policies[i] = r.Node, r.Reason, string(r.ErrorCode), r.PolicyVersion
+	}
+	x.queue(sqlInsertRecords, ids, seqs, from, to, ats, attempts, nodes, reasons, codes, policies)
+}
+
+// history queues the load of t's newest n messages, oldest first (all
+// when n < 0, none when n is 0), into t.History.
+func (x *txn) history(t *task.Task, n int) {
+	if n == 0 {
+		return
+	}
+	into := func(rows pgx.Rows) error {
+		var err error
+		t.History, err = scanJSON[task.Message](rows)
+		return err
+	}
+	if n < 0 {
+		x.queue(sqlHistoryAll, t.ID).Query(into)
+	} else {
+		x.queue(sqlHistoryLast, t.ID, n).Query(into)
+	}
+}
+
+// artifacts queues the load of t's artifacts into t.Artifacts.
+func (x *txn) artifacts(t *task.Task) {
+	x.queue(sqlArtifacts, t.ID).Query(func(rows pgx.Rows) error {
+		var err error
+		t.Artifacts, err = scanJSON[task.Artifact](rows)
+		return err
+	})
+}
+
+// fullTask loads a task with its artifacts and history (n < 0: all).
+func (x *txn) fullTask(id string, n int) (*task.Task, error) {
+	var row taskRow
+	var t task.Task
+	x.queue(sqlTaskByID, id).QueryRow(row.scanFrom)
+	t.ID = id
+	x.history(&t, n)
+	x.artifacts(&t)
+	if err := x.flush(); err != nil {
+		return nil, err
+	}
+	if !row.found {
+		return nil, fmt.Errorf("task %q: %w", id, task.ErrNotFound)
+	}
+	out, err := row.task()
+	if err != nil {
+		return nil, err
+	}
+	out.History, out.Artifacts = t.History, t.Artifacts
+	if n < 0 {
+		out.MarkComplete()
+	}
+	return out, nil
+}
+
+// taskRow is a tasks row as scanned, decoded by task().
+type taskRow struct {
+	found              bool
+	id, contextID      string
+	agent, env         string
+	payloadHash        string
+	state, code        string
+	attempt, maxAtt    int
+	runAfter, leaseExp *time.Time
+	leaseOwner, reason string
+	rejected           bool
+	status             *string
+	seq                int
+	created, updated   time.Time
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func (r *taskRow) scan(sc scanner) error {
+	err := sc.Scan(&r.id, &r.contextID, &r.agent, &r.env, &r.payloadHash, &r.state, &r.attempt,
+		&r.maxAtt, &r.runAfter, &r.leaseOwner, &r.leaseExp, &r.code, &r.reason,
+		&r.rejected, &r.status, &r.seq, &r.created, &r.updated)
+	r.found = err == nil
+	return err
+}
+
+// scanFrom scans a single-row result; no row leaves found false.
+func (r *taskRow) scanFrom(row pgx.Row) error { return noRows(r.scan(row)) }
+
+// task decodes the row.
+func (r *taskRow) task() (*task.Task, error) {
+	t := &task.Task{
+		ID: r.id, ContextID: r.contextID, Agent: r.agent, PayloadHash: r.payloadHash,
+		State: task.State(r.state), Attempt: r.attempt, MaxAttempts: r.maxAtt,
+		RunAfter: fromNull(r.runAfter), LeaseOwner: r.leaseOwner, LeaseExpires: fromNull(r.leaseExp),
+		ErrorCode: task.Code(r.code), Reason: r.reason, Rejected: r.rejected, Seq: r.seq,
+		CreatedAt: r.created.UTC(), UpdatedAt: r.updated.UTC(),
+	}
+	if err := json.Unmarshal([]byte(r.env), &t.Envelope); err != nil {
+		return nil, fmt.Errorf("decode envelope of task %q: %w", r.id, err)
+	}
+	if r.status != nil {
+		t.StatusMessage = new(task.Message)
+		if err := json.Unmarshal([]byte(*r.status), t.StatusMessage); err != nil {
+			return nil, fmt.Errorf("decode status message of task %q: %w", r.id, err)
+		}
+	}
+	return t, nil
+}
+
+func scanTasks(rows pgx.Rows) ([]*task.Task, error) {
+	defer rows.Close()
+	var out []*task.Task
+	for rows.Next() {
+		var row taskRow
+		if err := row.scan(rows); err != nil {
+			return nil, err
+		}
+		t, err := row.task()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+func scanJSON[T any](rows pgx.Rows) ([]T, error) {
+	var out []T
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, err
+		}
+		var v T
+		if err := json.Unmarshal(b, &v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+func encodeAll[T any](vs []T) ([]string, error) {
+	out := make([]string, len(vs))
+	for i := range vs {
+		b, err := json.Marshal(&vs[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = string(b)
+	}
+	return out, nil
+}
+
+// statusJSON encodes a task's status message for its column (NULL for
+// none).
+func statusJSON(t *task.Task) (any, error) {
+	if t.StatusMessage == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(t.StatusMessage)
+	if err != nil {
+		return nil, fmt.Errorf("encode status message of task %q: %w", t.ID, err)
+	}
+	return string(b), nil
+}
+
+// noRows turns pgx.ErrNoRows into success: the caller's found flag, left
+// unset, says so.
+func noRows(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	return err
+}
+
+// conflict returns a domain error wrapping task.ErrStateConflict.
+func conflict(format string, args ...any) error {
+	return task.Errorf(task.CodeConflict, "%s: %w", fmt.Sprintf(format, args...), task.ErrStateConflict)
+}
+
+func isUniqueViolation(err error, constraint string) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == constraint
+}
+
+// Page tokens are opaque to callers: base64url of "created_micros/id", as
+// in the SQLite store.
+func encodeToken(created time.Time, id string) string {
+	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%d/%s", created.UnixMicro(), id))
+}
+
+func decodeToken(tok string) (time.Time, string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err == nil {
+		c, id, ok := strings.Cut(string(b), "/")
+		if micros, perr := strconv.ParseInt(c, 10, 64); ok && perr == nil && id != "" {
+			return fromMicros(micros), id, nil
+		}
+	}
+	return time.Time{}, "", task.Errorf(task.CodeInvalidArgument, "postgres: list tasks: invalid page token %q", tok)
+}
+
+// Times are timestamptz, which holds microseconds; NULL is the zero time.
+
+func norm(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return fromMicros(t.UnixMicro())
+}
+
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+// tsArg is a time as a statement argument: NULL for the zero time.
+func tsArg(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t
+}
+
+func fromNull(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.Format(time.RFC3339Nano)
+}
+
+func cloneMessage(m *task.Message) *task.Message {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	return &c
+}
+
+func cloneMessages(ms []task.Message) []task.Message {
+	if len(ms) == 0 {
+		return nil
+	}
+	return append([]task.Message(nil), ms...)
+}

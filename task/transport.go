@@ -1,0 +1,58 @@
+package task
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// What every transport (A2A, MCP, CLI) does the same way, so the same
+// request yields the same envelope, payload hash, execution record and
+// audit entries whichever way it came in.
+
+// AnonymousActor is the actor of a request that names none and comes from
+// no authenticated caller.
+const AnonymousActor = "anonymous"
+
+// ResolveActor returns the actor a transport records for a request: the one
+// the request names, else the authenticated caller, else AnonymousActor.
+func ResolveActor(named, authenticated string) string {
+	switch {
+	case named != "":
+		return named
+	case authenticated != "":
+		return authenticated
+	default:
+		return AnonymousActor
+	}
+}
+
+// EncodeData encodes a structured value as a data part holds it: compact
+// JSON without HTML escaping. The bytes feed the payload hash, so every
+// transport encodes data parts with it.
+func EncodeData(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+}
+
+// DecodeData decodes a data part's JSON for a transport's wire value,
+// keeping numbers exact (json.Number). Bytes that are not one JSON value,
+// or that are JSON null, come back as a string, so a peer never reads a
+// part without content.
+func DecodeData(raw json.RawMessage) any {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || v == nil || dec.More() {
+		return string(raw)
+	}
+	return v
+}
+
+// Settled reports whether a task in s waits for nobody but its caller: it
+// is terminal or it needs input. Streams and waits end there.
+func (s State) Settled() bool { return s.Terminal() || s.Interrupted() }
