@@ -19,6 +19,7 @@ const (
 	DefaultLease          = 30 * time.Second
 	DefaultIdempotencyTTL = 24 * time.Hour
 	DefaultMaxBodyBytes   = 4 << 20
+	DefaultMCPWaitTimeout = 5 * time.Minute
 	DefaultPushAttempts   = 5
 	DefaultPushTimeout    = 10 * time.Second
 	DefaultAgentTimeout   = 5 * time.Minute
@@ -64,6 +65,12 @@ type Config struct {
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
 	// Push configures push-notification delivery (`push`).
 	Push Push `yaml:"push"`
+	// MCP configures the MCP endpoint (`mcp`).
+	MCP MCP `yaml:"mcp"`
+	// Migrate, when false, stops the server from migrating the store's
+	// schema at start; the schema must then already be current (`pactum
+	// migrate`). Default true.
+	Migrate *bool `yaml:"migrate"`
 	// DefaultAgent names the agent served at the root agent card
 	// (`default_agent`, default the first agent).
 	DefaultAgent string `yaml:"default_agent"`
@@ -86,6 +93,22 @@ type Log struct {
 	Level string `yaml:"level"`
 	// Format is text or json (`format`, default text).
 	Format string `yaml:"format"`
+}
+
+// MCP configures the MCP endpoint at /mcp and `pactum mcp`.
+type MCP struct {
+	// Disabled turns the /mcp endpoint off (`disabled`, default false).
+	Disabled bool `yaml:"disabled"`
+	// PerAgentTools adds one tool per agent for one-shot calls
+	// (`per_agent_tools`, default false).
+	PerAgentTools bool `yaml:"per_agent_tools"`
+	// AllowedHosts are host names, besides loopback ones and the host of
+	// base_url, that /mcp accepts in Host and Origin headers
+	// (`allowed_hosts`); anything else is refused against DNS rebinding.
+	AllowedHosts []string `yaml:"allowed_hosts"`
+	// WaitTimeout bounds how long submit_task waits for a result
+	// (`wait_timeout`, default 5m).
+	WaitTimeout Duration `yaml:"wait_timeout"`
 }
 
 // Push configures delivery of push notifications to client webhooks.

@@ -55,6 +55,11 @@ func (c *Config) setDefaults(ttlSet bool) {
 	c.Push.MaxAttempts = cmp.Or(c.Push.MaxAttempts, DefaultPushAttempts)
 	c.Push.Timeout.Duration = cmp.Or(c.Push.Timeout.Duration, DefaultPushTimeout)
 	c.Policy.Version = cmp.Or(c.Policy.Version, DefaultPolicyVersion)
+	c.MCP.WaitTimeout.Duration = cmp.Or(c.MCP.WaitTimeout.Duration, DefaultMCPWaitTimeout)
+	if c.Migrate == nil {
+		migrate := true
+		c.Migrate = &migrate
+	}
 }
 
 // setDefaults fills every unset field of a. jitterSet says whether

@@ -100,6 +100,27 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 				c.MaxBodyBytes, _ = w.integer(n, path, minBodyBytes, maxBodyBytes)
 			},
 			"push": func(n *yaml.Node, path string) { w.push(n, path, &c.Push) },
+			"mcp": func(n *yaml.Node, path string) {
+				w.fields(n, path, map[string]handler{
+					"disabled":        func(n *yaml.Node, path string) { c.MCP.Disabled, _ = w.boolean(n, path) },
+					"per_agent_tools": func(n *yaml.Node, path string) { c.MCP.PerAgentTools, _ = w.boolean(n, path) },
+					"allowed_hosts": func(n *yaml.Node, path string) {
+						hosts, nodes := w.strList(n, path)
+						for i, h := range hosts {
+							if h == "" || strings.ContainsAny(h, "/ ") {
+								w.errorf(nodes[i], fmt.Sprintf("%s[%d]", path, i), "must be a host name or IP address, without scheme or path")
+							}
+						}
+						c.MCP.AllowedHosts = hosts
+					},
+					"wait_timeout": func(n *yaml.Node, path string) { c.MCP.WaitTimeout, _ = w.duration(n, path, time.Second) },
+				}, nil)
+			},
+			"migrate": func(n *yaml.Node, path string) {
+				if v, ok := w.boolean(n, path); ok {
+					c.Migrate = &v
+				}
+			},
 			"agents": func(n *yaml.Node, path string) {
 				agentsN = n
 				w.list(n, path, func(i int, item *yaml.Node, path string) {

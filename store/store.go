@@ -27,33 +27,49 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
-// OpenFunc opens a driver's store for dsn (the whole data source name,
-// scheme included). logger is never nil.
-type OpenFunc func(ctx context.Context, dsn string, logger *slog.Logger) (task.Store, error)
+// Options are what every driver understands besides its DSN.
+type Options struct {
+	// Logger receives the store's logs; never nil when a driver sees it.
+	Logger *slog.Logger
+	// SkipMigrate makes Open check the schema instead of migrating it: a
+	// database not at the binary's schema version is refused (run Migrate,
+	// `pactum migrate`, first).
+	SkipMigrate bool
+}
+
+// Driver is what a store driver registers.
+type Driver struct {
+	// Open opens the store dsn names (the whole data source name, scheme
+	// included), migrating its schema unless opts.SkipMigrate.
+	Open func(ctx context.Context, dsn string, opts Options) (task.Store, error)
+	// Migrate brings the schema to the binary's version and returns how many
+	// migrations it applied.
+	Migrate func(ctx context.Context, dsn string, opts Options) (int, error)
+}
 
 var (
 	mu      sync.RWMutex
-	drivers = map[string]OpenFunc{}
+	drivers = map[string]Driver{}
 )
 
 // Register makes a driver available to Open under scheme (the part of a DSN
 // before "://", matched case-insensitively). Drivers call it from an init
-// function. Registering a scheme twice, an empty scheme or a nil OpenFunc
-// panics.
-func Register(scheme string, open OpenFunc) {
+// function. Registering a scheme twice, an empty scheme or a driver without
+// Open or Migrate panics.
+func Register(scheme string, d Driver) {
 	scheme = strings.ToLower(scheme)
 	if scheme == "" || strings.Contains(scheme, ":") {
 		panic(fmt.Sprintf("store: invalid scheme %q", scheme))
 	}
-	if open == nil {
-		panic(fmt.Sprintf("store: nil OpenFunc for scheme %q", scheme))
+	if d.Open == nil || d.Migrate == nil {
+		panic(fmt.Sprintf("store: driver for scheme %q lacks Open or Migrate", scheme))
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	if _, dup := drivers[scheme]; dup {
 		panic(fmt.Sprintf("store: scheme %q registered twice", scheme))
 	}
-	drivers[scheme] = open
+	drivers[scheme] = d
 }
 
 // Schemes returns the registered schemes, sorted.
@@ -68,28 +84,58 @@ func Schemes() []string {
 	return out
 }
 
-// Open opens the store that dsn names, choosing the driver by its scheme
-// ("sqlite://pactum.db"). A nil logger discards logs.
+// Open opens the store that dsn names ("sqlite://pactum.db"), choosing the
+// driver by its scheme and migrating the schema. A nil logger discards logs.
 func Open(ctx context.Context, dsn string, logger *slog.Logger) (task.Store, error) {
-	scheme, _, ok := strings.Cut(dsn, "://")
-	if !ok || scheme == "" {
-		return nil, fmt.Errorf("store: data source name %q has no scheme (want scheme://…; known schemes: %s)", redact(dsn), known())
+	return OpenWith(ctx, dsn, Options{Logger: logger})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, dsn string, opts Options) (task.Store, error) {
+	scheme, d, err := driver(dsn)
+	if err != nil {
+		return nil, err
 	}
-	scheme = strings.ToLower(scheme)
-	mu.RLock()
-	open, ok := drivers[scheme]
-	mu.RUnlock()
-	if !ok {
-		return nil, fmt.Errorf("store: unknown scheme %q in data source name (known schemes: %s; is the driver package imported?)", scheme, known())
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	s, err := open(ctx, dsn, logger)
+	s, err := d.Open(ctx, dsn, opts)
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s store: %w", scheme, err)
 	}
 	return s, nil
+}
+
+// Migrate brings the schema of the store dsn names to this binary's version
+// and returns how many migrations it applied.
+func Migrate(ctx context.Context, dsn string, logger *slog.Logger) (int, error) {
+	scheme, d, err := driver(dsn)
+	if err != nil {
+		return 0, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	n, err := d.Migrate(ctx, dsn, Options{Logger: logger})
+	if err != nil {
+		return n, fmt.Errorf("store: migrate %s store: %w", scheme, err)
+	}
+	return n, nil
+}
+
+func driver(dsn string) (string, Driver, error) {
+	scheme, _, ok := strings.Cut(dsn, "://")
+	if !ok || scheme == "" {
+		return "", Driver{}, fmt.Errorf("store: data source name %q has no scheme (want scheme://…; known schemes: %s)", redact(dsn), known())
+	}
+	scheme = strings.ToLower(scheme)
+	mu.RLock()
+	d, ok := drivers[scheme]
+	mu.RUnlock()
+	if !ok {
+		return "", Driver{}, fmt.Errorf("store: unknown scheme %q in data source name (known schemes: %s; is the driver package imported?)", scheme, known())
+	}
+	return scheme, d, nil
 }
 
 func known() string {

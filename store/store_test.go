@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -14,15 +13,47 @@ import (
 var errFake = errors.New("fake open failed")
 
 func init() {
-	store.Register("fake", func(ctx context.Context, dsn string, logger *slog.Logger) (task.Store, error) {
-		if logger == nil {
-			panic("nil logger reached the driver")
-		}
-		if strings.Contains(dsn, "fail") {
-			return nil, errFake
-		}
-		return nil, nil
+	store.Register("fake", store.Driver{
+		Open: func(ctx context.Context, dsn string, opts store.Options) (task.Store, error) {
+			if opts.Logger == nil {
+				panic("nil logger reached the driver")
+			}
+			if strings.Contains(dsn, "fail") {
+				return nil, errFake
+			}
+			if opts.SkipMigrate {
+				return nil, errSkipped
+			}
+			return nil, nil
+		},
+		Migrate: func(ctx context.Context, dsn string, opts store.Options) (int, error) {
+			if opts.Logger == nil {
+				panic("nil logger reached the driver")
+			}
+			if strings.Contains(dsn, "fail") {
+				return 0, errFake
+			}
+			return 2, nil
+		},
 	})
+}
+
+var errSkipped = errors.New("skip migrate reached the driver")
+
+func TestOpenWithAndMigrate(t *testing.T) {
+	t.Parallel()
+	if _, err := store.OpenWith(t.Context(), "fake://x", store.Options{SkipMigrate: true}); !errors.Is(err, errSkipped) {
+		t.Errorf("OpenWith(SkipMigrate) = %v, want the option passed to the driver", err)
+	}
+	if n, err := store.Migrate(t.Context(), "fake://x", nil); n != 2 || err != nil {
+		t.Errorf("Migrate = %d, %v; want 2, nil", n, err)
+	}
+	if _, err := store.Migrate(t.Context(), "fake://fail", nil); !errors.Is(err, errFake) {
+		t.Errorf("Migrate error not wrapped: %v", err)
+	}
+	if _, err := store.Migrate(t.Context(), "nope://x", nil); err == nil || !strings.Contains(err.Error(), "unknown scheme") {
+		t.Errorf("Migrate on an unknown scheme: %v", err)
+	}
 }
 
 func TestOpen(t *testing.T) {
@@ -61,7 +92,10 @@ func TestRegisterTwicePanics(t *testing.T) {
 			t.Error("registering a scheme twice did not panic")
 		}
 	}()
-	store.Register("Fake", func(context.Context, string, *slog.Logger) (task.Store, error) { return nil, nil })
+	store.Register("Fake", store.Driver{
+		Open:    func(context.Context, string, store.Options) (task.Store, error) { return nil, nil },
+		Migrate: func(context.Context, string, store.Options) (int, error) { return 0, nil },
+	})
 }
 
 func TestSchemes(t *testing.T) {

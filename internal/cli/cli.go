@@ -56,7 +56,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newSendCmd(), newTasksCmd(), newAgentsCmd(), newAuditCmd(), newConfigCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newSendCmd(), newTasksCmd(), newAgentsCmd(), newAuditCmd(), newConfigCmd(), newMCPCmd(), newMigrateCmd(), newVersionCmd())
 	return root
 }
 

@@ -2,8 +2,8 @@ package server
 
 import "net/url"
 
-// redactDSN hides a password in a store DSN before it is logged.
-func redactDSN(dsn string) string {
+// RedactDSN hides a password in a store DSN before it is logged.
+func RedactDSN(dsn string) string {
 	u, err := url.Parse(dsn)
 	if err != nil || u.User == nil {
 		return dsn

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -18,14 +19,19 @@ import (
 	"github.com/pactum/pactum/a2aserver"
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/config"
+	"github.com/pactum/pactum/mcpserver"
 	"github.com/pactum/pactum/metrics"
 	"github.com/pactum/pactum/policy"
 	"github.com/pactum/pactum/store"
 	"github.com/pactum/pactum/task"
 
-	_ "github.com/pactum/pactum/agent/builtin" // registers the config-selectable runtimes
-	_ "github.com/pactum/pactum/store/sqlite"  // registers sqlite://
+	_ "github.com/pactum/pactum/agent/builtin"  // registers the config-selectable runtimes
+	_ "github.com/pactum/pactum/store/postgres" // registers postgres://
+	_ "github.com/pactum/pactum/store/sqlite"   // registers sqlite://
 )
+
+// Version names the build in the MCP implementation info; the CLI sets it.
+var Version = "dev"
 
 // Extra is an agent given in code rather than configuration (pactum.Func).
 type Extra struct {
@@ -40,6 +46,7 @@ type Server struct {
 	store   task.Store
 	coord   *task.Coordinator
 	a2a     *a2aserver.Server
+	mcp     *mcpserver.Server
 	metrics *metrics.Metrics
 	agents  []agent.Agent
 	handler http.Handler
@@ -63,9 +70,9 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 			}
 		}
 	}()
-	s.store, err = store.Open(ctx, cfg.Store, log)
+	s.store, err = store.OpenWith(ctx, cfg.Store, store.Options{Logger: log, SkipMigrate: cfg.Migrate != nil && !*cfg.Migrate})
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", redactDSN(cfg.Store), err)
+		return nil, fmt.Errorf("open store %s: %w", RedactDSN(cfg.Store), err)
 	}
 	var specs []task.AgentSpec
 	var infos []a2aserver.AgentInfo
@@ -110,12 +117,17 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		approvals = append(approvals, pa)
 	}
 	s.metrics = metrics.New(s.store, log)
+	// A store shared by several nodes carries their events between them.
+	var relay task.Relay
+	if r, ok := s.store.(interface{ Relay() task.Relay }); ok {
+		relay = r.Relay()
+	}
 	s.coord, err = task.NewCoordinator(task.Options{
 		Store: s.store, Agents: specs, Permissions: perms,
 		Policy: policy.NewStatic(cfg.Policy.Version, approvals),
 		Node:   cfg.Node, Workers: cfg.Workers, LeaseFor: cfg.Lease.Duration,
 		IdempotencyTTL: idempotencyTTL(cfg.IdempotencyTTL.Duration),
-		Observer:       s.metrics, Logger: log,
+		Observer:       s.metrics, Logger: log, Relay: relay,
 	})
 	if err != nil {
 		return nil, err
@@ -135,10 +147,37 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	mux.Handle("GET /metrics", s.metrics.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", s.ready)
+	descriptions := map[string]string{}
+	for _, in := range infos {
+		descriptions[in.Name] = in.Description
+	}
+	s.mcp = mcpserver.New(s.coord, mcpserver.Options{
+		Name: "pactum", Version: Version, Logger: log,
+		PerAgentTools: cfg.MCP.PerAgentTools, AgentDescriptions: descriptions,
+		WaitTimeout: cfg.MCP.WaitTimeout.Duration,
+	})
+	if !cfg.MCP.Disabled {
+		mux.Handle("/mcp", s.mcp.Handler(mcpserver.HTTPOptions{
+			AllowedHosts: mcpHosts(cfg), MaxBodyBytes: cfg.MaxBodyBytes,
+		}))
+	}
 	mux.Handle("/", s.a2a)
 	s.handler = mux
 	return s, nil
 }
+
+// mcpHosts are the hosts /mcp accepts besides loopback: the configured
+// ones and the host of the public base URL.
+func mcpHosts(cfg *config.Config) []string {
+	hosts := append([]string(nil), cfg.MCP.AllowedHosts...)
+	if u, err := url.Parse(cfg.BaseURL); err == nil && u.Hostname() != "" {
+		hosts = append(hosts, u.Hostname())
+	}
+	return hosts
+}
+
+// MCP returns the node's MCP server (for `pactum mcp` over stdio).
+func (s *Server) MCP() *mcpserver.Server { return s.mcp }
 
 // idempotencyTTL maps the config's "0 disables" onto the core's "negative
 // disables".
@@ -235,7 +274,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, drain time.
 	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	s.log.Info("pactum serving", "addr", ln.Addr().String(), "base_url", s.cfg.BaseURL, "store", redactDSN(s.cfg.Store), "node", s.coord.Node())
+	s.log.Info("pactum serving", "addr", ln.Addr().String(), "base_url", s.cfg.BaseURL, "store", RedactDSN(s.cfg.Store), "node", s.coord.Node())
 	var serveErr error
 	select {
 	case <-ctx.Done():

@@ -49,15 +49,20 @@ import (
 )
 
 func init() {
-	open := func(ctx context.Context, dsn string, logger *slog.Logger) (task.Store, error) {
-		s, err := Open(ctx, dsn, logger)
-		if err != nil {
-			return nil, err
-		}
-		return s, nil
+	d := store.Driver{
+		Open: func(ctx context.Context, dsn string, opts store.Options) (task.Store, error) {
+			s, err := OpenWith(ctx, dsn, Options{Logger: opts.Logger, SkipMigrate: opts.SkipMigrate})
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		},
+		Migrate: func(ctx context.Context, dsn string, opts store.Options) (int, error) {
+			return Migrate(ctx, dsn, Options{Logger: opts.Logger})
+		},
 	}
-	store.Register(Scheme, open)
-	store.Register("postgresql", open)
+	store.Register(Scheme, d)
+	store.Register("postgresql", d)
 }
 
 // Scheme is the DSN scheme this driver registers: postgres://…. The

@@ -34,12 +34,22 @@ import (
 )
 
 func init() {
-	store.Register(Scheme, func(ctx context.Context, dsn string, logger *slog.Logger) (task.Store, error) {
-		s, err := Open(ctx, dsn, logger)
-		if err != nil {
-			return nil, err
-		}
-		return s, nil
+	store.Register(Scheme, store.Driver{
+		Open: func(ctx context.Context, dsn string, opts store.Options) (task.Store, error) {
+			cfg, err := ParseDSN(dsn)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Logger, cfg.SkipMigrate = opts.Logger, opts.SkipMigrate
+			s, err := New(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		},
+		Migrate: func(ctx context.Context, dsn string, opts store.Options) (int, error) {
+			return Migrate(ctx, dsn, opts.Logger)
+		},
 	})
 }
 
@@ -82,6 +92,9 @@ type Config struct {
 	CheckpointInterval time.Duration
 	// Logger receives the store's logs. Default: logs are discarded.
 	Logger *slog.Logger
+	// SkipMigrate makes New refuse a database whose schema is not current
+	// instead of migrating it (run Migrate, `pactum migrate`, first).
+	SkipMigrate bool
 	// Now is the clock used where the caller passes no time (AppendAudit).
 	// Default: time.Now, in UTC, truncated to the microsecond.
 	Now func() time.Time
@@ -192,15 +205,17 @@ func parseTimeout(v string) (time.Duration, error) {
 
 // Store is the SQLite task.Store. It is safe for concurrent use.
 type Store struct {
-	cfg    Config
-	log    *slog.Logger
-	now    func() time.Time
-	write  *sql.DB // one connection; every transaction BEGIN IMMEDIATE
-	read   *sql.DB // read-only connections
-	w      stmts   // prepared on write
-	r      stmts   // prepared on read
-	closed sync.Once
-	cerr   error
+	cfg   Config
+	log   *slog.Logger
+	now   func() time.Time
+	write *sql.DB // one connection; every transaction BEGIN IMMEDIATE
+	read  *sql.DB // read-only connections
+	// applied counts the migrations New applied.
+	applied int
+	w       stmts // prepared on write
+	r       stmts // prepared on read
+	closed  sync.Once
+	cerr    error
 	// stop ends the background checkpointer (done is closed when it has)
 	// and the write batcher (batcherDone).
 	stop        chan struct{}
@@ -278,7 +293,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if !strings.EqualFold(mode, "wal") {
 		return nil, fmt.Errorf("sqlite: open %s: journal mode is %q, WAL could not be enabled (is the file on a network file system?)", cfg.Path, mode)
 	}
-	if err := s.migrate(ctx); err != nil {
+	if s.applied, err = s.migrate(ctx, !cfg.SkipMigrate); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
 

@@ -459,3 +459,25 @@ func TestUseAfterCloseIsAnError(t *testing.T) {
 		t.Fatal("AppendAudit after Close: no error")
 	}
 }
+
+func TestMigrateAndSkipMigrate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	dsn := "sqlite://" + path
+	if _, err := sqlite.New(ctx, sqlite.Config{Path: path, SkipMigrate: true}); err == nil || !strings.Contains(err.Error(), "pactum migrate") {
+		t.Fatalf("SkipMigrate on a new file: err = %v, want a refusal naming `pactum migrate`", err)
+	}
+	n, err := sqlite.Migrate(ctx, dsn, nil)
+	if err != nil || n != sqlite.SchemaVersion() {
+		t.Fatalf("Migrate = %d, %v; want %d applied", n, err, sqlite.SchemaVersion())
+	}
+	if n, err := sqlite.Migrate(ctx, dsn, nil); err != nil || n != 0 {
+		t.Fatalf("Migrate again = %d, %v; want 0", n, err)
+	}
+	s, err := sqlite.New(ctx, sqlite.Config{Path: path, SkipMigrate: true})
+	if err != nil {
+		t.Fatalf("SkipMigrate on a current schema: %v", err)
+	}
+	_ = s.Close()
+}

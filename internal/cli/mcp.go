@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pactum/pactum/internal/server"
+	"github.com/pactum/pactum/store"
+)
+
+func newMCPCmd() *cobra.Command {
+	var (
+		cf    configFlags
+		drain time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the configured agents to an MCP client over stdio",
+		Long: `Run a pactum node whose MCP tools (submit_task, get_task, list_tasks,
+cancel_task, retry_task, list_agents) speak over stdin and stdout, for
+desktop MCP clients that start their servers as commands. Logs go to
+stderr; stdout carries only the protocol. The node runs tasks like
+'pactum serve' does, on the same store, without an HTTP listener.
+
+Client configuration (Claude Desktop and most others):
+
+  {"mcpServers": {"pactum": {"command": "pactum",
+    "args": ["mcp", "--config", "/path/to/pactum.yaml"]}}}`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, baseDir, err := cf.load()
+			if err != nil {
+				return err
+			}
+			log, err := newLogger(cmd.ErrOrStderr(), cfg.Log.Format, cfg.Log.Level)
+			if err != nil {
+				return err
+			}
+			server.Version = versionString()
+			srv, err := server.New(cmd.Context(), cfg, baseDir, nil, log)
+			if err != nil {
+				return err
+			}
+			if err := srv.Start(cmd.Context()); err != nil {
+				_ = srv.Stop(context.Background())
+				return err
+			}
+			runErr := srv.MCP().RunStdio(cmd.Context())
+			sctx, cancel := context.WithTimeout(context.Background(), drain)
+			defer cancel()
+			if err := srv.Stop(sctx); err != nil && runErr == nil {
+				runErr = err
+			}
+			if runErr != nil && cmd.Context().Err() == nil {
+				return fmt.Errorf("mcp over stdio: %w", runErr)
+			}
+			return nil
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().DurationVar(&drain, "drain", 30*time.Second, "how long shutdown waits for running tasks")
+	return cmd
+}
+
+func newMigrateCmd() *cobra.Command {
+	var cf configFlags
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Bring the store's schema to this binary's version",
+		Long: `Apply the store's pending schema migrations and exit. 'pactum serve' does the
+same at start unless the configuration says 'migrate: false'; run this
+first when it does, e.g. once per deployment before starting several nodes
+on one PostgreSQL database.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, _, err := cf.load()
+			if err != nil {
+				return err
+			}
+			log, err := newLogger(cmd.ErrOrStderr(), cfg.Log.Format, cfg.Log.Level)
+			if err != nil {
+				return err
+			}
+			n, err := store.Migrate(cmd.Context(), cfg.Store, log)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d migration(s) applied; schema is current\n", server.RedactDSN(cfg.Store), n)
+			return nil
+		},
+	}
+	cf.register(cmd)
+	return cmd
+}
