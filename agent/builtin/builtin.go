@@ -1,5 +1,5 @@
 // Package builtin registers every runtime type that ships with pactum and
-// that configuration can select (a2a, echo, exec, webhook). Import it for
+// that configuration can select (a2a, echo, exec, mcp, webhook). Import it for
 // its side effect:
 //
 //	import _ "github.com/pactum/pactum/agent/builtin"
@@ -12,5 +12,6 @@ import (
 	_ "github.com/pactum/pactum/agent/a2a"
 	_ "github.com/pactum/pactum/agent/echo"
 	_ "github.com/pactum/pactum/agent/exec"
+	_ "github.com/pactum/pactum/agent/mcp"
 	_ "github.com/pactum/pactum/agent/webhook"
 )

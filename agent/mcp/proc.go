@@ -1,0 +1,203 @@
+package mcpagent
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+const (
+	// stopGrace is how long a server program may take to exit after its
+	// standard input is closed, and then after SIGTERM, before it is
+	// killed.
+	stopGrace = 5 * time.Second
+	// stderrTailBytes is how much of the end of a server's standard error
+	// errors quote.
+	stderrTailBytes = 2048
+	// stderrWaitDelay bounds how long reaping a server waits for something
+	// it started to close standard error.
+	stderrWaitDelay = 2 * time.Second
+)
+
+// proc is a stdio server program: its pipes, its standard error and its
+// exit. The pipes are plain os.Pipe files, so that reaping the program
+// never closes standard output under the SDK's reader: pactum closes its
+// end itself once the program is gone.
+type proc struct {
+	cmd    *exec.Cmd
+	stdin  *os.File // pactum's end, written by the SDK
+	stdout *os.File // pactum's end, read by the SDK through a progressTap
+	stderr *tailWriter
+	// exited is closed when the program has exited and been reaped;
+	// waitErr is then what Wait returned.
+	exited   chan struct{}
+	waitErr  error
+	stopOnce sync.Once
+}
+
+// startProc starts the program in its own process group: the group is
+// killed when the program is gone, and a terminal's signals are for
+// pactum, not for it.
+func startProc(name string, args []string, dir string, env []string, logLine func(string)) (*proc, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		_, _ = inR.Close(), inW.Close()
+		return nil, err
+	}
+	p := &proc{stdin: inW, stdout: outR, stderr: &tailWriter{log: logLine}, exited: make(chan struct{})}
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = stderrWaitDelay
+	err = cmd.Start()
+	// The program holds its own copies now.
+	_, _ = inR.Close(), outW.Close()
+	if err != nil {
+		_, _ = inW.Close(), outR.Close()
+		return nil, err
+	}
+	p.cmd = cmd
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// pid is the program's process id.
+func (p *proc) pid() int { return p.cmd.Process.Pid }
+
+// wait reports whether the program exits within d.
+func (p *proc) wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// signal signals the program's process group.
+func (p *proc) signal(sig syscall.Signal) {
+	_ = syscall.Kill(-p.pid(), sig)
+}
+
+// stop shuts the program down as the MCP specification asks of a client:
+// close its standard input, wait for it to exit, then SIGTERM, then
+// SIGKILL. Whatever it left running in its group is killed. stop returns
+// once the program is reaped; it is safe to call more than once.
+func (p *proc) stop() {
+	p.stopOnce.Do(func() {
+		_ = p.stdin.Close()
+		if !p.wait(stopGrace) {
+			p.signal(syscall.SIGTERM)
+			if !p.wait(stopGrace) {
+				p.signal(syscall.SIGKILL)
+				<-p.exited
+			}
+		}
+		p.signal(syscall.SIGKILL)
+		_ = p.stdout.Close()
+	})
+}
+
+// detail describes how the program ended, for errors: its exit status
+// (once it is reaped; detail waits up to d for that) and the end of its
+// standard error.
+func (p *proc) detail(d time.Duration) string {
+	var b strings.Builder
+	if p.wait(d) {
+		var exit *exec.ExitError
+		switch {
+		case errors.As(p.waitErr, &exit):
+			fmt.Fprintf(&b, " (%s)", exit.ProcessState)
+		case p.waitErr == nil:
+			b.WriteString(" (exit status 0)")
+		}
+	}
+	if tail := p.stderr.String(); tail != "" {
+		b.WriteString(": ")
+		b.WriteString(tail)
+	}
+	return b.String()
+}
+
+// tailWriter keeps the last stderrTailBytes bytes written to it and logs
+// each complete line. os/exec writes from one goroutine; String may be
+// called from others.
+type tailWriter struct {
+	log func(line string)
+
+	mu      sync.Mutex
+	buf     []byte
+	cut     bool
+	partial []byte // the current line, up to stderrTailBytes
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(p)
+	for rest := p; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			t.partial = appendBounded(t.partial, rest)
+			break
+		}
+		t.partial = appendBounded(t.partial, rest[:i])
+		if t.log != nil && len(bytes.TrimSpace(t.partial)) > 0 {
+			t.log(strings.ToValidUTF8(string(bytes.TrimRight(t.partial, "\r")), "\uFFFD"))
+		}
+		t.partial = t.partial[:0]
+		rest = rest[i+1:]
+	}
+	if len(p) > stderrTailBytes {
+		p = p[len(p)-stderrTailBytes:]
+		t.cut = true
+	}
+	if over := len(t.buf) + len(p) - stderrTailBytes; over > 0 {
+		t.buf = t.buf[:copy(t.buf, t.buf[over:])]
+		t.cut = true
+	}
+	t.buf = append(t.buf, p...)
+	return n, nil
+}
+
+func appendBounded(dst, p []byte) []byte {
+	if room := stderrTailBytes - len(dst); len(p) > room {
+		p = p[:max(room, 0)]
+	}
+	return append(dst, p...)
+}
+
+// String returns the tail, starting at a whole character and marked with
+// "…" when earlier output was dropped.
+func (t *tailWriter) String() string {
+	t.mu.Lock()
+	b, cut := bytes.Clone(t.buf), t.cut
+	t.mu.Unlock()
+	if cut {
+		for len(b) > 0 && !utf8.RuneStart(b[0]) {
+			b = b[1:]
+		}
+	}
+	s := strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
+	if cut && s != "" {
+		s = "…" + s
+	}
+	return s
+}

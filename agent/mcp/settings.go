@@ -1,0 +1,275 @@
+package mcpagent
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pactum/pactum/agent/internal/tmpl"
+)
+
+// Defaults of Settings.
+const (
+	DefaultRestartBackoff    = time.Second
+	DefaultMaxRestartBackoff = 30 * time.Second
+)
+
+// Settings configures an mcp runtime: the mapping under `mcp:` in an
+// agent's configuration. Exactly one of Command (a server on standard
+// input and output) and URL (a server over streamable HTTP) is set.
+//
+//	agents:
+//	  - name: echo
+//	    type: mcp
+//	    mcp:
+//	      command: npx
+//	      args: ["-y", "@modelcontextprotocol/server-everything"]
+//	      tool: echo
+type Settings struct {
+	// Command is the program that runs the MCP server, which speaks MCP on
+	// its standard input and output. A program without a slash is looked
+	// up in PATH; one with a slash is relative to Dir. Default: none.
+	Command string `yaml:"command"`
+	// Args are the program's arguments, passed as they are. Only with
+	// Command. Default: none.
+	Args []string `yaml:"args"`
+	// Env sets environment variables of the server. A value may reference
+	// pactum's own environment as ${VAR}; an unset VAR is a configuration
+	// error. Only with Command. Default: none.
+	Env map[string]string `yaml:"env"`
+	// InheritEnv passes pactum's environment on to the server, under Env.
+	// When false the server sees Env only (add PATH if it needs one). Only
+	// with Command. Default: true.
+	InheritEnv *bool `yaml:"inherit_env"`
+	// Dir is the server's working directory. In configuration a relative
+	// Dir is relative to the configuration file's directory. Only with
+	// Command. Default: that directory (in Go: the current directory).
+	Dir string `yaml:"dir"`
+
+	// URL is the MCP endpoint of a streamable-HTTP server, http or https.
+	// Credentials in the URL are refused (use Headers). Default: none.
+	URL string `yaml:"url"`
+	// Headers are sent with every HTTP request to the server. A value may
+	// reference pactum's environment as ${VAR}; values never appear in
+	// errors or logs. Only with URL. Default: none.
+	Headers Headers `yaml:"headers"`
+
+	// Tool is the name of the tool each attempt calls. Required.
+	Tool string `yaml:"tool"`
+	// Argument names the tool argument that receives the message text when
+	// the message carries no JSON data part. Default: the tool's only
+	// required argument not set by Arguments, if that is a string.
+	Argument string `yaml:"argument"`
+	// Arguments are fixed tool arguments; the message's own (its data part,
+	// or its text under Argument) are merged over them, key by key.
+	// Default: none.
+	Arguments map[string]any `yaml:"arguments"`
+
+	// RestartBackoff is the wait before starting a server (or reconnecting
+	// to one) again after the second failure in a row, doubled for each
+	// further failure. The first restart is immediate. Default: 1s.
+	RestartBackoff time.Duration `yaml:"restart_backoff"`
+	// MaxRestartBackoff caps the wait between restarts. Default: 30s, or
+	// RestartBackoff when that is longer.
+	MaxRestartBackoff time.Duration `yaml:"max_restart_backoff"`
+}
+
+// Headers are HTTP header names and values. They format as their names
+// only, so that printing or logging Settings never reveals a value.
+type Headers map[string]string
+
+// String implements fmt.Stringer without the values.
+func (h Headers) String() string {
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k+":<redacted>")
+	}
+	slices.Sort(names)
+	return "map[" + strings.Join(names, " ") + "]"
+}
+
+// GoString implements fmt.GoStringer without the values.
+func (h Headers) GoString() string { return "mcpagent.Headers" + h.String() }
+
+// LogValue implements slog.LogValuer without the values.
+func (h Headers) LogValue() slog.Value { return slog.StringValue(h.String()) }
+
+func (s Settings) withDefaults() Settings {
+	if s.RestartBackoff == 0 {
+		s.RestartBackoff = DefaultRestartBackoff
+	}
+	if s.MaxRestartBackoff == 0 {
+		s.MaxRestartBackoff = max(DefaultMaxRestartBackoff, s.RestartBackoff)
+	}
+	return s
+}
+
+// reservedHeaders are set by the streamable-HTTP transport itself.
+var reservedHeaders = []string{
+	"Accept", "Connection", "Content-Length", "Content-Type", "Host", "Last-Event-Id",
+	"Mcp-Protocol-Version", "Mcp-Session-Id", "Transfer-Encoding",
+}
+
+// validate checks s after defaults, naming the offending field. New
+// reports environment errors the same way.
+func (s Settings) validate() error {
+	switch {
+	case s.Command == "" && s.URL == "":
+		return errors.New("command or url: one is required: the program that runs a stdio MCP server, or the URL of a streamable-HTTP one")
+	case s.Command != "" && s.URL != "":
+		return errors.New("command and url: set one, not both")
+	}
+	if s.Command != "" {
+		if strings.TrimSpace(s.Command) == "" {
+			return errors.New("command: must not be blank")
+		}
+		if len(s.Headers) > 0 {
+			return errors.New("headers: only with url")
+		}
+		for k := range s.Env {
+			if k == "" || strings.ContainsAny(k, "=\x00") {
+				return fmt.Errorf("env: invalid variable name %q", k)
+			}
+		}
+		if s.Dir != "" {
+			fi, err := os.Stat(s.Dir)
+			if err != nil {
+				return fmt.Errorf("dir: %w", err)
+			}
+			if !fi.IsDir() {
+				return fmt.Errorf("dir: %s is not a directory", s.Dir)
+			}
+		}
+	} else {
+		switch {
+		case len(s.Args) > 0:
+			return errors.New("args: only with command")
+		case len(s.Env) > 0:
+			return errors.New("env: only with command")
+		case s.InheritEnv != nil:
+			return errors.New("inherit_env: only with command")
+		case s.Dir != "":
+			return errors.New("dir: only with command")
+		}
+		u, err := url.Parse(s.URL)
+		if err != nil {
+			return fmt.Errorf("url: %w", err)
+		}
+		switch {
+		case u.Scheme != "http" && u.Scheme != "https":
+			return fmt.Errorf("url: scheme must be http or https, not %q", u.Scheme)
+		case u.Host == "":
+			return errors.New("url: missing host")
+		case u.User != nil:
+			return errors.New("url: credentials in the URL are not supported; use headers")
+		}
+		for _, name := range sortedKeys(s.Headers) {
+			if err := checkHeader(name, s.Headers[name]); err != nil {
+				return fmt.Errorf("headers.%s: %w", name, err)
+			}
+		}
+	}
+	if strings.TrimSpace(s.Tool) == "" {
+		return errors.New("tool: required: the name of the tool to call")
+	}
+	if s.Argument != "" && strings.TrimSpace(s.Argument) == "" {
+		return errors.New("argument: must not be blank")
+	}
+	if s.RestartBackoff < 0 {
+		return fmt.Errorf("restart_backoff: must not be negative (got %s)", s.RestartBackoff)
+	}
+	if s.MaxRestartBackoff < s.RestartBackoff {
+		return fmt.Errorf("max_restart_backoff: must not be less than restart_backoff (%s < %s)", s.MaxRestartBackoff, s.RestartBackoff)
+	}
+	return nil
+}
+
+func checkHeader(name, value string) error {
+	if name == "" || strings.IndexFunc(name, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
+		return errors.New("not a valid header name")
+	}
+	if slices.Contains(reservedHeaders, http.CanonicalHeaderKey(name)) {
+		return errors.New("set by the MCP transport; cannot be configured")
+	}
+	// The value itself is never quoted: it may be a secret.
+	if strings.ContainsAny(value, "\r\n\x00") {
+		return errors.New("value contains a line break or NUL")
+	}
+	return nil
+}
+
+// isTokenChar reports whether r may appear in a header name (RFC 9110 tchar).
+func isTokenChar(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return true
+	}
+	return strings.ContainsRune("!#$%&'*+-.^_`|~", r)
+}
+
+// expandEnv returns the Env entries with ${VAR} references replaced from
+// lookup, as NAME=value strings sorted by name.
+func expandEnv(env map[string]string, lookup func(string) (string, bool)) ([]string, error) {
+	out := make([]string, 0, len(env))
+	for _, k := range sortedKeys(env) {
+		v, err := tmpl.ExpandEnv(env[k], lookup)
+		if err != nil {
+			return nil, fmt.Errorf("env.%s: %w", k, err)
+		}
+		out = append(out, k+"="+v)
+	}
+	return out, nil
+}
+
+// expandHeaders returns h with ${VAR} references replaced from lookup, and
+// checks the results. Errors name the header and the variable, never the
+// value.
+func expandHeaders(h Headers, lookup func(string) (string, bool)) (http.Header, error) {
+	out := make(http.Header, len(h))
+	for _, name := range sortedKeys(h) {
+		v, err := tmpl.ExpandEnv(h[name], lookup)
+		if err != nil {
+			return nil, fmt.Errorf("headers.%s: %w", name, err)
+		}
+		if err := checkHeader(name, v); err != nil {
+			return nil, fmt.Errorf("headers.%s (after expansion): %w", name, err)
+		}
+		out.Set(name, v)
+	}
+	return out, nil
+}
+
+func sortedKeys[M ~map[string]V, V any](m M) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// displayURL is the configured URL without its query, for errors, logs and
+// descriptions: a query may carry a token.
+func (s Settings) displayURL() string {
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		return "(invalid url)"
+	}
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	return u.String()
+}
+
+// server names the server in errors and logs: the program, or the URL
+// without its query.
+func (s Settings) server() string {
+	if s.Command != "" {
+		return s.Command
+	}
+	return s.displayURL()
+}
