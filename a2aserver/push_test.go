@@ -230,3 +230,52 @@ func pactumMetaMap(m map[string]any) map[string]any {
 	p, _ := m["pactum"].(map[string]any)
 	return p
 }
+
+// TestPushSkipsOtherNodesEvents: an event another node published, heard
+// through the relay, is that node's to push; this node pushes only its own,
+// so a cluster pushes each event once.
+func TestPushSkipsOtherNodesEvents(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *setupConfig) { c.opts.AllowPrivatePush = true })
+	recv := newReceiver(t)
+	ctx := testCtx(t)
+	c := b.client("echo", a2a.TransportProtocolJSONRPC)
+	req := sendReq(userMessage("once"))
+	req.Config = &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: recv.srv.URL + "/once", Token: "t"}}
+	tk := send(ctx, t, c, req)
+	before := len(recv.waitFinal(t, "/once", a2a.TaskStateCompleted))
+	stored, err := b.coord.Get(ctx, string(tk.ID), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := task.Event{Kind: task.EventStatus, TaskID: stored.ID, ContextID: stored.ContextID, Seq: stored.Seq + 1,
+		State: task.StateSucceeded, Task: stored, Final: true, At: time.Now()}
+	// publish puts one event on the broker, then one local marker event,
+	// and returns how many pushes they caused once the marker's arrived:
+	// the lane delivers in order, so the first was handled by then.
+	publish := func(first task.Event) int {
+		n0 := len(recv.on("/once"))
+		b.coord.Broker().Publish(first)
+		marker := ev
+		marker.Seq += 100
+		b.coord.Broker().Publish(marker)
+		deadline := time.Now().Add(10 * time.Second)
+		for len(recv.on("/once")) == n0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(300 * time.Millisecond)
+		return len(recv.on("/once")) - n0
+	}
+	local := publish(ev)
+	if local < 2 {
+		t.Fatalf("a local event and the marker caused %d pushes, want at least 2", local)
+	}
+	remote := ev
+	remote.Node = "another-node"
+	if got := publish(remote); got != local/2 {
+		t.Fatalf("a remote event and the marker caused %d pushes, want %d (the marker's only)", got, local/2)
+	}
+	if before == 0 {
+		t.Fatal("the task itself was never pushed")
+	}
+}

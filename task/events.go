@@ -12,6 +12,9 @@ type EventKind string
 const (
 	EventStatus   EventKind = "status"
 	EventArtifact EventKind = "artifact"
+	// EventResync is what a Relay delivers each time it starts listening:
+	// events sent before may have been missed (see Relay).
+	EventResync EventKind = "resync"
 )
 
 // Event is one change of a task, published after it was committed (status)
@@ -37,8 +40,10 @@ type Event struct {
 	// Final is true when the task reached a terminal or interrupted state.
 	Final bool
 	At    time.Time
-	// Node is the node that published the event; it is set when the event
-	// travels through a Relay.
+	// Node is set on events that came from another node through a Relay
+	// (the node that published them); it is empty on this node's own
+	// events, so a consumer that must act once per event cluster-wide
+	// (push delivery) skips events whose Node is set.
 	Node string
 }
 
@@ -110,6 +115,21 @@ func (b *Broker) remove(taskID string, s *subscription) {
 	if !s.closed {
 		s.closed = true
 		close(s.ch)
+	}
+}
+
+// Reset ends every subscription (their channels close), so each consumer
+// re-reads the stored state, as after an overflow.
+func (b *Broker) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for id, m := range b.byTask {
+		for s := range m {
+			b.remove(id, s)
+		}
+	}
+	for s := range b.all {
+		b.remove("", s)
 	}
 }
 

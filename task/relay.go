@@ -14,8 +14,12 @@ import (
 // Listen delivers on its local broker. Send must not block on the network
 // for long (queue and forward in the background) and must keep one task's
 // events in order. Listen runs until ctx ends or the connection breaks; the
-// Coordinator calls it again after an error. An event that arrives through
-// a relay is never Complete: its Task carries no history or artifacts.
+// Coordinator calls it again after an error. Each time Listen starts
+// listening it delivers an Event of Kind EventResync, since events sent
+// while it was not listening are lost: the Coordinator then ends its local
+// subscriptions, whose consumers re-read the stored state, and scans for
+// queued work. An event that arrives through a relay is never Complete: its
+// Task carries no history or artifacts.
 type Relay interface {
 	Send(ev Event)
 	Listen(ctx context.Context, deliver func(Event)) error
@@ -67,6 +71,11 @@ func (c *Coordinator) relayLoop(ctx context.Context) {
 // this node is running that another node moved on (canceled) stops at
 // once instead of at the next lease renewal.
 func (c *Coordinator) deliverRemote(ev Event) {
+	if ev.Kind == EventResync {
+		c.broker.Reset()
+		c.kick()
+		return
+	}
 	if ev.Node == "" || ev.Node == c.node {
 		return
 	}

@@ -21,9 +21,22 @@ type memRelay struct {
 	listeners map[int]func(task.Event)
 	next      int
 	sent      atomic.Int64
+	deaf      atomic.Bool // drop what is sent, as a broken connection would
+}
+
+// resync tells every listener it (re)started listening.
+func (r *memRelay) resync() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, deliver := range r.listeners {
+		deliver(task.Event{Kind: task.EventResync})
+	}
 }
 
 func (r *memRelay) Send(ev task.Event) {
+	if r.deaf.Load() {
+		return
+	}
 	r.sent.Add(1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -54,6 +67,11 @@ func (r *memRelay) Listen(ctx context.Context, deliver func(task.Event)) error {
 // one worker, and a task of the "hold" agent occupies it until the test
 // ends, so every task submitted on A afterwards runs on B.
 func twoNodes(t *testing.T, agents []task.AgentSpec) (a, b *task.Coordinator) {
+	a, b, _ = twoNodesRelay(t, agents)
+	return a, b
+}
+
+func twoNodesRelay(t *testing.T, agents []task.AgentSpec) (a, b *task.Coordinator, relay *memRelay) {
 	t.Helper()
 	held, release := make(chan struct{}, 1), make(chan struct{})
 	agents = append(agents, task.AgentSpec{Name: "hold", Runner: task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
@@ -66,7 +84,7 @@ func twoNodes(t *testing.T, agents []task.AgentSpec) (a, b *task.Coordinator) {
 	})})
 	ctx := context.Background()
 	path := "sqlite://" + filepath.Join(t.TempDir(), "pactum.db")
-	relay := &memRelay{}
+	relay = &memRelay{}
 	open := func(node string, workers int) *task.Coordinator {
 		st, err := store.Open(ctx, path, nil)
 		if err != nil {
@@ -115,7 +133,52 @@ func twoNodes(t *testing.T, agents []task.AgentSpec) (a, b *task.Coordinator) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	return a, b
+	return a, b, relay
+}
+
+// TestRelayResyncAnswersWaiterThatMissedEvents: events sent while a relay
+// was not listening are lost; when it listens again (EventResync) a waiter
+// re-reads the store instead of waiting forever for the final event.
+func TestRelayResyncAnswersWaiterThatMissedEvents(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	gated := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		<-release
+		return &task.Result{}, nil
+	})
+	a, _, relay := twoNodesRelay(t, []task.AgentSpec{{Name: "gated", Runner: gated}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := a.Submit(ctx, task.SubmitRequest{Envelope: envelope("gated", "alice", "x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *task.Task, 1)
+	go func() {
+		got, err := a.Wait(ctx, res.Task.ID)
+		if err != nil {
+			t.Errorf("Wait: %v", err)
+		}
+		done <- got
+	}()
+	// Node B finishes the task while the relay drops everything.
+	relay.deaf.Store(true)
+	close(release)
+	select {
+	case <-done:
+		t.Fatal("Wait returned although its node heard no final event")
+	case <-time.After(300 * time.Millisecond):
+	}
+	relay.deaf.Store(false)
+	relay.resync()
+	select {
+	case got := <-done:
+		if got == nil || got.State != task.StateSucceeded {
+			t.Fatalf("Wait after resync = %v, want succeeded", got)
+		}
+	case <-ctx.Done():
+		t.Fatal("Wait still blocked after the relay resynced")
+	}
 }
 
 // TestRelayRunsTaskOnOtherNodeAndAnswersWaiter: node A only takes the

@@ -27,9 +27,14 @@
 // connection broke while COMMIT was in flight) the error is returned, not
 // retried.
 //
+// Store.Relay carries task events between the nodes that share a schema:
+// NOTIFY on one channel per schema, sent in order by one goroutine per
+// store, and a LISTEN on a connection of its own; events too large for a
+// NOTIFY go through the event_payloads table.
+//
 // Importing the package registers the "postgres" and "postgresql" schemes
-// with store.Open. See docs/postgres.md for the DSN, pool sizing and
-// migrations.
+// with store.Open. See docs/postgres.md for the DSN, pool sizing,
+// migrations and cross-node events.
 package postgres
 
 import (
@@ -151,6 +156,11 @@ type Store struct {
 	retries int
 
 	closeOnce sync.Once
+	// relayMu guards relay, made by the first Relay call, and closed, set
+	// by Close (relay.go).
+	relayMu sync.Mutex
+	relay   *relay
+	closed  bool
 }
 
 var _ task.Store = (*Store)(nil)
@@ -206,10 +216,13 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the pool, waiting for connections in use to be released.
-// Closing twice is safe.
+// Close stops the event relay, if one was started, and closes the pool,
+// waiting for connections in use to be released. Closing twice is safe.
 func (s *Store) Close() error {
-	s.closeOnce.Do(s.pool.Close)
+	s.closeOnce.Do(func() {
+		s.closeRelay()
+		s.pool.Close()
+	})
 	return nil
 }
 

@@ -1,0 +1,638 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pactum/pactum/store/postgres"
+	"github.com/pactum/pactum/task"
+)
+
+// The relay tests run real nodes: two stores (two pools, as two processes
+// would have) on one schema, each with its coordinator, or bare relays
+// sending and listening. Polling is an hour, so whatever moves fast moved
+// because a NOTIFY woke it.
+
+// relayNodes opens two stores on one schema and runs a coordinator on each,
+// linked by the stores' relays. Node A has one worker, and a task of the
+// "hold" agent occupies it until the test ends, so every task submitted on A
+// afterwards runs on B.
+func relayNodes(t *testing.T, agents []task.AgentSpec) (a, b *task.Coordinator) {
+	t.Helper()
+	held, release := make(chan struct{}, 1), make(chan struct{})
+	agents = append(agents, task.AgentSpec{Name: "hold", Runner: task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		held <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return &task.Result{}, nil
+	})})
+	ctx := context.Background()
+	dsn, schema := storeDSN(t), newSchema(t)
+	start := func(node string, workers int) *task.Coordinator {
+		st := open(t, dsn, schema)
+		c, err := task.NewCoordinator(task.Options{Store: st, Relay: st.Relay(), Agents: agents, Node: node,
+			Workers: workers, PollInterval: time.Hour, LeaseFor: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// Runs before the store's Close, registered by open.
+		t.Cleanup(func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = c.Stop(sctx)
+		})
+		return c
+	}
+	// A first, alone, so it takes the hold task itself.
+	a = start("node-a", 1)
+	if _, err := a.Submit(ctx, task.SubmitRequest{Envelope: relayEnvelope("hold", "hold")}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("node A never ran the hold task")
+	}
+	b = start("node-b", 4)
+	// Cleanups run last first: the hold task ends before the nodes stop.
+	t.Cleanup(func() { close(release) })
+	waitListeners(t, postgres.EventChannel(schema), 2)
+	return a, b
+}
+
+func relayEnvelope(action, input string) task.Envelope {
+	return task.Envelope{Action: action, Actor: "alice",
+		Input: task.Message{ID: task.NewID(), Role: task.RoleUser, Parts: []task.Part{task.TextPart(input)}}}
+}
+
+// listenerPIDs returns the server processes listening on channel (whose
+// last statement was the LISTEN).
+func listenerPIDs(t *testing.T, channel string) []int {
+	t.Helper()
+	c := conn(t, "public")
+	rows, err := c.Query(t.Context(), `SELECT pid FROM pg_stat_activity
+		WHERE datname = current_database() AND query ILIKE 'LISTEN%' AND query LIKE '%' || $1 || '%' ORDER BY pid`, channel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var pids []int
+	for rows.Next() {
+		var pid int
+		if err := rows.Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, pid)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return pids
+}
+
+// waitListeners waits until n sessions listen on channel and returns their
+// pids.
+func waitListeners(t *testing.T, channel string, n int) []int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids := listenerPIDs(t, channel)
+		if len(pids) == n {
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions listen on %s, want %d", len(pids), channel, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// listening is a running Listen.
+type listening struct {
+	events chan task.Event
+	done   chan struct{} // closed when Listen returned err
+	err    error
+	stop   context.CancelFunc
+}
+
+// listen runs r.Listen until the test ends (or stop) and waits until the
+// session listens, alongside others already on the channel.
+func listen(t *testing.T, r task.Relay, channel string, others int) *listening {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &listening{events: make(chan task.Event, 4096), done: make(chan struct{}), stop: cancel}
+	go func() {
+		l.err = r.Listen(ctx, func(ev task.Event) { l.events <- ev })
+		close(l.done)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-l.done:
+		case <-time.After(5 * time.Second):
+			t.Error("Listen did not return after its context ended")
+		}
+	})
+	waitListeners(t, channel, others+1)
+	// Listening begins with a resync (task.Relay): what was sent before is
+	// not heard.
+	select {
+	case ev := <-l.events:
+		if ev.Kind != task.EventResync {
+			t.Fatalf("first delivery %s, want %s", ev.Kind, task.EventResync)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Listen delivered no resync when it started listening")
+	}
+	return l
+}
+
+// next returns the next delivered event.
+func (l *listening) next(t *testing.T) task.Event {
+	t.Helper()
+	select {
+	case ev := <-l.events:
+		return ev
+	case <-l.done:
+		t.Fatalf("Listen returned %v while an event was awaited", l.err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event arrived")
+	}
+	return task.Event{}
+}
+
+func statusEvent(id string, seq int, state task.State) task.Event {
+	at := time.Now().UTC().Truncate(time.Microsecond)
+	return task.Event{Kind: task.EventStatus, TaskID: id, ContextID: "ctx-" + id, Seq: seq, State: state,
+		Task: &task.Task{ID: id, ContextID: "ctx-" + id, State: state, Seq: seq, UpdatedAt: at}, At: at, Node: "sender",
+		Final: state.Terminal()}
+}
+
+func chunkEvent(id string, seq int, text string) task.Event {
+	return task.Event{Kind: task.EventArtifact, TaskID: id, Seq: seq, Node: "sender", At: time.Now().UTC(),
+		Chunk: &task.ArtifactChunk{Artifact: task.Artifact{ID: "out", Parts: []task.Part{task.TextPart(text)}}, Append: true}}
+}
+
+// TestRelayRunsTaskOnOtherNodeAndAnswersWaiter: node A only takes the
+// request (its one worker is busy); the NOTIFY of "queued" wakes node B at
+// once, B runs the task, and A's SubmitAndWait hears B's final event.
+func TestRelayRunsTaskOnOtherNodeAndAnswersWaiter(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	echo := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		calls.Add(1)
+		return &task.Result{Artifacts: []task.Artifact{{Name: "echo", Parts: req.Message.Parts}}}, nil
+	})
+	a, _ := relayNodes(t, []task.AgentSpec{{Name: "echo", Runner: echo}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := a.SubmitAndWait(ctx, task.SubmitRequest{Envelope: relayEnvelope("echo", "hi")})
+	if err != nil {
+		t.Fatalf("SubmitAndWait on node A: %v (the relay did not wake node B, or B's events did not reach A)", err)
+	}
+	got := res.Task
+	if got.State != task.StateSucceeded || len(got.Artifacts) != 1 || calls.Load() != 1 {
+		t.Fatalf("task = %s with %d artifacts after %d calls, want succeeded, 1, 1", got.State, len(got.Artifacts), calls.Load())
+	}
+	recs, err := a.Timeline(ctx, got.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.To == task.StateInProgress && r.Node != "node-b" {
+			t.Errorf("claimed by %q, want node-b", r.Node)
+		}
+	}
+}
+
+// TestRelayStreamsOtherNodesEvents: a subscriber on A sees B's artifact
+// chunks and status changes, in order.
+func TestRelayStreamsOtherNodesEvents(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	words := []string{"one ", "two ", "three ", "four ", "five"}
+	streamer := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		for _, s := range words {
+			if err := emit(task.ArtifactChunk{Artifact: task.Artifact{ID: "out", Parts: []task.Part{task.TextPart(s)}}, Append: true}); err != nil {
+				return nil, err
+			}
+		}
+		return &task.Result{}, nil
+	})
+	a, _ := relayNodes(t, []task.AgentSpec{{Name: "stream", Runner: streamer}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := a.Submit(ctx, task.SubmitRequest{Envelope: relayEnvelope("stream", "go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ch, stop, err := a.Subscribe(ctx, res.Task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	// B streams only once A subscribed, so A hears every chunk.
+	close(release)
+	var chunks []string
+	var states []task.State
+	seq := 0
+loop:
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				t.Fatal("subscription closed before the final event")
+			}
+			if ev.Seq < seq {
+				t.Errorf("event seq %d after %d", ev.Seq, seq)
+			}
+			seq = ev.Seq
+			switch ev.Kind {
+			case task.EventArtifact:
+				chunks = append(chunks, ev.Chunk.Artifact.Parts[0].Text)
+				if ev.Node != "node-b" {
+					t.Errorf("chunk from node %q, want node-b", ev.Node)
+				}
+			case task.EventStatus:
+				if ev.Node != "node-b" {
+					t.Errorf("status %s from node %q, want node-b", ev.State, ev.Node)
+				}
+				if ev.Complete || (ev.Task != nil && (ev.Task.History != nil || ev.Task.Artifacts != nil)) {
+					t.Errorf("relayed status %s claims a whole task", ev.State)
+				}
+				if ev.Task == nil || ev.Task.ID != res.Task.ID || ev.Task.State != ev.State {
+					t.Errorf("relayed status %s carries snapshot %+v", ev.State, ev.Task)
+				}
+				states = append(states, ev.State)
+			}
+			if ev.Final {
+				break loop
+			}
+		case <-ctx.Done():
+			t.Fatalf("no final event; got chunks %q, states %v", chunks, states)
+		}
+	}
+	if strings.Join(chunks, "") != strings.Join(words, "") {
+		t.Errorf("chunks %q, want %q in order", chunks, words)
+	}
+	if len(states) == 0 || states[len(states)-1] != task.StateSucceeded {
+		t.Fatalf("states %v, want them to end in succeeded", states)
+	}
+}
+
+// TestRelayCancelStopsAttemptOnOtherNode: a cancel taken on A stops the
+// attempt running on B at once, not at B's next lease renewal (an hour
+// away here).
+func TestRelayCancelStopsAttemptOnOtherNode(t *testing.T) {
+	t.Parallel()
+	started, stopped := make(chan struct{}), make(chan struct{})
+	block := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		close(started)
+		<-ctx.Done()
+		close(stopped)
+		return nil, ctx.Err()
+	})
+	a, _ := relayNodes(t, []task.AgentSpec{{Name: "block", Runner: block}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := a.Submit(ctx, task.SubmitRequest{Envelope: relayEnvelope("block", "x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("node B never started the task")
+	}
+	if _, err := a.Cancel(ctx, res.Task.ID, "changed my mind"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+		t.Fatal("the attempt on node B kept running after the cancel on node A")
+	}
+	got, err := a.Wait(ctx, res.Task.ID)
+	if err != nil || got.State != task.StateCanceled {
+		t.Fatalf("Wait = %v, %v; want canceled", got, err)
+	}
+}
+
+// TestRelayManyEventsInOrder: a burst, sent several NOTIFYs a round trip,
+// arrives whole and in order on another store.
+func TestRelayManyEventsInOrder(t *testing.T) {
+	t.Parallel()
+	dsn, schema := storeDSN(t), newSchema(t)
+	sender, receiver := open(t, dsn, schema), open(t, dsn, schema)
+	l := listen(t, receiver.Relay(), postgres.EventChannel(schema), 0)
+	const tasks, perTask = 10, 100
+	for seq := 1; seq <= perTask; seq++ {
+		for i := range tasks {
+			if seq%2 == 0 {
+				sender.Relay().Send(chunkEvent(fmt.Sprintf("t%d", i), seq, fmt.Sprintf("%d", seq)))
+			} else {
+				sender.Relay().Send(statusEvent(fmt.Sprintf("t%d", i), seq, task.StateInProgress))
+			}
+		}
+	}
+	last := map[string]int{}
+	for range tasks * perTask {
+		ev := l.next(t)
+		if ev.Seq != last[ev.TaskID]+1 {
+			t.Fatalf("task %s: seq %d after %d", ev.TaskID, ev.Seq, last[ev.TaskID])
+		}
+		last[ev.TaskID] = ev.Seq
+		if ev.Node != "sender" || ev.Complete {
+			t.Fatalf("event %+v: node %q, complete %v", ev, ev.Node, ev.Complete)
+		}
+		if ev.Kind == task.EventArtifact && ev.Chunk.Artifact.Parts[0].Text != fmt.Sprint(ev.Seq) {
+			t.Fatalf("chunk %q at seq %d", ev.Chunk.Artifact.Parts[0].Text, ev.Seq)
+		}
+	}
+}
+
+// TestRelayLargePayload: an event over the 8000-byte NOTIFY limit (a
+// ~100 KB artifact chunk, non-ASCII included) crosses through the
+// event_payloads table, in order with the small events around it, and the
+// table is purged of old payloads.
+func TestRelayLargePayload(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dsn, schema := storeDSN(t), newSchema(t)
+	sender, receiver := open(t, dsn, schema), open(t, dsn, schema)
+	c := conn(t, schema)
+	// A payload left from long ago, for the purge.
+	if _, err := c.Exec(ctx, `INSERT INTO event_payloads (channel, payload, created_at) VALUES ('old', '\x7b7d', now() - interval '1 hour')`); err != nil {
+		t.Fatal(err)
+	}
+	l := listen(t, receiver.Relay(), postgres.EventChannel(schema), 0)
+
+	big := strings.Repeat("pactum streams a large chunk; é ü 日本 😀\n", 100<<10/40)
+	snap := statusEvent("t1", 3, task.StateInProgress)
+	snap.Task.Envelope.Input = task.Message{ID: "m", Role: task.RoleUser, Parts: []task.Part{task.TextPart(strings.Repeat("a", 20000))}}
+	sent := []task.Event{statusEvent("t1", 1, task.StateInProgress), chunkEvent("t1", 2, big), snap, chunkEvent("t1", 4, "small")}
+	for _, ev := range sent {
+		sender.Relay().Send(ev)
+	}
+	for i, want := range sent {
+		got := l.next(t)
+		if got.Seq != want.Seq || got.Kind != want.Kind {
+			t.Fatalf("event %d: %s seq %d, want %s seq %d", i, got.Kind, got.Seq, want.Kind, want.Seq)
+		}
+		if want.Chunk != nil && got.Chunk.Artifact.Parts[0].Text != want.Chunk.Artifact.Parts[0].Text {
+			t.Fatalf("event %d: chunk of %d bytes differs from the %d sent", i, len(got.Chunk.Artifact.Parts[0].Text), len(want.Chunk.Artifact.Parts[0].Text))
+		}
+		if want.Task != nil && (got.Task == nil || got.Task.Envelope.Input.Text() != want.Task.Envelope.Input.Text() || !got.At.Equal(want.At)) {
+			t.Fatalf("event %d: snapshot or time differs", i)
+		}
+	}
+	var stored int
+	if err := c.QueryRow(ctx, `SELECT count(*) FROM event_payloads WHERE created_at > now() - interval '1 minute'`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored != 2 {
+		t.Errorf("%d recent stored payloads, want 2 (the large chunk and the large snapshot)", stored)
+	}
+	// The first batch that stored a payload purges old ones.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var old int
+		if err := c.QueryRow(ctx, `SELECT count(*) FROM event_payloads WHERE created_at < now() - interval '10 minutes'`).Scan(&old); err != nil {
+			t.Fatal(err)
+		}
+		if old == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d old payloads left, want them purged", old)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRelayIsolation: a relay on one schema does not hear another
+// schema's events, in the same database.
+func TestRelayIsolation(t *testing.T) {
+	t.Parallel()
+	dsn := storeDSN(t)
+	schemaX, schemaY := newSchema(t), newSchema(t)
+	if postgres.EventChannel(schemaX) == postgres.EventChannel(schemaY) {
+		t.Fatal("two schemas share a channel")
+	}
+	x, y := open(t, dsn, schemaX), open(t, dsn, schemaY)
+	lx := listen(t, x.Relay(), postgres.EventChannel(schemaX), 0)
+	ly := listen(t, y.Relay(), postgres.EventChannel(schemaY), 0)
+	x.Relay().Send(statusEvent("on-x", 1, task.StateQueued))
+	if ev := lx.next(t); ev.TaskID != "on-x" {
+		t.Fatalf("X heard %s, want on-x", ev.TaskID)
+	}
+	// Y's marker was committed after X's event: a listener that heard both
+	// channels would get X's event first.
+	y.Relay().Send(statusEvent("on-y", 1, task.StateQueued))
+	if ev := ly.next(t); ev.TaskID != "on-y" {
+		t.Fatalf("Y heard %s, want only on-y", ev.TaskID)
+	}
+	if n := len(postgres.EventChannel(strings.Repeat("s", 200))); n > 63 {
+		t.Errorf("channel of a long schema name is %d bytes, over PostgreSQL's 63", n)
+	}
+}
+
+// TestRelayListenerRecovery: when the server ends the listening session,
+// Listen returns an error; listening again works and events flow again.
+func TestRelayListenerRecovery(t *testing.T) {
+	t.Parallel()
+	dsn, schema := storeDSN(t), newSchema(t)
+	channel := postgres.EventChannel(schema)
+	sender, receiver := open(t, dsn, schema), open(t, dsn, schema)
+	l := listen(t, receiver.Relay(), channel, 0)
+	sender.Relay().Send(statusEvent("t", 1, task.StateQueued))
+	if ev := l.next(t); ev.Seq != 1 {
+		t.Fatalf("seq %d, want 1", ev.Seq)
+	}
+	pids := listenerPIDs(t, channel)
+	if len(pids) != 1 {
+		t.Fatalf("listener pids %v, want one", pids)
+	}
+	admin(t, `SELECT pg_terminate_backend($1)`, pids[0])
+	select {
+	case <-l.done:
+		if l.err == nil {
+			t.Fatal("Listen returned nil after its session was terminated")
+		}
+		t.Logf("Listen after pg_terminate_backend: %v", l.err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Listen did not return after its session was terminated")
+	}
+	// The terminated session may still be listed until it has exited.
+	deadline := time.Now().Add(10 * time.Second)
+	for slicesContain(listenerPIDs(t, channel), pids[0]) {
+		if time.Now().After(deadline) {
+			t.Fatal("the terminated listener is still there")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	l2 := listen(t, receiver.Relay(), channel, 0)
+	sender.Relay().Send(statusEvent("t", 2, task.StateInProgress))
+	if ev := l2.next(t); ev.Seq != 2 {
+		t.Fatalf("after listening again: seq %d, want 2", ev.Seq)
+	}
+}
+
+func slicesContain(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRelayMalformedPayload: notifications on the channel that are not
+// pactum events, or that name a payload that does not exist, are skipped;
+// later events still arrive.
+func TestRelayMalformedPayload(t *testing.T) {
+	t.Parallel()
+	dsn, schema := storeDSN(t), newSchema(t)
+	channel := postgres.EventChannel(schema)
+	s := open(t, dsn, schema)
+	l := listen(t, s.Relay(), channel, 0)
+	for _, junk := range []string{
+		"junk",
+		"",
+		"null",
+		`[]`,
+		`{"v":2,"kind":"status","task":"t","state":"queued"}`,
+		`{"v":1}`,
+		`{"v":1,"ref":987654321}`,
+		`{"v":1,"ref":-1}`,
+		`{"v":1,"kind":"artifact","task":"t"}`,
+		`{"v":1,"kind":"status","task":"t"}`,
+		`{"v":1,"kind":"other","task":"t","state":"queued"}`,
+		`{"v":1,"kind":"status","task":"t","state":"queued","snap":"not a task"}`,
+	} {
+		admin(t, `SELECT pg_notify($1, $2)`, channel, junk)
+	}
+	s.Relay().Send(statusEvent("good", 1, task.StateQueued))
+	if ev := l.next(t); ev.TaskID != "good" {
+		t.Fatalf("delivered %+v, want only the good event", ev)
+	}
+	select {
+	case <-l.done:
+		t.Fatalf("Listen returned %v", l.err)
+	default:
+	}
+}
+
+// TestRelayClosedWithStore: closing the store ends Listen; afterwards Send
+// does nothing and Listen returns at once.
+func TestRelayClosedWithStore(t *testing.T) {
+	t.Parallel()
+	dsn, schema := storeDSN(t), newSchema(t)
+	s, err := postgres.OpenWith(t.Context(), dsn, postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Relay()
+	if s.Relay() != r {
+		t.Error("Relay returned two relays")
+	}
+	l := listen(t, r, postgres.EventChannel(schema), 0)
+	r.Send(statusEvent("t", 1, task.StateQueued))
+	l.next(t)
+	closed := make(chan struct{})
+	go func() {
+		_ = s.Close()
+		close(closed)
+	}()
+	select {
+	case <-l.done:
+		if l.err == nil {
+			t.Error("Listen returned nil when the store closed")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Listen did not return when the store closed")
+	}
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	r.Send(statusEvent("t", 2, task.StateQueued))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.Listen(ctx, func(task.Event) {}); err == nil || ctx.Err() != nil {
+		t.Errorf("Listen after Close = %v, want an error at once", err)
+	}
+	if err := s.Relay().Listen(ctx, func(task.Event) {}); err == nil || ctx.Err() != nil {
+		t.Errorf("Listen of a relay made after Close = %v, want an error at once", err)
+	}
+	_ = s.Close()
+}
+
+// The channel on which the nodes of the "pactum" schema relay task events;
+// `LISTEN pactum_events_5510be4bb8a594fe` in psql shows them.
+func ExampleEventChannel() {
+	fmt.Println(postgres.EventChannel("pactum"))
+	// Output: pactum_events_5510be4bb8a594fe
+}
+
+// BenchmarkRelay measures events from one store's Send to another store's
+// Listen, through a real server: ns/op is the cost per event when many are
+// in flight (several NOTIFYs a round trip).
+func BenchmarkRelay(b *testing.B) {
+	dsn, schema := storeDSN(b), newSchema(b)
+	sender, receiver := open(b, dsn, schema), open(b, dsn, schema)
+	got := make(chan struct{}, 1024)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = receiver.Relay().Listen(ctx, func(ev task.Event) {
+			if ev.Kind != task.EventResync {
+				got <- struct{}{}
+			}
+		})
+	}()
+	defer func() { cancel(); <-done }()
+	// Wait until the listener hears an event.
+	for ready := false; !ready; {
+		sender.Relay().Send(statusEvent("warm-up", 1, task.StateQueued))
+		select {
+		case <-got:
+			ready = true
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	for len(got) > 0 {
+		<-got
+	}
+	// At most 1000 events in flight, well within the send queue's bound:
+	// a sender that outruns the database has its oldest events dropped.
+	window := make(chan struct{}, 1000)
+	ev := statusEvent("t", 1, task.StateInProgress)
+	b.ResetTimer()
+	go func() {
+		for range b.N {
+			window <- struct{}{}
+			sender.Relay().Send(ev)
+		}
+	}()
+	for range b.N {
+		<-got
+		<-window
+	}
+}
