@@ -440,10 +440,10 @@ var (
 )
 
 func init() {
-	open := func(failClose bool) store.OpenFunc {
-		return func(ctx context.Context, dsn string, logger *slog.Logger) (task.Store, error) {
+	open := func(failClose bool) store.Driver {
+		return store.Driver{Migrate: func(context.Context, string, store.Options) (int, error) { return 0, nil }, Open: func(ctx context.Context, dsn string, opts store.Options) (task.Store, error) {
 			_, path, _ := strings.Cut(dsn, "://")
-			st, err := store.Open(ctx, "sqlite://"+path, logger)
+			st, err := store.OpenWith(ctx, "sqlite://"+path, opts)
 			if err != nil {
 				return nil, err
 			}
@@ -455,7 +455,7 @@ func init() {
 			watched[path] = w
 			watchMu.Unlock()
 			return w, nil
-		}
+		}}
 	}
 	store.Register("watch", open(false))
 	store.Register("watchfail", open(true))

@@ -1,6 +1,6 @@
 // Package store picks a task.Store driver by the scheme of a data source
 // name: "sqlite://pactum.db" opens the embedded SQLite driver,
-// "postgres://…" the PostgreSQL one once it exists.
+// "postgres://…" the PostgreSQL one.
 //
 // Drivers live in subpackages (store/sqlite, store/postgres) and register
 // their scheme from an init function, the way database/sql drivers do, so a
