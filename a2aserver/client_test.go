@@ -536,11 +536,46 @@ func TestCancelTask(t *testing.T) {
 			if got.Status.State != a2a.TaskStateCanceled {
 				t.Fatalf("state after cancel = %s, want CANCELED", got.Status.State)
 			}
+			// No reason given: the Coordinator's default, as over MCP.
+			if stored, err := b.coord.Get(ctx, string(tk.ID), 0); err != nil {
+				t.Fatal(err)
+			} else if stored.Reason != "canceled by request" {
+				t.Fatalf("stored reason = %q, want the Coordinator's default %q", stored.Reason, "canceled by request")
+			}
 			if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: tk.ID}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
 				t.Fatalf("second cancel: err = %v, want TaskNotCancelable", err)
 			}
 			if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: "no-such-task"}); !errors.Is(err, a2a.ErrTaskNotFound) {
 				t.Fatalf("cancel unknown: err = %v, want TaskNotFound", err)
+			}
+
+			// A reason under metadata.pactum is recorded; other keys and
+			// non-string values are refused before anything changes. The
+			// SDK's HTTP+JSON binding sends no body with a cancel (and its
+			// server reads none), so only JSON-RPC carries the metadata.
+			if proto != a2a.TransportProtocolJSONRPC {
+				return
+			}
+			req = sendReq(userMessage("cancel me with a reason"))
+			req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+			tk = send(ctx, t, c, req)
+			b.waitStarted()
+			for _, meta := range []map[string]any{
+				{"pactum": map[string]any{"reson": "typo"}},
+				{"pactum": map[string]any{"reason": 7}},
+				{"pactum": "not an object"},
+			} {
+				if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: tk.ID, Metadata: meta}); !errors.Is(err, a2a.ErrInvalidParams) {
+					t.Fatalf("cancel with metadata %v: err = %v, want InvalidParams", meta, err)
+				}
+			}
+			if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: tk.ID, Metadata: map[string]any{"pactum": map[string]any{"reason": "changed my mind"}}}); err != nil {
+				t.Fatal(err)
+			}
+			if stored, err := b.coord.Get(ctx, string(tk.ID), 0); err != nil {
+				t.Fatal(err)
+			} else if stored.Reason != "changed my mind" {
+				t.Fatalf("stored reason = %q, want the one in metadata.pactum.reason", stored.Reason)
 			}
 		})
 	}

@@ -104,3 +104,31 @@ func (e envelopeMeta) envelope(msg task.Message, requestMeta map[string]any, aut
 	}
 	return env
 }
+
+// readCancelReason returns the reason a CancelTask request gives under
+// metadata.pactum.reason, or "" (the Coordinator's default) when it gives
+// none. Like the envelope fields, the value must be a string and other keys
+// are refused.
+func readCancelReason(meta map[string]any) (string, error) {
+	raw, ok := meta[MetadataKey]
+	if !ok || raw == nil {
+		return "", nil
+	}
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return "", fmt.Errorf("metadata.%s must be an object with the field reason", MetadataKey)
+	}
+	var reason string
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		v := obj[k]
+		s, isString := v.(string)
+		switch {
+		case k != "reason":
+			return "", fmt.Errorf("metadata.%s.%s is not a CancelTask field (known: reason)", MetadataKey, k)
+		case v != nil && !isString:
+			return "", fmt.Errorf("metadata.%s.reason must be a string", MetadataKey)
+		}
+		reason = s
+	}
+	return reason, nil
+}

@@ -57,3 +57,31 @@ func FuzzEnvelope(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCancelReason decodes a CancelTask request's metadata as CancelTask
+// does: a reason is accepted only from a string under metadata.pactum.reason,
+// and everything else is refused with a message or ignored.
+func FuzzCancelReason(f *testing.F) {
+	f.Add([]byte(`{"id":"t1"}`))
+	f.Add([]byte(`{"id":"t1","metadata":{"pactum":{"reason":"changed my mind"}}}`))
+	f.Add([]byte(`{"id":"t1","metadata":{"pactum":{"reason":7}}}`))
+	f.Add([]byte(`{"id":"t1","metadata":{"pactum":{"reson":"typo"},"other":1}}`))
+	f.Add([]byte(`{"id":"t1","metadata":{"pactum":"why"}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var req a2a.CancelTaskRequest
+		if json.Unmarshal(body, &req) != nil {
+			return
+		}
+		reason, err := readCancelReason(req.Metadata)
+		if err != nil {
+			if err.Error() == "" || reason != "" {
+				t.Fatalf("refusal %q with reason %q", err, reason)
+			}
+			return
+		}
+		obj, _ := req.Metadata[MetadataKey].(map[string]any)
+		if want, _ := obj["reason"].(string); reason != want {
+			t.Fatalf("reason %q, want %q from %s", reason, want, body)
+		}
+	})
+}

@@ -450,16 +450,23 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 	return resp, nil
 }
 
-// CancelTask implements a2asrv.RequestHandler.
+// CancelTask implements a2asrv.RequestHandler. The reason recorded on the
+// task is metadata.pactum.reason when the request carries one, else the
+// Coordinator's default, as for MCP's cancel_task: the execution record does
+// not depend on the transport the cancel came through.
 func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
 	if req == nil {
 		return nil, invalidParams("task id is required")
+	}
+	reason, err := readCancelReason(req.Metadata)
+	if err != nil {
+		return nil, invalidParams(err.Error())
 	}
 	id := string(req.ID)
 	if _, err := h.owned(ctx, "CancelTask", id, 0); err != nil {
 		return nil, err
 	}
-	t, err := h.coord.Cancel(ctx, id, "canceled by A2A CancelTask")
+	t, err := h.coord.Cancel(ctx, id, reason)
 	if err != nil {
 		return nil, h.wireErr(ctx, "CancelTask", err)
 	}
