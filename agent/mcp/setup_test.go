@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -46,9 +47,35 @@ func nodeServer(t *testing.T, pkg string) (node, script string) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(script); err != nil {
-		missing(t, fmt.Sprintf("the MCP test servers are not installed (%v); run from the repository root: %s", err, npmInstall))
+		// A fresh checkout: install the pinned servers once, as the
+		// interop tests install their client.
+		installOnce.Do(func() { installErr = npmCI() })
+		if _, err := os.Stat(script); err != nil {
+			missing(t, fmt.Sprintf("the MCP test servers are not installed (%v; npm ci: %v); run from the repository root: %s", err, installErr, npmInstall))
+		}
 	}
 	return node, script
+}
+
+var (
+	installOnce sync.Once
+	installErr  error
+)
+
+// npmCI runs npm ci in testdata/npm (bounded).
+func npmCI() error {
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
+	cmd.Dir = filepath.Join("testdata", "npm")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%w: %s", err, out)
+	}
+	return nil
 }
 
 func missing(t *testing.T, why string) {
