@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/internal/server"
@@ -27,12 +29,18 @@ import (
 // startServer runs a real node on a loopback port over a SQLite file.
 func startServer(tb testing.TB, yaml string) string {
 	tb.Helper()
+	return startServerOn(tb, "sqlite://"+filepath.Join(tb.TempDir(), "pactum.db"), yaml)
+}
+
+// startServerOn is startServer on the store dsn names.
+func startServerOn(tb testing.TB, dsn, yaml string) string {
+	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
 	}
 	addr := ln.Addr().String()
-	src := fmt.Sprintf("listen: %s\nstore: sqlite://%s\n%s", addr, filepath.Join(tb.TempDir(), "pactum.db"), yaml)
+	src := fmt.Sprintf("listen: %s\nstore: %q\n%s", addr, dsn, yaml)
 	cfg, err := config.Parse([]byte(src), "bench.yaml")
 	if err != nil {
 		tb.Fatal(err)
@@ -57,6 +65,38 @@ func startServer(tb testing.TB, yaml string) string {
 // entries. Run: go test -run x -bench SendMessage -benchtime 6000x ./internal/server
 func BenchmarkSendMessage(b *testing.B) {
 	base := startServer(b, "workers: 64\nlog: {level: error}\nagents:\n  - name: echo\n    type: echo\n")
+	benchSend(b, base+"/agents/echo")
+}
+
+// BenchmarkSendMessagePostgres is BenchmarkSendMessage on the PostgreSQL
+// store, in a fresh schema of the database PACTUM_TEST_POSTGRES names
+// (default postgres://postgres@127.0.0.1:5432/test). Run:
+// go test -run x -bench SendMessagePostgres -benchtime 6000x ./internal/server
+func BenchmarkSendMessagePostgres(b *testing.B) {
+	dsn := os.Getenv("PACTUM_TEST_POSTGRES")
+	if dsn == "" {
+		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		b.Skipf("PostgreSQL not reachable: %v", err)
+	}
+	defer conn.Close(ctx)
+	schema := fmt.Sprintf("bench_%d", time.Now().UnixNano())
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _, _ = conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	u, err := url.Parse(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	q.Set("pool_max_conns", "32")
+	u.RawQuery = q.Encode()
+	base := startServerOn(b, u.String(), "workers: 64\nlog: {level: error}\nagents:\n  - name: echo\n    type: echo\n")
 	benchSend(b, base+"/agents/echo")
 }
 
