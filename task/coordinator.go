@@ -144,18 +144,21 @@ type Coordinator struct {
 	log      *slog.Logger
 	clock    func() time.Time
 
-	wake     chan struct{}
-	slots    chan struct{}
-	claimN   atomic.Uint64
-	mu       sync.Mutex
-	running  map[string]context.CancelFunc
-	started  bool
-	stopped  bool
-	runCtx   context.Context    // attempts' parent context, set by Start
-	stopWork context.CancelFunc // cancels runCtx: the drain is over
-	stop     context.CancelFunc // stops the dispatcher and the reaper
-	loops    sync.WaitGroup
-	inflight sync.WaitGroup
+	wake    chan struct{}
+	slots   chan struct{}
+	claimN  atomic.Uint64
+	mu      sync.Mutex
+	running map[string]context.CancelFunc
+	// stopPending holds tasks whose attempt was to be stopped before it
+	// had registered in running (claimed, not yet executing), by when.
+	stopPending map[string]time.Time
+	started     bool
+	stopped     bool
+	runCtx      context.Context    // attempts' parent context, set by Start
+	stopWork    context.CancelFunc // cancels runCtx: the drain is over
+	stop        context.CancelFunc // stops the dispatcher and the reaper
+	loops       sync.WaitGroup
+	inflight    sync.WaitGroup
 }
 
 // NewCoordinator checks opts and returns a Coordinator; call Start to run
@@ -165,24 +168,25 @@ func NewCoordinator(opts Options) (*Coordinator, error) {
 		return nil, errors.New("task: Options.Store is required")
 	}
 	c := &Coordinator{
-		store:    opts.Store,
-		agents:   map[string]*AgentSpec{},
-		byAction: map[string]*AgentSpec{},
-		perms:    opts.Permissions,
-		policy:   opts.Policy,
-		gates:    opts.Gates,
-		node:     opts.Node,
-		workers:  opts.Workers,
-		leaseFor: opts.LeaseFor,
-		poll:     opts.PollInterval,
-		idemTTL:  opts.IdempotencyTTL,
-		broker:   opts.Broker,
-		relay:    opts.Relay,
-		observer: opts.Observer,
-		log:      opts.Logger,
-		clock:    opts.Now,
-		wake:     make(chan struct{}, 1),
-		running:  map[string]context.CancelFunc{},
+		store:       opts.Store,
+		agents:      map[string]*AgentSpec{},
+		byAction:    map[string]*AgentSpec{},
+		perms:       opts.Permissions,
+		policy:      opts.Policy,
+		gates:       opts.Gates,
+		node:        opts.Node,
+		workers:     opts.Workers,
+		leaseFor:    opts.LeaseFor,
+		poll:        opts.PollInterval,
+		idemTTL:     opts.IdempotencyTTL,
+		broker:      opts.Broker,
+		relay:       opts.Relay,
+		observer:    opts.Observer,
+		log:         opts.Logger,
+		clock:       opts.Now,
+		wake:        make(chan struct{}, 1),
+		running:     map[string]context.CancelFunc{},
+		stopPending: map[string]time.Time{},
 	}
 	if c.node == "" {
 		h, _ := os.Hostname()
@@ -507,12 +511,12 @@ func validatePart(p Part) error {
 // admission decides, before anything is stored, whether the task is queued
 // or rejected, and returns the steps that record the decision.
 func (c *Coordinator) admission(ctx context.Context, spec *AgentSpec, env *Envelope) ([]Step, error) {
-	reject := func(code Code, reason string, audit []AuditInput) []Step {
-		return []Step{{To: StateFailed, ErrorCode: code, Reason: reason, Rejected: true, Audit: audit}}
+	reject := func(d Decision, audit []AuditInput) []Step {
+		return []Step{{To: StateFailed, ErrorCode: d.Code, Reason: d.Reason, PolicyVersion: d.Version, Rejected: true, Audit: audit}}
 	}
 	if !c.perms.Allows(env.Actor, spec.Action) {
 		d := Decision{Allow: false, Code: CodeForbidden, Reason: fmt.Sprintf("actor %q may not call action %q", env.Actor, spec.Action)}
-		return reject(d.Code, d.Reason, []AuditInput{c.decisionAudit(env, StageSubmit, d)}), nil
+		return reject(d, []AuditInput{c.decisionAudit(env, StageSubmit, d)}), nil
 	}
 	if !spec.Sensitive {
 		return []Step{{To: StateValidated}, {To: StateQueued}}, nil
@@ -523,7 +527,7 @@ func (c *Coordinator) admission(ctx context.Context, spec *AgentSpec, env *Envel
 	}
 	audit := []AuditInput{c.decisionAudit(env, StageSubmit, d)}
 	if !d.Allow {
-		return reject(d.Code, d.Reason, audit), nil
+		return reject(d, audit), nil
 	}
 	return []Step{{To: StateValidated, PolicyVersion: d.Version, Audit: audit}, {To: StateQueued, PolicyVersion: d.Version}}, nil
 }
@@ -625,12 +629,7 @@ func (c *Coordinator) Cancel(ctx context.Context, id, reason string) (*Task, err
 		if err != nil {
 			return nil, err
 		}
-		c.mu.Lock()
-		stop := c.running[id]
-		c.mu.Unlock()
-		if stop != nil {
-			stop()
-		}
+		c.stopAttempt(id, true)
 		return nt, nil
 	}
 	return nil, Errorf(CodeUnavailable, "task %s kept changing state; cancel again", id)
@@ -1098,9 +1097,7 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 
 	ctx, cancel := context.WithTimeout(parent, spec.Timeout)
 	defer cancel()
-	c.mu.Lock()
-	c.running[t.ID] = cancel
-	c.mu.Unlock()
+	c.register(t.ID, cancel)
 	defer func() {
 		c.mu.Lock()
 		delete(c.running, t.ID)

@@ -97,12 +97,46 @@ func (c *Coordinator) deliverRemote(ev Event) {
 		}
 		c.kickAt(at)
 	case ev.State != StateInProgress:
-		c.mu.Lock()
-		stop := c.running[ev.TaskID]
-		c.mu.Unlock()
-		if stop != nil {
+		if c.stopAttempt(ev.TaskID, false) {
 			c.log.Info("task moved on by another node; stopping attempt", "task", ev.TaskID, "state", ev.State, "node", ev.Node)
-			stop()
 		}
+	}
+}
+
+// stopAttempt stops this node's attempt of a task that was moved on
+// (canceled) and reports whether one was running. With remember, an attempt
+// claimed here but not yet registered is remembered, so it stops as soon as
+// it registers instead of running its agent to the end (Cancel uses it; a
+// relayed event does not, as most name tasks that never run here);
+// remembered entries older than a minute are forgotten.
+func (c *Coordinator) stopAttempt(id string, remember bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if stop := c.running[id]; stop != nil {
+		stop()
+		return true
+	}
+	if !remember {
+		return false
+	}
+	now := time.Now()
+	for k, at := range c.stopPending {
+		if now.Sub(at) > time.Minute {
+			delete(c.stopPending, k)
+		}
+	}
+	c.stopPending[id] = now
+	return false
+}
+
+// register makes a running attempt stoppable by stopAttempt. An attempt
+// canceled between its claim and now stops at once, before its agent runs.
+func (c *Coordinator) register(id string, cancel context.CancelFunc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.running[id] = cancel
+	if _, ok := c.stopPending[id]; ok {
+		delete(c.stopPending, id)
+		cancel()
 	}
 }
