@@ -279,3 +279,26 @@ func TestPushSkipsOtherNodesEvents(t *testing.T) {
 		t.Fatal("the task itself was never pushed")
 	}
 }
+
+// TestPushConfigChangedOnAnotherNode: a config stored through another node
+// (here: straight into the store, past this node's handler) is used once
+// that node's note arrives, though this node had cached "no configs".
+func TestPushConfigChangedOnAnotherNode(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *setupConfig) { c.opts.AllowPrivatePush = true })
+	recv := newReceiver(t)
+	ctx := testCtx(t)
+	c := b.client("slow", a2a.TransportProtocolJSONRPC)
+	tk := send(ctx, t, c, func() *a2a.SendMessageRequest {
+		req := sendReq(userMessage("late config"))
+		req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+		return req
+	}())
+	b.waitStarted() // its first events found no config, and were cached so
+	if err := b.coord.Store().PutPushConfig(ctx, task.PushConfig{TaskID: string(tk.ID), ID: "remote", URL: recv.srv.URL + "/remote", CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b.coord.Broker().Publish(task.Event{Kind: task.EventPushConfig, TaskID: string(tk.ID), Node: "another-node", At: time.Now()})
+	b.releaseAll()
+	recv.waitFinal(t, "/remote", a2a.TaskStateCompleted)
+}

@@ -256,6 +256,11 @@ func (p *Pusher) dispatch(intake <-chan struct{}, ch <-chan task.Event, unsubscr
 				ch, unsubscribe = p.coord.Broker().Subscribe("")
 				continue
 			}
+			if ev.Kind == task.EventPushConfig {
+				// Changed on another node: read them again.
+				p.Invalidate(ev.TaskID)
+				continue
+			}
 			if ev.Node != "" {
 				// Another node's event, heard through the relay: the node
 				// that published it pushes it, so it is pushed once.

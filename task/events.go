@@ -12,6 +12,10 @@ type EventKind string
 const (
 	EventStatus   EventKind = "status"
 	EventArtifact EventKind = "artifact"
+	// EventPushConfig says a task's push configs changed on another node,
+	// so a node that caches them reads them again. It travels only
+	// between nodes (Relay).
+	EventPushConfig EventKind = "push_config"
 	// EventResync is what a Relay delivers each time it starts listening:
 	// events sent before may have been missed (see Relay).
 	EventResync EventKind = "resync"

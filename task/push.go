@@ -17,7 +17,16 @@ func (c *Coordinator) SetPushConfig(ctx context.Context, cfg PushConfig, actor s
 	if err := c.store.PutPushConfig(ctx, cfg, []AuditInput{pushAudit("set", cfg, actor)}); err != nil {
 		return c.notFound(cfg.TaskID, err)
 	}
+	c.pushConfigChanged(cfg.TaskID)
 	return nil
+}
+
+// pushConfigChanged tells the other nodes that a task's push configs
+// changed: the node running the task may have cached them.
+func (c *Coordinator) pushConfigChanged(taskID string) {
+	if c.relay != nil {
+		c.relay.Send(Event{Kind: EventPushConfig, TaskID: taskID, Node: c.node, At: c.now()})
+	}
 }
 
 // PushConfig returns one push config of a task.
@@ -40,6 +49,9 @@ func (c *Coordinator) DeletePushConfig(ctx context.Context, taskID, id, actor st
 	err := c.store.DeletePushConfig(ctx, taskID, id, []AuditInput{pushAudit("delete", PushConfig{TaskID: taskID, ID: id}, actor)})
 	if errors.Is(err, ErrNotFound) {
 		return &Error{Code: CodeNotFound, Message: fmt.Sprintf("task %s has no push config %q", taskID, id), Err: err}
+	}
+	if err == nil {
+		c.pushConfigChanged(taskID)
 	}
 	return err
 }

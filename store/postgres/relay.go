@@ -621,6 +621,7 @@ func parseWire(b []byte) (*wireEvent, error) {
 		if w.Chunk == nil {
 			return nil, errors.New("artifact event without a chunk")
 		}
+	case task.EventPushConfig:
 	default:
 		return nil, fmt.Errorf("unknown event kind %q", w.Kind)
 	}

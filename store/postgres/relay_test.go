@@ -636,3 +636,16 @@ func BenchmarkRelay(b *testing.B) {
 		<-window
 	}
 }
+
+// TestRelayPushConfigEvent: the note that a task's push configs changed
+// crosses like any event, so the node running the task reads them again.
+func TestRelayPushConfigEvent(t *testing.T) {
+	t.Parallel()
+	dsn, schema := storeDSN(t), newSchema(t)
+	sender, receiver := open(t, dsn, schema), open(t, dsn, schema)
+	l := listen(t, receiver.Relay(), postgres.EventChannel(schema), 0)
+	sender.Relay().Send(task.Event{Kind: task.EventPushConfig, TaskID: "t-push", Node: "sender", At: time.Now().UTC()})
+	if ev := l.next(t); ev.Kind != task.EventPushConfig || ev.TaskID != "t-push" || ev.Node != "sender" {
+		t.Fatalf("delivered %+v, want the push-config event of t-push from sender", ev)
+	}
+}
