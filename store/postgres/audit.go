@@ -9,11 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/pactum/pactum/store/internal/driver"
 	"github.com/pactum/pactum/task"
 )
-
-// defaultAuditLimit is AuditEntries' page size when the caller gives none.
-const defaultAuditLimit = 100
 
 // AppendAudit implements task.Store. Entries are sealed at the store's
 // clock (Options.Now), since the caller passes no time. Data, when set,
@@ -22,10 +20,10 @@ func (s *Store) AppendAudit(ctx context.Context, entries []task.AuditInput) erro
 	if len(entries) == 0 {
 		return nil
 	}
-	if err := checkAudit(entries); err != nil {
+	if err := driver.CheckAudit(entries); err != nil {
 		return fmt.Errorf("postgres: append audit: %w", err)
 	}
-	now := norm(s.now())
+	now := driver.Norm(s.now())
 	err := s.inTx(ctx, func(x *txn) error {
 		h := x.lockHead(sqlLockHead)
 		if err := x.flush(); err != nil {
@@ -44,7 +42,7 @@ func (s *Store) AppendAudit(ctx context.Context, entries []task.AuditInput) erro
 // the one it follows.
 func (s *Store) AuditEntries(ctx context.Context, after int64, limit int) ([]task.AuditEntry, error) {
 	if limit < 1 {
-		limit = defaultAuditLimit
+		limit = driver.DefaultAuditLimit
 	}
 	var out []task.AuditEntry
 	err := s.retry(ctx, func() (bool, error) {
@@ -130,16 +128,5 @@ func (x *txn) seal(h *head, now time.Time, entries []task.AuditInput) error {
 	x.queue(sqlInsertAudit, seqs, ats, kinds, taskIDs, actors, datas, prevs, hashs)
 	x.queue(sqlMoveHead, seq, prev)
 	h.seq, h.hash = seq, prev
-	return nil
-}
-
-// checkAudit refuses entries that cannot be sealed: Data must be valid JSON
-// when set.
-func checkAudit(entries []task.AuditInput) error {
-	for _, in := range entries {
-		if len(in.Data) > 0 && !json.Valid(in.Data) {
-			return task.Errorf(task.CodeInvalidArgument, "audit entry %q: Data is not valid JSON", in.Kind)
-		}
-	}
 	return nil
 }

@@ -5,65 +5,19 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"path"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/pactum/pactum/store/internal/driver"
 )
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// migration is one embedded schema change, named NNNN_what.sql.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded migrations in version order. Versions
-// must be 1, 2, 3, … without gaps.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return nil, fmt.Errorf("list migrations: %w", err)
-	}
-	var out []migration
-	for _, n := range names {
-		base := path.Base(n)
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("migration %s: name must be NNNN_description.sql", base)
-		}
-		b, err := migrationFS.ReadFile(n)
-		if err != nil {
-			return nil, fmt.Errorf("migration %s: %w", base, err)
-		}
-		out = append(out, migration{version: v, name: strings.TrimSuffix(base, ".sql"), sql: string(b)})
-	}
-	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
-	for i, m := range out {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration %s: expected version %d", m.name, i+1)
-		}
-	}
-	return out, nil
-}
-
 // SchemaVersion returns the newest schema version this binary knows.
-func SchemaVersion() int {
-	ms, err := migrations()
-	if err != nil || len(ms) == 0 {
-		return 0
-	}
-	return ms[len(ms)-1].version
-}
+func SchemaVersion() int { return driver.SchemaVersion(migrationFS) }
 
 // Migrate brings the database dsn names to the newest schema this binary
 // knows and returns how many migrations it applied (0 when it was up to
@@ -109,7 +63,7 @@ const migrateLockClass = 0x70616374 // "pact"
 // PostgreSQL's DDL is transactional: a failed migration leaves the schema
 // as it was.
 func migrate(ctx context.Context, conn *pgx.Conn, schema string, log *slog.Logger) (string, int, error) {
-	ms, err := migrations()
+	ms, err := driver.Migrations(migrationFS)
 	if err != nil {
 		return "", 0, err
 	}
@@ -166,13 +120,13 @@ func migrate(ctx context.Context, conn *pgx.Conn, schema string, log *slog.Logge
 	for _, m := range ms[current:] {
 		// No arguments: pgx sends the file with the simple protocol, which
 		// runs several statements.
-		if _, err := tx.Exec(ctx, m.sql); err != nil {
-			return "", 0, fmt.Errorf("migrate: apply %s: %w", m.name, err)
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return "", 0, fmt.Errorf("migrate: apply %s: %w", m.Name, err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
-			return "", 0, fmt.Errorf("migrate: record %s: %w", m.name, err)
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+			return "", 0, fmt.Errorf("migrate: record %s: %w", m.Name, err)
 		}
-		log.Info("postgres: applied migration", slog.String("schema", schema), slog.Int("version", m.version), slog.String("name", m.name))
+		log.Info("postgres: applied migration", slog.String("schema", schema), slog.Int("version", m.Version), slog.String("name", m.Name))
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return "", 0, fmt.Errorf("migrate: commit: %w", err)

@@ -12,7 +12,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -250,7 +249,7 @@ func TestMigrations(t *testing.T) {
 			t.Errorf("table %s.%s: %v, %v", schema, table, found, err)
 		}
 	}
-	mustCreate(t, stores[0], "t1", time.Now())
+	storetest.MustCreate(t, stores[0], "t1", time.Now())
 	if _, err := stores[1].GetTask(ctx, "t1", -1); err != nil {
 		t.Errorf("a task written by one store, read by another: %v", err)
 	}
@@ -268,7 +267,7 @@ func TestMigrateCreatesSchema(t *testing.T) {
 	if s.Schema() != schema {
 		t.Errorf("Schema() = %q, want %q", s.Schema(), schema)
 	}
-	mustCreate(t, s, "t1", time.Now())
+	storetest.MustCreate(t, s, "t1", time.Now())
 }
 
 func TestNewerSchemaRefused(t *testing.T) {
@@ -317,7 +316,7 @@ func TestSkipMigrate(t *testing.T) {
 		t.Fatalf("Open (SkipMigrate) of a migrated schema: %v", err)
 	}
 	defer s.Close()
-	mustCreate(t, s, "t1", time.Now())
+	storetest.MustCreate(t, s, "t1", time.Now())
 }
 
 // TestIdempotencyTwoNodes: duplicate submits racing on two stores (two
@@ -336,7 +335,7 @@ func TestIdempotencyTwoNodes(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			ids[i] = fmt.Sprintf("t%02d", i)
-			in := newTask(ids[i])
+			in := storetest.EchoTask(ids[i])
 			in.Envelope.IdempotencyKey = "same-key"
 			got[i], errs[i] = nodes[i%2].CreateTask(ctx, task.CreateParams{
 				Task: in, Steps: []task.Step{{To: task.StateValidated}, {To: task.StateQueued}}, Now: now, IdempotencyTTL: time.Hour,
@@ -381,51 +380,11 @@ func TestClaimTwoNodes(t *testing.T) {
 	const tasks, workersPerNode = 200, 4
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	for i := range tasks {
-		mustCreate(t, nodes[i%2], fmt.Sprintf("t%03d", i), now.Add(time.Duration(i)*time.Microsecond))
+		storetest.MustCreate(t, nodes[i%2], fmt.Sprintf("t%03d", i), now.Add(time.Duration(i)*time.Microsecond))
 	}
-	var (
-		mu      sync.Mutex
-		claimed = map[string]string{}
-		dups    []string
-		wg      sync.WaitGroup
-	)
-	errs := make(chan error, 2*workersPerNode)
-	for n, s := range nodes {
-		for w := range workersPerNode {
-			wg.Go(func() {
-				owner := fmt.Sprintf("node%d/worker%d", n, w)
-				for i := 0; ; i++ {
-					got, err := s.Claim(ctx, task.ClaimParams{Owner: owner, Node: fmt.Sprint(n), Now: now.Add(time.Hour), LeaseFor: time.Minute, Limit: 1 + (w+i)%3})
-					if err != nil {
-						errs <- fmt.Errorf("%s: %w", owner, err)
-						return
-					}
-					if len(got) == 0 {
-						return
-					}
-					mu.Lock()
-					for _, tk := range got {
-						if prev, ok := claimed[tk.ID]; ok {
-							dups = append(dups, fmt.Sprintf("%s by %s and %s", tk.ID, prev, owner))
-						}
-						claimed[tk.ID] = owner
-					}
-					mu.Unlock()
-				}
-			})
-		}
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if len(dups) > 0 {
-		t.Fatalf("tasks claimed twice: %v", dups)
-	}
-	if len(claimed) != tasks {
-		t.Fatalf("%d tasks claimed, want %d", len(claimed), tasks)
-	}
+	claimed := storetest.ClaimAll(t, []task.Store{nodes[0], nodes[1]}, workersPerNode, tasks, func(n, w, i int) task.ClaimParams {
+		return task.ClaimParams{Owner: fmt.Sprintf("node%d/worker%d", n, w), Node: fmt.Sprint(n), Now: now.Add(time.Hour), LeaseFor: time.Minute, Limit: 1 + (w+i)%3}
+	})
 	for id, owner := range claimed {
 		tk, err := nodes[0].GetTask(ctx, id, 0)
 		if err != nil || tk.Attempt != 1 || tk.LeaseOwner != owner || tk.State != task.StateInProgress {
@@ -453,7 +412,7 @@ func TestAuditChainTwoNodes(t *testing.T) {
 					id := fmt.Sprintf("n%d-w%d-r%d", n, w, r)
 					err := func() error {
 						if _, err := s.CreateTask(ctx, task.CreateParams{
-							Task: newTask(id), Steps: []task.Step{{To: task.StateValidated}, {To: task.StateQueued}},
+							Task: storetest.EchoTask(id), Steps: []task.Step{{To: task.StateValidated}, {To: task.StateQueued}},
 							Audit: []task.AuditInput{{Kind: task.AuditSubmitted, TaskID: id}}, Now: now,
 						}); err != nil { // 3 entries
 							return err
@@ -576,13 +535,13 @@ func TestTerminatedConnections(t *testing.T) {
 	// Fill the pool with idle connections.
 	var wg sync.WaitGroup
 	for i := range 4 {
-		wg.Go(func() { mustCreate(t, s, fmt.Sprintf("a%d", i), now) })
+		wg.Go(func() { storetest.MustCreate(t, s, fmt.Sprintf("a%d", i), now) })
 	}
 	wg.Wait()
 	for round := range 3 {
 		admin(t, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, app)
 		id := fmt.Sprintf("b%d", round)
-		mustCreate(t, s, id, now)
+		storetest.MustCreate(t, s, id, now)
 		if _, err := s.Claim(ctx, task.ClaimParams{Owner: "w", Now: now, LeaseFor: time.Minute, Limit: 1, TaskID: id}); err != nil {
 			t.Fatalf("Claim after the connections were terminated: %v", err)
 		}
@@ -613,13 +572,13 @@ func TestOutage(t *testing.T) {
 	}
 	defer s.Close()
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	mustCreate(t, s, "before", now)
+	storetest.MustCreate(t, s, "before", now)
 
 	p.down()
 	if _, err := s.GetTask(ctx, "before", -1); err == nil || !strings.HasPrefix(err.Error(), "postgres: ") {
 		t.Errorf("GetTask during the outage: %v, want a postgres error", err)
 	}
-	_, err = s.CreateTask(ctx, task.CreateParams{Task: newTask("during"), Now: now, Steps: []task.Step{{To: task.StateValidated}}})
+	_, err = s.CreateTask(ctx, task.CreateParams{Task: storetest.EchoTask("during"), Now: now, Steps: []task.Step{{To: task.StateValidated}}})
 	if err == nil {
 		t.Error("CreateTask during the outage succeeded")
 	}
@@ -628,7 +587,7 @@ func TestOutage(t *testing.T) {
 	}
 
 	p.up(t)
-	mustCreate(t, s, "after", now)
+	storetest.MustCreate(t, s, "after", now)
 	if _, err := s.GetTask(ctx, "before", -1); err != nil {
 		t.Errorf("GetTask after the outage: %v", err)
 	}
@@ -716,7 +675,7 @@ func TestAppendOnly(t *testing.T) {
 	ctx := t.Context()
 	schema := newSchema(t)
 	s := open(t, storeDSN(t), schema)
-	mustCreate(t, s, "t1", time.Now())
+	storetest.MustCreate(t, s, "t1", time.Now())
 	c := conn(t, schema)
 	for _, q := range []string{
 		`UPDATE task_records SET reason = 'x'`,
@@ -734,42 +693,8 @@ func TestAppendOnly(t *testing.T) {
 
 func TestInvalidArguments(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
 	s := open(t, storeDSN(t), newSchema(t))
-	for name, err := range map[string]error{
-		"create nil task": func() error { _, err := s.CreateTask(ctx, task.CreateParams{Now: time.Now()}); return err }(),
-		"create zero now": func() error {
-			_, err := s.CreateTask(ctx, task.CreateParams{Task: &task.Task{ID: "x"}})
-			return err
-		}(),
-		"rejected not failed": func() error {
-			_, err := s.CreateTask(ctx, task.CreateParams{Task: &task.Task{ID: "x"}, Now: time.Now(), Steps: []task.Step{{To: task.StateValidated, Rejected: true}}})
-			return err
-		}(),
-		"claim no owner": func() error {
-			_, err := s.Claim(ctx, task.ClaimParams{Now: time.Now(), LeaseFor: time.Second})
-			return err
-		}(),
-		"claim no lease": func() error {
-			_, err := s.Claim(ctx, task.ClaimParams{Owner: "w", Now: time.Now()})
-			return err
-		}(),
-		"audit bad json": s.AppendAudit(ctx, []task.AuditInput{{Kind: "k", Data: []byte("{")}}),
-		"create bad audit json": func() error {
-			_, err := s.CreateTask(ctx, task.CreateParams{Task: newTask("y"), Now: time.Now(), Audit: []task.AuditInput{{Kind: "k", Data: []byte("{")}}})
-			return err
-		}(),
-	} {
-		if task.ErrorCode(err) != task.CodeInvalidArgument {
-			t.Errorf("%s: error %v (code %q), want invalid_argument", name, err, task.ErrorCode(err))
-		}
-	}
-	if log, err := s.AuditEntries(ctx, 0, 10); err != nil || len(log) != 0 {
-		t.Errorf("audit after refused calls: %d entries, %v", len(log), err)
-	}
-	if _, err := s.GetTask(ctx, "y", -1); !errors.Is(err, task.ErrNotFound) {
-		t.Errorf("task of a refused create: %v, want ErrNotFound", err)
-	}
+	storetest.InvalidArguments(t, s)
 }
 
 func TestUseAfterCloseIsAnError(t *testing.T) {
@@ -779,40 +704,7 @@ func TestUseAfterCloseIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.NextRunAfter(ctx); err == nil {
-		t.Fatal("NextRunAfter after Close: no error")
-	}
-	if _, err := s.GetTask(ctx, "x", 0); err == nil {
-		t.Fatal("GetTask after Close: no error")
-	}
-	if err := s.AppendAudit(ctx, []task.AuditInput{{Kind: task.AuditPolicy}}); err == nil {
-		t.Fatal("AppendAudit after Close: no error")
-	}
-}
-
-func newTask(id string) *task.Task {
-	in := &task.Task{ID: id, ContextID: "c", Agent: "echo", MaxAttempts: 3, Envelope: task.Envelope{
-		TaskID: id, Actor: "alice", Action: "echo",
-		Input: task.Message{ID: "m-" + id, Role: task.RoleUser, Parts: []task.Part{task.TextPart("hello")}},
-	}}
-	in.History = []task.Message{in.Envelope.Input}
-	return in
-}
-
-// mustCreate creates a queued task.
-func mustCreate(t testing.TB, s task.Store, id string, now time.Time) {
-	t.Helper()
-	_, err := s.CreateTask(context.Background(), task.CreateParams{
-		Task:  newTask(id),
-		Steps: []task.Step{{To: task.StateValidated}, {To: task.StateQueued}},
-		Now:   now.UTC().Truncate(time.Microsecond),
-	})
-	if err != nil {
-		t.Fatalf("CreateTask(%s): %v", id, err)
-	}
+	storetest.UseAfterClose(t, s)
 }
 
 // BenchmarkLifecycle measures one task's whole path through the store, as
@@ -827,51 +719,7 @@ func BenchmarkLifecycle(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			s := open(b, testDSN(b), newSchema(b))
-			var n atomic.Int64
-			one := func() error {
-				ctx := context.Background()
-				id := fmt.Sprintf("t%d", n.Add(1))
-				now := time.Now().UTC().Truncate(time.Microsecond)
-				in := newTask(id)
-				in.Envelope.IdempotencyKey = id
-				if _, err := s.CreateTask(ctx, task.CreateParams{
-					Task: in, Steps: []task.Step{{To: task.StateValidated}, {To: task.StateQueued}},
-					Audit: []task.AuditInput{{Kind: task.AuditSubmitted, TaskID: id, Actor: "alice"}},
-					Now:   now, IdempotencyTTL: time.Hour,
-				}); err != nil {
-					return err
-				}
-				got, err := s.Claim(ctx, task.ClaimParams{Owner: "w", Now: now, LeaseFor: time.Minute, Limit: 1, TaskID: id})
-				if err != nil {
-					return err
-				}
-				if len(got) != 1 {
-					return fmt.Errorf("claimed %d tasks", len(got))
-				}
-				_, err = s.Transition(ctx, task.TransitionParams{
-					TaskID: id, From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: "w", Now: now,
-					Messages:  []task.Message{{ID: "r-" + id, Role: task.RoleAgent, Parts: []task.Part{task.TextPart("hello")}}},
-					Artifacts: []task.Artifact{{ID: "a", Parts: []task.Part{task.TextPart("hello")}}},
-				})
-				return err
-			}
-			b.ReportAllocs()
-			if !parallel {
-				for b.Loop() {
-					if err := one(); err != nil {
-						b.Fatal(err)
-					}
-				}
-				return
-			}
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if err := one(); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
+			storetest.BenchLifecycle(b, s, parallel)
 		})
 	}
 }

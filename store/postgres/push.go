@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pactum/pactum/store/internal/driver"
 	"github.com/pactum/pactum/task"
 )
 
@@ -19,14 +20,14 @@ func (s *Store) PutPushConfig(ctx context.Context, c task.PushConfig, audit []ta
 	if c.TaskID == "" || c.ID == "" {
 		return task.Errorf(task.CodeInvalidArgument, "postgres: put push config: TaskID and ID are required")
 	}
-	if err := checkAudit(audit); err != nil {
+	if err := driver.CheckAudit(audit); err != nil {
 		return fmt.Errorf("postgres: put push config %q of task %q: %w", c.ID, c.TaskID, err)
 	}
 	var auth []byte
 	if len(c.Auth) > 0 {
 		auth = []byte(c.Auth)
 	}
-	created := norm(c.CreatedAt)
+	created := driver.Norm(c.CreatedAt)
 	err := s.inTx(ctx, func(x *txn) error {
 		var exists bool
 		x.queue(sqlTaskExists, c.TaskID).QueryRow(func(r pgx.Row) error { return r.Scan(&exists) })
@@ -102,10 +103,10 @@ func (s *Store) ListPushConfigs(ctx context.Context, taskID string) ([]task.Push
 // exist is ErrNotFound and writes nothing. The audit entries are sealed at
 // the store's clock (Options.Now).
 func (s *Store) DeletePushConfig(ctx context.Context, taskID, id string, audit []task.AuditInput) error {
-	if err := checkAudit(audit); err != nil {
+	if err := driver.CheckAudit(audit); err != nil {
 		return fmt.Errorf("postgres: delete push config %q of task %q: %w", id, taskID, err)
 	}
-	now := norm(s.now())
+	now := driver.Norm(s.now())
 	err := s.inTx(ctx, func(x *txn) error {
 		var deleted bool
 		x.queue(sqlDeletePush, taskID, id).Exec(func(ct pgconn.CommandTag) error {

@@ -13,11 +13,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/pactum/pactum/store/internal/driver"
 	"github.com/pactum/pactum/task"
 )
-
-// defaultPageSize is ListTasks' page size when the caller gives none.
-const defaultPageSize = 50
 
 // errDuplicateKey ends a CreateTask transaction whose idempotency key names
 // another live task.
@@ -43,7 +41,7 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 	if p.Now.IsZero() {
 		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: create task %q: CreateParams.Now is zero", id)
 	}
-	now := norm(p.Now)
+	now := driver.Norm(p.Now)
 	t := &task.Task{
 		ID:          id,
 		ContextID:   p.Task.ContextID,
@@ -52,18 +50,18 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 		PayloadHash: p.Task.PayloadHash,
 		State:       task.StateRequested,
 		MaxAttempts: p.Task.MaxAttempts,
-		RunAfter:    norm(p.Task.RunAfter),
+		RunAfter:    driver.Norm(p.Task.RunAfter),
 		CreatedAt:   now,
 		UpdatedAt:   now,
 	}
-	var w writes
-	w.audit = append(w.audit, p.Audit...)
+	var w driver.Writes
+	w.Audit = append(w.Audit, p.Audit...)
 	for i, st := range p.Steps {
 		if st.Rejected && st.To != task.StateFailed {
 			return nil, task.Errorf(task.CodeInvalidArgument, "postgres: create task %q: step %d: Rejected is only valid with To %s", id, i, task.StateFailed)
 		}
-		w.audit = append(w.audit, st.Audit...)
-		rec, err := advance(t, change{
+		w.Audit = append(w.Audit, st.Audit...)
+		rec, err := driver.Advance(t, driver.Change{
 			To: st.To, Reason: st.Reason, ErrorCode: st.ErrorCode, PolicyVersion: st.PolicyVersion,
 			Node: p.Node, Now: now,
 		})
@@ -71,29 +69,29 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 			return nil, fmt.Errorf("postgres: create task %q: step %d: %w", id, i, err)
 		}
 		t.Rejected = st.Rejected
-		w.add(t, rec)
+		w.Add(t, rec)
 	}
 	if c := p.Claim; c != nil && t.State == task.StateQueued {
 		if c.Owner == "" || c.LeaseFor <= 0 {
 			return nil, task.Errorf(task.CodeInvalidArgument, "postgres: create task %q: Claim needs an Owner and a positive LeaseFor", id)
 		}
-		rec, err := advance(t, change{
+		rec, err := driver.Advance(t, driver.Change{
 			To: task.StateInProgress, Node: c.Node, Now: now,
-			Claim: true, Owner: c.Owner, LeaseUntil: norm(now.Add(c.LeaseFor)),
+			Claim: true, Owner: c.Owner, LeaseUntil: driver.Norm(now.Add(c.LeaseFor)),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("postgres: create task %q: claim: %w", id, err)
 		}
-		w.add(t, rec)
+		w.Add(t, rec)
 	}
-	if err := w.check(); err != nil {
+	if err := w.Check(); err != nil {
 		return nil, fmt.Errorf("postgres: create task %q: %w", id, err)
 	}
 	env, err := json.Marshal(&t.Envelope)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: create task %q: encode envelope: %w", id, err)
 	}
-	history, err := encodeAll(p.Task.History)
+	history, err := driver.EncodeAll(p.Task.History)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: create task %q: encode history: %w", id, err)
 	}
@@ -108,7 +106,7 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 			// First, so that a duplicate waits here for the transaction
 			// holding the key, before it writes anything.
 			took = false
-			x.queue(sqlIdemPut, actor, key, id, norm(now.Add(p.IdempotencyTTL)), now).QueryRow(func(r pgx.Row) error {
+			x.queue(sqlIdemPut, actor, key, id, driver.Norm(now.Add(p.IdempotencyTTL)), now).QueryRow(func(r pgx.Row) error {
 				return noRows(r.Scan(&took))
 			})
 		}
@@ -118,9 +116,9 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 		if len(history) > 0 {
 			x.queue(sqlAppendMessages, id, history)
 		}
-		x.insertRecords(w.records)
+		x.insertRecords(w.Records)
 		var h *head
-		if len(w.audit) > 0 {
+		if len(w.Audit) > 0 {
 			if idem {
 				h = x.lockHead(sqlLockHeadIfKey, actor, key, id)
 			} else {
@@ -146,7 +144,7 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 			dup = d
 			return errDuplicateKey
 		}
-		return x.seal(h, now, w.audit)
+		return x.seal(h, now, w.Audit)
 	})
 	if dup != nil {
 		return dup, fmt.Errorf("postgres: create task %q: (actor %q, key %q) already names task %q: %w", id, actor, key, dup.ID, task.ErrDuplicate)
@@ -154,7 +152,7 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 	if err != nil {
 		return nil, fmt.Errorf("postgres: create task %q: %w", id, err)
 	}
-	t.History = cloneMessages(p.Task.History)
+	t.History = driver.CloneMessages(p.Task.History)
 	t.MarkComplete()
 	return t, nil
 }
@@ -171,19 +169,19 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 	if p.Now.IsZero() {
 		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: transition task %q: TransitionParams.Now is zero", p.TaskID)
 	}
-	if err := checkAudit(p.Audit); err != nil {
+	if err := driver.CheckAudit(p.Audit); err != nil {
 		return nil, fmt.Errorf("postgres: transition task %q: %w", p.TaskID, err)
 	}
-	now := norm(p.Now)
-	msgs, err := encodeAll(p.Messages)
+	now := driver.Norm(p.Now)
+	msgs, err := driver.EncodeAll(p.Messages)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: transition task %q: encode messages: %w", p.TaskID, err)
 	}
-	arts, err := encodeAll(p.Artifacts)
+	arts, err := driver.EncodeAll(p.Artifacts)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: transition task %q: encode artifacts: %w", p.TaskID, err)
 	}
-	status, err := statusJSON(&task.Task{ID: p.TaskID, StatusMessage: p.StatusMessage})
+	status, err := driver.StatusJSON(&task.Task{ID: p.TaskID, StatusMessage: p.StatusMessage})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: transition task %q: %w", p.TaskID, err)
 	}
@@ -203,13 +201,13 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		}
 		switch {
 		case t.State != p.From:
-			return conflict("task is %s, not %s", t.State, p.From)
+			return driver.Conflict("task is %s, not %s", t.State, p.From)
 		case p.LeaseOwner != "" && t.LeaseOwner != p.LeaseOwner:
-			return conflict("task is leased by %q, not %q", t.LeaseOwner, p.LeaseOwner)
-		case !p.LeaseExpiredBefore.IsZero() && (t.LeaseExpires.IsZero() || !t.LeaseExpires.Before(norm(p.LeaseExpiredBefore))):
-			return conflict("lease expires %s, not before %s", fmtTime(t.LeaseExpires), fmtTime(norm(p.LeaseExpiredBefore)))
+			return driver.Conflict("task is leased by %q, not %q", t.LeaseOwner, p.LeaseOwner)
+		case !p.LeaseExpiredBefore.IsZero() && (t.LeaseExpires.IsZero() || !t.LeaseExpires.Before(driver.Norm(p.LeaseExpiredBefore))):
+			return driver.Conflict("lease expires %s, not before %s", driver.FmtTime(t.LeaseExpires), driver.FmtTime(driver.Norm(p.LeaseExpiredBefore)))
 		}
-		rec, err := advance(t, change{
+		rec, err := driver.Advance(t, driver.Change{
 			To: p.To, Reason: p.Reason, ErrorCode: p.ErrorCode, PolicyVersion: p.PolicyVersion,
 			Node: p.Node, Now: now, StatusMessage: p.StatusMessage,
 			SetRunAfter: p.To == task.StateQueued, RunAfter: p.RunAfter,
@@ -217,14 +215,14 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		if err != nil {
 			return err
 		}
-		var w writes
-		w.audit = append(w.audit, p.Audit...)
-		w.add(t, rec)
-		if err := w.check(); err != nil {
+		var w driver.Writes
+		w.Audit = append(w.Audit, p.Audit...)
+		w.Add(t, rec)
+		if err := w.Check(); err != nil {
 			return err
 		}
 		x.update(t, status, p.From)
-		x.insertRecords(w.records)
+		x.insertRecords(w.Records)
 		if len(msgs) > 0 {
 			x.queue(sqlAppendMessages, t.ID, msgs)
 		}
@@ -235,7 +233,7 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		if err := x.flush(); err != nil {
 			return err
 		}
-		return x.seal(h, now, w.audit)
+		return x.seal(h, now, w.Audit)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: transition task %q %s → %s: %w", p.TaskID, p.From, p.To, err)
@@ -255,7 +253,7 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 	case p.Now.IsZero():
 		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: claim: ClaimParams.Now is zero")
 	}
-	now := norm(p.Now)
+	now := driver.Norm(p.Now)
 	limit := max(p.Limit, 1)
 	var out []*task.Task
 	err := s.inTx(ctx, func(x *txn) error {
@@ -282,31 +280,31 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 		if len(rows) == 0 {
 			return nil
 		}
-		var w writes
+		var w driver.Writes
 		for _, row := range rows {
 			t, err := row.task()
 			if err != nil {
 				return err
 			}
-			rec, err := advance(t, change{
+			rec, err := driver.Advance(t, driver.Change{
 				To: task.StateInProgress, Node: p.Node, Now: now,
-				Claim: true, Owner: p.Owner, LeaseUntil: norm(now.Add(p.LeaseFor)),
+				Claim: true, Owner: p.Owner, LeaseUntil: driver.Norm(now.Add(p.LeaseFor)),
 			})
 			if err != nil {
 				return err
 			}
-			w.add(t, rec)
-			status, err := statusJSON(t)
+			w.Add(t, rec)
+			status, err := driver.StatusJSON(t)
 			if err != nil {
 				return err
 			}
 			x.update(t, status, task.StateQueued)
 			out = append(out, t)
 		}
-		if err := w.check(); err != nil {
+		if err := w.Check(); err != nil {
 			return err
 		}
-		x.insertRecords(w.records)
+		x.insertRecords(w.Records)
 		for _, t := range out {
 			x.history(t, -1)
 			x.artifacts(t)
@@ -316,7 +314,7 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 		if err := x.flush(); err != nil {
 			return err
 		}
-		return x.seal(h, now, w.audit)
+		return x.seal(h, now, w.Audit)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: claim for %q: %w", p.Owner, err)
@@ -330,7 +328,7 @@ func (s *Store) RenewLease(ctx context.Context, p task.RenewParams) error {
 	if p.Owner == "" || p.LeaseFor <= 0 || p.Now.IsZero() {
 		return task.Errorf(task.CodeInvalidArgument, "postgres: renew lease of task %q: Owner, a positive LeaseFor and Now are required", p.TaskID)
 	}
-	until := norm(norm(p.Now).Add(p.LeaseFor))
+	until := driver.Norm(driver.Norm(p.Now).Add(p.LeaseFor))
 	var renewed, exists bool
 	err := s.retry(ctx, func() (bool, error) {
 		b := &pgx.Batch{}
@@ -349,7 +347,7 @@ func (s *Store) RenewLease(ctx context.Context, p task.RenewParams) error {
 	case !exists:
 		return fmt.Errorf("postgres: renew lease: task %q: %w", p.TaskID, task.ErrNotFound)
 	}
-	return fmt.Errorf("postgres: renew lease of task %q: %w", p.TaskID, conflict("%q no longer holds the lease", p.Owner))
+	return fmt.Errorf("postgres: renew lease of task %q: %w", p.TaskID, driver.Conflict("%q no longer holds the lease", p.Owner))
 }
 
 // ExpiredLeases implements task.Store: tasks ordered by lease expiry, then
@@ -361,7 +359,7 @@ func (s *Store) ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]
 	}
 	var out []*task.Task
 	err := s.retry(ctx, func() (bool, error) {
-		rows, err := s.pool.Query(ctx, sqlExpiredLeases, norm(now), lim)
+		rows, err := s.pool.Query(ctx, sqlExpiredLeases, driver.Norm(now), lim)
 		if err != nil {
 			return false, err
 		}
@@ -448,7 +446,7 @@ func (s *Store) ListTasks(ctx context.Context, p task.ListParams) (*task.TaskPag
 		arg("state = ANY ($?::text[])", states)
 	}
 	if !p.UpdatedAfter.IsZero() {
-		arg("updated_at >= $?", norm(p.UpdatedAfter))
+		arg("updated_at >= $?", driver.Norm(p.UpdatedAfter))
 	}
 	countSQL := "SELECT count(*) FROM tasks" + whereClause(where)
 	countArgs := append([]any(nil), args...)
@@ -462,7 +460,7 @@ func (s *Store) ListTasks(ctx context.Context, p task.ListParams) (*task.TaskPag
 	}
 	size := p.PageSize
 	if size < 1 {
-		size = defaultPageSize
+		size = driver.DefaultPageSize
 	}
 	args = append(args, size+1)
 	pageSQL := "SELECT " + taskCols + " FROM tasks" + whereClause(where) +
@@ -489,7 +487,7 @@ func (s *Store) ListTasks(ctx context.Context, p task.ListParams) (*task.TaskPag
 		if len(rows) > size {
 			rows = rows[:size]
 			last := rows[size-1]
-			page.NextPageToken = encodeToken(last.created, last.id)
+			page.NextPageToken = driver.EncodeToken(last.created.UnixMicro(), last.id)
 		}
 		for _, row := range rows {
 			t, err := row.task()
@@ -553,7 +551,7 @@ func (s *Store) Records(ctx context.Context, taskID string) ([]task.Record, erro
 func (s *Store) PurgeIdempotencyKeys(ctx context.Context, before time.Time) (int, error) {
 	var n int64
 	err := s.retry(ctx, func() (bool, error) {
-		ct, err := s.pool.Exec(ctx, sqlIdemPurge, norm(before))
+		ct, err := s.pool.Exec(ctx, sqlIdemPurge, driver.Norm(before))
 		n = ct.RowsAffected()
 		return false, err
 	})
@@ -561,78 +559,6 @@ func (s *Store) PurgeIdempotencyKeys(ctx context.Context, before time.Time) (int
 		return 0, fmt.Errorf("postgres: purge idempotency keys: %w", err)
 	}
 	return int(n), nil
-}
-
-// change is one transition, as advance applies it to a task in memory.
-type change struct {
-	To            task.State
-	Reason        string
-	ErrorCode     task.Code
-	PolicyVersion string
-	Node          string
-	Now           time.Time
-	StatusMessage *task.Message
-	// SetRunAfter stores RunAfter (Transition to queued).
-	SetRunAfter bool
-	RunAfter    time.Time
-	// Claim starts an attempt: Attempt+1, leased to Owner until LeaseUntil.
-	Claim      bool
-	Owner      string
-	LeaseUntil time.Time
-}
-
-// advance applies c to t in memory and returns the record it makes. It is
-// the one place where the transition table is enforced on stored tasks.
-func advance(t *task.Task, c change) (task.Record, error) {
-	if err := task.CheckTransition(t.State, c.To); err != nil {
-		return task.Record{}, err
-	}
-	if c.Claim {
-		t.Attempt++
-		t.LeaseOwner, t.LeaseExpires = c.Owner, c.LeaseUntil
-	} else if c.To != task.StateInProgress {
-		t.LeaseOwner, t.LeaseExpires = "", time.Time{}
-	}
-	if c.SetRunAfter {
-		t.RunAfter = norm(c.RunAfter)
-	}
-	t.Seq++
-	rec := task.Record{
-		TaskID: t.ID, Seq: t.Seq, From: t.State, To: c.To, At: c.Now, Attempt: t.Attempt,
-		Node: c.Node, Reason: c.Reason, ErrorCode: c.ErrorCode, PolicyVersion: c.PolicyVersion,
-	}
-	t.State, t.UpdatedAt = c.To, c.Now
-	t.Reason, t.ErrorCode, t.Rejected = c.Reason, c.ErrorCode, false
-	t.StatusMessage = cloneMessage(c.StatusMessage)
-	return rec, nil
-}
-
-// writes collects what one operation appends: records, and the audit
-// entries to seal in order.
-type writes struct {
-	records []task.Record
-	audit   []task.AuditInput
-	err     error
-}
-
-// add queues rec and its transition audit entry.
-func (w *writes) add(t *task.Task, rec task.Record) {
-	data, err := json.Marshal(rec)
-	if err != nil && w.err == nil {
-		w.err = fmt.Errorf("encode record: %w", err)
-	}
-	w.records = append(w.records, rec)
-	w.audit = append(w.audit, task.AuditInput{
-		Kind: task.AuditTransition, TaskID: t.ID, Actor: t.Envelope.Actor, Data: data,
-	})
-}
-
-// check reports an encoding error or an audit entry that cannot be sealed.
-func (w *writes) check() error {
-	if w.err != nil {
-		return w.err
-	}
-	return checkAudit(w.audit)
 }
 
 // update queues the write of t's mutable columns, on the condition that t
@@ -643,7 +569,7 @@ func (x *txn) update(t *task.Task, status any, from task.State) {
 		tsArg(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status, t.Seq, t.UpdatedAt,
 		string(from)).Exec(func(ct pgconn.CommandTag) error {
 		if ct.RowsAffected() != 1 {
-			return conflict("task %q is no longer %s", t.ID, from)
+			return driver.Conflict("task %q is no longer %s", t.ID, from)
 		}
 		return nil
 	})
@@ -803,31 +729,6 @@ func scanJSON[T any](rows pgx.Rows) ([]T, error) {
 	return out, rows.Err()
 }
 
-func encodeAll[T any](vs []T) ([]string, error) {
-	out := make([]string, len(vs))
-	for i := range vs {
-		b, err := json.Marshal(&vs[i])
-		if err != nil {
-			return nil, err
-		}
-		out[i] = string(b)
-	}
-	return out, nil
-}
-
-// statusJSON encodes a task's status message for its column (NULL for
-// none).
-func statusJSON(t *task.Task) (any, error) {
-	if t.StatusMessage == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(t.StatusMessage)
-	if err != nil {
-		return nil, fmt.Errorf("encode status message of task %q: %w", t.ID, err)
-	}
-	return string(b), nil
-}
-
 // noRows turns pgx.ErrNoRows into success: the caller's found flag, left
 // unset, says so.
 func noRows(err error) error {
@@ -837,43 +738,26 @@ func noRows(err error) error {
 	return err
 }
 
-// conflict returns a domain error wrapping task.ErrStateConflict.
-func conflict(format string, args ...any) error {
-	return task.Errorf(task.CodeConflict, "%s: %w", fmt.Sprintf(format, args...), task.ErrStateConflict)
-}
-
 func isUniqueViolation(err error, constraint string) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == constraint
 }
 
-// Page tokens are opaque to callers: base64url of "created_micros/id", as
-// in the SQLite store.
-func encodeToken(created time.Time, id string) string {
-	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%d/%s", created.UnixMicro(), id))
-}
-
+// decodeToken reads a page token of driver.EncodeToken (the same format
+// as the SQLite store's): the created_at and ID of the last task of the
+// previous page.
 func decodeToken(tok string) (time.Time, string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(tok)
 	if err == nil {
 		c, id, ok := strings.Cut(string(b), "/")
 		if micros, perr := strconv.ParseInt(c, 10, 64); ok && perr == nil && id != "" {
-			return fromMicros(micros), id, nil
+			return driver.FromMicros(micros), id, nil
 		}
 	}
 	return time.Time{}, "", task.Errorf(task.CodeInvalidArgument, "postgres: list tasks: invalid page token %q", tok)
 }
 
 // Times are timestamptz, which holds microseconds; NULL is the zero time.
-
-func norm(t time.Time) time.Time {
-	if t.IsZero() {
-		return time.Time{}
-	}
-	return fromMicros(t.UnixMicro())
-}
-
-func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
 
 // tsArg is a time as a statement argument: NULL for the zero time.
 func tsArg(t time.Time) any {
@@ -888,26 +772,4 @@ func fromNull(t *time.Time) time.Time {
 		return time.Time{}
 	}
 	return t.UTC()
-}
-
-func fmtTime(t time.Time) string {
-	if t.IsZero() {
-		return "never"
-	}
-	return t.Format(time.RFC3339Nano)
-}
-
-func cloneMessage(m *task.Message) *task.Message {
-	if m == nil {
-		return nil
-	}
-	c := *m
-	return &c
-}
-
-func cloneMessages(ms []task.Message) []task.Message {
-	if len(ms) == 0 {
-		return nil
-	}
-	return append([]task.Message(nil), ms...)
 }

@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pactum/pactum/store/internal/driver"
 	"github.com/pactum/pactum/task"
 )
-
-// defaultAuditLimit is AuditEntries' page size when the caller gives none.
-const defaultAuditLimit = 100
 
 // AppendAudit implements task.Store. Entries are sealed at the store's
 // clock (Config.Now), since the caller passes no time. Data, when set, must
@@ -21,10 +19,10 @@ func (s *Store) AppendAudit(ctx context.Context, entries []task.AuditInput) erro
 	if len(entries) == 0 {
 		return nil
 	}
-	if err := checkAudit(entries); err != nil {
+	if err := driver.CheckAudit(entries); err != nil {
 		return fmt.Errorf("sqlite: append audit: %w", err)
 	}
-	now := norm(s.now())
+	now := driver.Norm(s.now())
 	err := s.inWriteTx(ctx, func(x *txn) error { return x.seal(now, entries) })
 	if err != nil {
 		return fmt.Errorf("sqlite: append audit: %w", err)
@@ -35,7 +33,7 @@ func (s *Store) AppendAudit(ctx context.Context, entries []task.AuditInput) erro
 // AuditEntries implements task.Store. A limit below 1 means 100.
 func (s *Store) AuditEntries(ctx context.Context, after int64, limit int) ([]task.AuditEntry, error) {
 	if limit < 1 {
-		limit = defaultAuditLimit
+		limit = driver.DefaultAuditLimit
 	}
 	rows, err := s.r.auditAfter.QueryContext(ctx, after, limit)
 	if err != nil {
@@ -51,7 +49,7 @@ func (s *Store) AuditEntries(ctx context.Context, after int64, limit int) ([]tas
 		if err := rows.Scan(&e.Seq, &at, &kind, &e.TaskID, &e.Actor, &data, &e.PrevHash, &e.Hash); err != nil {
 			return nil, fmt.Errorf("sqlite: audit entries after %d: %w", after, err)
 		}
-		e.At, e.Kind = fromMicros(at), task.AuditKind(kind)
+		e.At, e.Kind = driver.FromMicros(at), task.AuditKind(kind)
 		if len(data) > 0 {
 			e.Data = json.RawMessage(data)
 		}
@@ -61,20 +59,6 @@ func (s *Store) AuditEntries(ctx context.Context, after int64, limit int) ([]tas
 		return nil, fmt.Errorf("sqlite: audit entries after %d: %w", after, err)
 	}
 	return out, nil
-}
-
-// checkAudit rejects entries whose Data is not JSON. Callers run it before
-// they queue a write, so the single writer does not parse JSON; seal trusts
-// its input.
-func checkAudit(groups ...[]task.AuditInput) error {
-	for _, entries := range groups {
-		for _, in := range entries {
-			if len(in.Data) > 0 && !json.Valid(in.Data) {
-				return task.Errorf(task.CodeInvalidArgument, "audit entry %q: Data is not valid JSON", in.Kind)
-			}
-		}
-	}
-	return nil
 }
 
 // seal appends entries to the audit chain at now, in order. The chain's head

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/pactum/pactum/store/internal/driver"
 	"github.com/pactum/pactum/task"
 )
 
@@ -15,7 +16,7 @@ func (s *Store) PutPushConfig(ctx context.Context, c task.PushConfig, audit []ta
 	if c.TaskID == "" || c.ID == "" {
 		return task.Errorf(task.CodeInvalidArgument, "sqlite: put push config: TaskID and ID are required")
 	}
-	if err := checkAudit(audit); err != nil {
+	if err := driver.CheckAudit(audit); err != nil {
 		return fmt.Errorf("sqlite: put push config %q of task %q: %w", c.ID, c.TaskID, err)
 	}
 	var auth any
@@ -29,10 +30,10 @@ func (s *Store) PutPushConfig(ctx context.Context, c task.PushConfig, audit []ta
 		} else if err != nil {
 			return fmt.Errorf("task %q: %w", c.TaskID, err)
 		}
-		if _, err := x.stmt(x.st.putPush).ExecContext(x.ctx, c.TaskID, c.ID, c.URL, c.Token, auth, norm(c.CreatedAt).UnixMicro()); err != nil {
+		if _, err := x.stmt(x.st.putPush).ExecContext(x.ctx, c.TaskID, c.ID, c.URL, c.Token, auth, driver.Norm(c.CreatedAt).UnixMicro()); err != nil {
 			return err
 		}
-		return x.seal(norm(c.CreatedAt), audit)
+		return x.seal(driver.Norm(c.CreatedAt), audit)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: put push config %q of task %q: %w", c.ID, c.TaskID, err)
@@ -86,10 +87,10 @@ func (s *Store) ListPushConfigs(ctx context.Context, taskID string) ([]task.Push
 // DeletePushConfig implements task.Store; deleting a config that does not
 // exist is ErrNotFound and writes nothing.
 func (s *Store) DeletePushConfig(ctx context.Context, taskID, id string, audit []task.AuditInput) error {
-	if err := checkAudit(audit); err != nil {
+	if err := driver.CheckAudit(audit); err != nil {
 		return fmt.Errorf("sqlite: delete push config %q of task %q: %w", id, taskID, err)
 	}
-	now := norm(s.now())
+	now := driver.Norm(s.now())
 	err := s.inWriteTx(ctx, func(x *txn) error {
 		res, err := x.stmt(x.st.deletePush).ExecContext(x.ctx, taskID, id)
 		if err != nil {
@@ -118,6 +119,6 @@ func scanPush(sc scanner) (*task.PushConfig, error) {
 	if len(auth) > 0 {
 		c.Auth = json.RawMessage(auth)
 	}
-	c.CreatedAt = fromMicros(created)
+	c.CreatedAt = driver.FromMicros(created)
 	return &c, nil
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -214,7 +213,7 @@ func TestReadersDoNotWaitForWriter(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "pactum.db")
 	s := openAt(t, path)
-	mustCreate(t, s, "t1", time.Now())
+	storetest.MustCreate(t, s, "t1", time.Now())
 
 	other := rawDB(t, path)
 	conn, err := other.Conn(ctx)
@@ -246,7 +245,7 @@ func TestSurvivesReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "pactum.db")
 	s := openAt(t, path)
 	now := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
-	mustCreate(t, s, "t1", now)
+	storetest.MustCreate(t, s, "t1", now)
 	if _, err := s.Claim(ctx, task.ClaimParams{Owner: "w", Now: now, LeaseFor: time.Minute, TaskID: "t1", Limit: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +292,7 @@ func TestAppendOnly(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "pactum.db")
 	s := openAt(t, path)
-	mustCreate(t, s, "t1", time.Now())
+	storetest.MustCreate(t, s, "t1", time.Now())
 	db := rawDB(t, path)
 	for _, q := range []string{
 		`UPDATE task_records SET reason = 'x'`,
@@ -309,42 +308,15 @@ func TestAppendOnly(t *testing.T) {
 
 func TestInvalidArguments(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
 	s := openAt(t, filepath.Join(t.TempDir(), "pactum.db"))
-	for name, err := range map[string]error{
-		"create nil task": func() error { _, err := s.CreateTask(ctx, task.CreateParams{Now: time.Now()}); return err }(),
-		"create zero now": func() error {
-			_, err := s.CreateTask(ctx, task.CreateParams{Task: &task.Task{ID: "x"}})
-			return err
-		}(),
-		"rejected not failed": func() error {
-			_, err := s.CreateTask(ctx, task.CreateParams{Task: &task.Task{ID: "x"}, Now: time.Now(), Steps: []task.Step{{To: task.StateValidated, Rejected: true}}})
-			return err
-		}(),
-		"claim no owner": func() error {
-			_, err := s.Claim(ctx, task.ClaimParams{Now: time.Now(), LeaseFor: time.Second})
-			return err
-		}(),
-		"claim no lease": func() error {
-			_, err := s.Claim(ctx, task.ClaimParams{Owner: "w", Now: time.Now()})
-			return err
-		}(),
-		"audit bad json": s.AppendAudit(ctx, []task.AuditInput{{Kind: "k", Data: []byte("{")}}),
-	} {
-		if task.ErrorCode(err) != task.CodeInvalidArgument {
-			t.Errorf("%s: error %v (code %q), want invalid_argument", name, err, task.ErrorCode(err))
-		}
-	}
-	if log, err := s.AuditEntries(ctx, 0, 10); err != nil || len(log) != 0 {
-		t.Errorf("audit after refused calls: %d entries, %v", len(log), err)
-	}
+	storetest.InvalidArguments(t, s)
 }
 
 func TestConflictErrorCode(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	s := openAt(t, filepath.Join(t.TempDir(), "pactum.db"))
-	mustCreate(t, s, "t1", time.Now())
+	storetest.MustCreate(t, s, "t1", time.Now())
 	_, err := s.Transition(ctx, task.TransitionParams{TaskID: "t1", From: task.StateValidated, To: task.StateQueued, Now: time.Now()})
 	if !errors.Is(err, task.ErrStateConflict) || task.ErrorCode(err) != task.CodeConflict {
 		t.Errorf("conflict error %v (code %q), want ErrStateConflict with code conflict", err, task.ErrorCode(err))
@@ -352,21 +324,6 @@ func TestConflictErrorCode(t *testing.T) {
 	_, err = s.Transition(ctx, task.TransitionParams{TaskID: "t1", From: task.StateQueued, To: task.StateSucceeded, Now: time.Now()})
 	if !errors.Is(err, task.ErrIllegalTransition) || task.ErrorCode(err) != task.CodeIllegalTransition {
 		t.Errorf("illegal transition error %v (code %q)", err, task.ErrorCode(err))
-	}
-}
-
-func mustCreate(t testing.TB, s task.Store, id string, now time.Time) {
-	t.Helper()
-	_, err := s.CreateTask(context.Background(), task.CreateParams{
-		Task: &task.Task{ID: id, ContextID: "c", Agent: "echo", Envelope: task.Envelope{
-			TaskID: id, Actor: "alice", Action: "echo",
-			Input: task.Message{ID: "m-" + id, Role: task.RoleUser, Parts: []task.Part{task.TextPart("hi")}},
-		}, MaxAttempts: 3},
-		Steps: []task.Step{{To: task.StateValidated}, {To: task.StateQueued}},
-		Now:   now.UTC().Truncate(time.Microsecond),
-	})
-	if err != nil {
-		t.Fatalf("CreateTask(%s): %v", id, err)
 	}
 }
 
@@ -386,54 +343,7 @@ func BenchmarkLifecycle(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer s.Close()
-				var n atomic.Int64
-				one := func() error {
-					ctx := context.Background()
-					id := fmt.Sprintf("t%d", n.Add(1))
-					now := time.Now().UTC().Truncate(time.Microsecond)
-					in := &task.Task{ID: id, ContextID: "c", Agent: "echo", MaxAttempts: 3, Envelope: task.Envelope{
-						TaskID: id, Actor: "alice", Action: "echo", IdempotencyKey: id,
-						Input: task.Message{ID: "m-" + id, Role: task.RoleUser, Parts: []task.Part{task.TextPart("hello")}},
-					}}
-					in.History = []task.Message{in.Envelope.Input}
-					if _, err := s.CreateTask(ctx, task.CreateParams{
-						Task: in, Steps: []task.Step{{To: task.StateValidated}, {To: task.StateQueued}},
-						Audit: []task.AuditInput{{Kind: task.AuditSubmitted, TaskID: id, Actor: "alice"}},
-						Now:   now, IdempotencyTTL: time.Hour,
-					}); err != nil {
-						return err
-					}
-					got, err := s.Claim(ctx, task.ClaimParams{Owner: "w", Now: now, LeaseFor: time.Minute, Limit: 1, TaskID: id})
-					if err != nil {
-						return err
-					}
-					if len(got) != 1 {
-						return fmt.Errorf("claimed %d tasks", len(got))
-					}
-					_, err = s.Transition(ctx, task.TransitionParams{
-						TaskID: id, From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: "w", Now: now,
-						Messages:  []task.Message{{ID: "r-" + id, Role: task.RoleAgent, Parts: []task.Part{task.TextPart("hello")}}},
-						Artifacts: []task.Artifact{{ID: "a", Parts: []task.Part{task.TextPart("hello")}}},
-					})
-					return err
-				}
-				b.ReportAllocs()
-				if !parallel {
-					for b.Loop() {
-						if err := one(); err != nil {
-							b.Fatal(err)
-						}
-					}
-					return
-				}
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
-						if err := one(); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				})
+				storetest.BenchLifecycle(b, s, parallel)
 			})
 		}
 	}
@@ -446,18 +356,7 @@ func TestUseAfterCloseIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.NextRunAfter(ctx); err == nil {
-		t.Fatal("NextRunAfter after Close: no error")
-	}
-	if _, err := s.GetTask(ctx, "x", 0); err == nil {
-		t.Fatal("GetTask after Close: no error")
-	}
-	if err := s.AppendAudit(ctx, []task.AuditInput{{Kind: task.AuditPolicy}}); err == nil {
-		t.Fatal("AppendAudit after Close: no error")
-	}
+	storetest.UseAfterClose(t, s)
 }
 
 func TestMigrateAndSkipMigrate(t *testing.T) {

@@ -67,7 +67,7 @@ func (s *stmts) list(write bool) []struct {
 		{&s.taskForUpdate, `SELECT ` + taskCols + `, actor FROM tasks WHERE id = ?`},
 		// transition is Transition's conditional update in one statement:
 		// the WHERE clause holds every precondition, RETURNING gives the
-		// row as it is now (see advance for the same rules in Go).
+		// row as it is now (see driver.Advance for the same rules in Go).
 		{&s.transition, `UPDATE tasks SET state = ?1,
 			run_after = CASE WHEN ?2 THEN ?3 ELSE run_after END,
 			lease_owner = CASE WHEN ?1 = 'in_progress' THEN lease_owner ELSE '' END,

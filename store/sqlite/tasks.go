@@ -13,11 +13,9 @@ import (
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/pactum/pactum/store/internal/driver"
 	"github.com/pactum/pactum/task"
 )
-
-// defaultPageSize is ListTasks' page size when the caller gives none.
-const defaultPageSize = 50
 
 // CreateTask implements task.Store. It stores p.Task's ID, ContextID, Agent,
 // Envelope, PayloadHash, MaxAttempts, RunAfter and History (the initial
@@ -38,10 +36,10 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 	if p.Now.IsZero() {
 		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: create task %q: CreateParams.Now is zero", id)
 	}
-	if err := checkAudit(p.Audit); err != nil {
+	if err := driver.CheckAudit(p.Audit); err != nil {
 		return nil, fmt.Errorf("sqlite: create task %q: %w", id, err)
 	}
-	now := norm(p.Now)
+	now := driver.Norm(p.Now)
 	t := &task.Task{
 		ID:          id,
 		ContextID:   p.Task.ContextID,
@@ -50,21 +48,21 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 		PayloadHash: p.Task.PayloadHash,
 		State:       task.StateRequested,
 		MaxAttempts: p.Task.MaxAttempts,
-		RunAfter:    norm(p.Task.RunAfter),
+		RunAfter:    driver.Norm(p.Task.RunAfter),
 		CreatedAt:   now,
 		UpdatedAt:   now,
 	}
-	var w writes
-	w.audit = append(w.audit, p.Audit...)
+	var w driver.Writes
+	w.Audit = append(w.Audit, p.Audit...)
 	for i, st := range p.Steps {
-		if err := checkAudit(st.Audit); err != nil {
+		if err := driver.CheckAudit(st.Audit); err != nil {
 			return nil, fmt.Errorf("sqlite: create task %q: step %d: %w", id, i, err)
 		}
 		if st.Rejected && st.To != task.StateFailed {
 			return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: create task %q: step %d: Rejected is only valid with To %s", id, i, task.StateFailed)
 		}
-		w.audit = append(w.audit, st.Audit...)
-		rec, err := advance(t, change{
+		w.Audit = append(w.Audit, st.Audit...)
+		rec, err := driver.Advance(t, driver.Change{
 			To: st.To, Reason: st.Reason, ErrorCode: st.ErrorCode, PolicyVersion: st.PolicyVersion,
 			Node: p.Node, Now: now,
 		})
@@ -72,26 +70,26 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 			return nil, fmt.Errorf("sqlite: create task %q: step %d: %w", id, i, err)
 		}
 		t.Rejected = st.Rejected
-		w.add(t, rec)
+		w.Add(t, rec)
 	}
 	if c := p.Claim; c != nil && t.State == task.StateQueued {
 		if c.Owner == "" || c.LeaseFor <= 0 {
 			return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: create task %q: Claim needs an Owner and a positive LeaseFor", id)
 		}
-		rec, err := advance(t, change{
+		rec, err := driver.Advance(t, driver.Change{
 			To: task.StateInProgress, Node: c.Node, Now: now,
-			Claim: true, Owner: c.Owner, LeaseUntil: norm(now.Add(c.LeaseFor)),
+			Claim: true, Owner: c.Owner, LeaseUntil: driver.Norm(now.Add(c.LeaseFor)),
 		})
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: create task %q: claim: %w", id, err)
 		}
-		w.add(t, rec)
+		w.Add(t, rec)
 	}
 	env, err := json.Marshal(&t.Envelope)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: create task %q: encode envelope: %w", id, err)
 	}
-	history, err := encodeAll(p.Task.History)
+	history, err := driver.EncodeAll(p.Task.History)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: create task %q: encode history: %w", id, err)
 	}
@@ -146,7 +144,7 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: create task %q: %w", id, err)
 	}
-	t.History = cloneMessages(p.Task.History)
+	t.History = driver.CloneMessages(p.Task.History)
 	t.MarkComplete()
 	return t, nil
 }
@@ -163,25 +161,25 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 	if p.Now.IsZero() {
 		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: transition task %q: TransitionParams.Now is zero", p.TaskID)
 	}
-	if err := checkAudit(p.Audit); err != nil {
+	if err := driver.CheckAudit(p.Audit); err != nil {
 		return nil, fmt.Errorf("sqlite: transition task %q: %w", p.TaskID, err)
 	}
-	now := norm(p.Now)
-	msgs, err := encodeAll(p.Messages)
+	now := driver.Norm(p.Now)
+	msgs, err := driver.EncodeAll(p.Messages)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: transition task %q: encode messages: %w", p.TaskID, err)
 	}
-	arts, err := encodeAll(p.Artifacts)
+	arts, err := driver.EncodeAll(p.Artifacts)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: transition task %q: encode artifacts: %w", p.TaskID, err)
 	}
-	status, err := statusJSON(&task.Task{ID: p.TaskID, StatusMessage: p.StatusMessage})
+	status, err := driver.StatusJSON(&task.Task{ID: p.TaskID, StatusMessage: p.StatusMessage})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: transition task %q: %w", p.TaskID, err)
 	}
 	var runAfter any
 	if p.To == task.StateQueued {
-		runAfter = nullMicros(norm(p.RunAfter))
+		runAfter = nullMicros(driver.Norm(p.RunAfter))
 	}
 	var t *task.Task
 	var env []byte
@@ -191,21 +189,21 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		var err error
 		t, env, err = scanForUpdate(x.stmt(x.st.transition).QueryRowContext(x.ctx, string(p.To),
 			p.To == task.StateQueued, runAfter, string(p.ErrorCode), p.Reason, status, now.UnixMicro(),
-			p.TaskID, string(p.From), p.LeaseOwner, nullMicros(norm(p.LeaseExpiredBefore))), p.TaskID)
+			p.TaskID, string(p.From), p.LeaseOwner, nullMicros(driver.Norm(p.LeaseExpiredBefore))), p.TaskID)
 		if errors.Is(err, task.ErrNotFound) {
 			return x.transitionConflict(p)
 		}
 		if err != nil {
 			return err
 		}
-		t.StatusMessage = cloneMessage(p.StatusMessage)
+		t.StatusMessage = driver.CloneMessage(p.StatusMessage)
 		rec := task.Record{
 			TaskID: t.ID, Seq: t.Seq, From: p.From, To: p.To, At: now, Attempt: t.Attempt,
 			Node: p.Node, Reason: p.Reason, ErrorCode: p.ErrorCode, PolicyVersion: p.PolicyVersion,
 		}
-		var w writes
-		w.audit = append(w.audit, p.Audit...)
-		w.add(t, rec)
+		var w driver.Writes
+		w.Audit = append(w.Audit, p.Audit...)
+		w.Add(t, rec)
 		if err := x.flush(&w, now); err != nil {
 			return err
 		}
@@ -242,7 +240,7 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 	case p.Now.IsZero():
 		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: claim: ClaimParams.Now is zero")
 	}
-	now := norm(p.Now)
+	now := driver.Norm(p.Now)
 	limit := max(p.Limit, 1)
 	var out []*task.Task
 	err := s.inWriteTx(ctx, func(x *txn) error {
@@ -261,15 +259,15 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 			return fmt.Errorf("select queued tasks: %w", err)
 		}
 		for _, t := range out {
-			rec, err := advance(t, change{
+			rec, err := driver.Advance(t, driver.Change{
 				To: task.StateInProgress, Node: p.Node, Now: now,
-				Claim: true, Owner: p.Owner, LeaseUntil: norm(now.Add(p.LeaseFor)),
+				Claim: true, Owner: p.Owner, LeaseUntil: driver.Norm(now.Add(p.LeaseFor)),
 			})
 			if err != nil {
 				return err
 			}
-			var w writes
-			w.add(t, rec)
+			var w driver.Writes
+			w.Add(t, rec)
 			if err := x.update(t); err != nil {
 				return err
 			}
@@ -298,7 +296,7 @@ func (s *Store) RenewLease(ctx context.Context, p task.RenewParams) error {
 	if p.Owner == "" || p.LeaseFor <= 0 || p.Now.IsZero() {
 		return task.Errorf(task.CodeInvalidArgument, "sqlite: renew lease of task %q: Owner, a positive LeaseFor and Now are required", p.TaskID)
 	}
-	until := norm(p.Now).Add(p.LeaseFor).UnixMicro()
+	until := driver.Norm(p.Now).Add(p.LeaseFor).UnixMicro()
 	res, err := s.w.renewLease.ExecContext(ctx, until, p.TaskID, p.Owner)
 	if err != nil {
 		return fmt.Errorf("sqlite: renew lease of task %q: %w", p.TaskID, err)
@@ -311,7 +309,7 @@ func (s *Store) RenewLease(ctx context.Context, p task.RenewParams) error {
 	if err := s.exists(ctx, p.TaskID); err != nil {
 		return fmt.Errorf("sqlite: renew lease: %w", err)
 	}
-	return fmt.Errorf("sqlite: renew lease of task %q: %w", p.TaskID, conflict("%q no longer holds the lease", p.Owner))
+	return fmt.Errorf("sqlite: renew lease of task %q: %w", p.TaskID, driver.Conflict("%q no longer holds the lease", p.Owner))
 }
 
 // ExpiredLeases implements task.Store: tasks ordered by lease expiry, then
@@ -320,7 +318,7 @@ func (s *Store) ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]
 	if limit < 1 {
 		limit = -1
 	}
-	rows, err := s.r.expiredLeases.QueryContext(ctx, norm(now).UnixMicro(), limit)
+	rows, err := s.r.expiredLeases.QueryContext(ctx, driver.Norm(now).UnixMicro(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: expired leases: %w", err)
 	}
@@ -382,7 +380,7 @@ func (s *Store) ListTasks(ctx context.Context, p task.ListParams) (*task.TaskPag
 		}
 	}
 	if !p.UpdatedAfter.IsZero() {
-		where, args = append(where, "updated_at >= ?"), append(args, norm(p.UpdatedAfter).UnixMicro())
+		where, args = append(where, "updated_at >= ?"), append(args, driver.Norm(p.UpdatedAfter).UnixMicro())
 	}
 	filter := ""
 	if len(where) > 0 {
@@ -390,7 +388,7 @@ func (s *Store) ListTasks(ctx context.Context, p task.ListParams) (*task.TaskPag
 	}
 	size := p.PageSize
 	if size < 1 {
-		size = defaultPageSize
+		size = driver.DefaultPageSize
 	}
 	pageWhere, pageArgs := where, append([]any(nil), args...)
 	if p.PageToken != "" {
@@ -422,7 +420,7 @@ func (s *Store) ListTasks(ctx context.Context, p task.ListParams) (*task.TaskPag
 		if len(ts) > size {
 			ts = ts[:size]
 			last := ts[size-1]
-			page.NextPageToken = encodeToken(last.CreatedAt.UnixMicro(), last.ID)
+			page.NextPageToken = driver.EncodeToken(last.CreatedAt.UnixMicro(), last.ID)
 		}
 		for _, t := range ts {
 			if t.History, err = x.history(t.ID, p.HistoryLength); err != nil {
@@ -459,7 +457,7 @@ func (s *Store) Records(ctx context.Context, taskID string) ([]task.Record, erro
 		if err := rows.Scan(&r.TaskID, &r.Seq, &from, &to, &at, &r.Attempt, &r.Node, &r.Reason, &code, &r.PolicyVersion); err != nil {
 			return nil, fmt.Errorf("sqlite: records of task %q: %w", taskID, err)
 		}
-		r.From, r.To, r.ErrorCode, r.At = task.State(from), task.State(to), task.Code(code), fromMicros(at)
+		r.From, r.To, r.ErrorCode, r.At = task.State(from), task.State(to), task.Code(code), driver.FromMicros(at)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
@@ -471,70 +469,6 @@ func (s *Store) Records(ctx context.Context, taskID string) ([]task.Record, erro
 		}
 	}
 	return out, nil
-}
-
-// change is one transition, as advance applies it to a task in memory.
-type change struct {
-	To            task.State
-	Reason        string
-	ErrorCode     task.Code
-	PolicyVersion string
-	Node          string
-	Now           time.Time
-	StatusMessage *task.Message
-	// SetRunAfter stores RunAfter (Transition to queued).
-	SetRunAfter bool
-	RunAfter    time.Time
-	// Claim starts an attempt: Attempt+1, leased to Owner until LeaseUntil.
-	Claim      bool
-	Owner      string
-	LeaseUntil time.Time
-}
-
-// advance applies c to t in memory and returns the record it makes. It is
-// the one place where the transition table is enforced on stored tasks.
-func advance(t *task.Task, c change) (task.Record, error) {
-	if err := task.CheckTransition(t.State, c.To); err != nil {
-		return task.Record{}, err
-	}
-	if c.Claim {
-		t.Attempt++
-		t.LeaseOwner, t.LeaseExpires = c.Owner, c.LeaseUntil
-	} else if c.To != task.StateInProgress {
-		t.LeaseOwner, t.LeaseExpires = "", time.Time{}
-	}
-	if c.SetRunAfter {
-		t.RunAfter = norm(c.RunAfter)
-	}
-	t.Seq++
-	rec := task.Record{
-		TaskID: t.ID, Seq: t.Seq, From: t.State, To: c.To, At: c.Now, Attempt: t.Attempt,
-		Node: c.Node, Reason: c.Reason, ErrorCode: c.ErrorCode, PolicyVersion: c.PolicyVersion,
-	}
-	t.State, t.UpdatedAt = c.To, c.Now
-	t.Reason, t.ErrorCode, t.Rejected = c.Reason, c.ErrorCode, false
-	t.StatusMessage = cloneMessage(c.StatusMessage)
-	return rec, nil
-}
-
-// writes collects what one operation appends: records, and the audit
-// entries to seal in order.
-type writes struct {
-	records []task.Record
-	audit   []task.AuditInput
-	err     error
-}
-
-// add queues rec and its transition audit entry.
-func (w *writes) add(t *task.Task, rec task.Record) {
-	data, err := json.Marshal(rec)
-	if err != nil && w.err == nil {
-		w.err = fmt.Errorf("encode record: %w", err)
-	}
-	w.records = append(w.records, rec)
-	w.audit = append(w.audit, task.AuditInput{
-		Kind: task.AuditTransition, TaskID: t.ID, Actor: t.Envelope.Actor, Data: data,
-	})
 }
 
 // txn is one transaction and the statements bound to its pool.
@@ -601,7 +535,7 @@ func scanForUpdate(row *sql.Row, id string) (*task.Task, []byte, error) {
 	}
 	t.State, t.ErrorCode, t.Rejected = task.State(state), task.Code(code), rejected
 	t.RunAfter, t.LeaseExpires = fromNull(runAfter), fromNull(leaseExp)
-	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
+	t.CreatedAt, t.UpdatedAt = driver.FromMicros(created), driver.FromMicros(updated)
 	return &t, env, nil
 }
 
@@ -614,11 +548,11 @@ func (x *txn) transitionConflict(p task.TransitionParams) error {
 	}
 	switch {
 	case t.State != p.From:
-		return conflict("task is %s, not %s", t.State, p.From)
+		return driver.Conflict("task is %s, not %s", t.State, p.From)
 	case p.LeaseOwner != "" && t.LeaseOwner != p.LeaseOwner:
-		return conflict("task is leased by %q, not %q", t.LeaseOwner, p.LeaseOwner)
+		return driver.Conflict("task is leased by %q, not %q", t.LeaseOwner, p.LeaseOwner)
 	default:
-		return conflict("lease expires %s, not before %s", fmtTime(t.LeaseExpires), fmtTime(norm(p.LeaseExpiredBefore)))
+		return driver.Conflict("lease expires %s, not before %s", driver.FmtTime(t.LeaseExpires), driver.FmtTime(driver.Norm(p.LeaseExpiredBefore)))
 	}
 }
 
@@ -676,7 +610,7 @@ func (x *txn) artifacts(id string) ([]task.Artifact, error) {
 
 // update writes a task's mutable columns.
 func (x *txn) update(t *task.Task) error {
-	status, err := statusJSON(t)
+	status, err := driver.StatusJSON(t)
 	if err != nil {
 		return err
 	}
@@ -689,41 +623,28 @@ func (x *txn) update(t *task.Task) error {
 }
 
 // flush inserts w's records and seals its audit entries at now.
-func (x *txn) flush(w *writes, now time.Time) error {
-	if w.err != nil {
-		return w.err
+func (x *txn) flush(w *driver.Writes, now time.Time) error {
+	if w.Err != nil {
+		return w.Err
 	}
-	if n := len(w.records); n > 1 && n < multiRows {
+	if n := len(w.Records); n > 1 && n < multiRows {
 		args := make([]any, 0, n*10)
-		for _, r := range w.records {
+		for _, r := range w.Records {
 			args = append(args, r.TaskID, r.Seq, string(r.From), string(r.To),
 				r.At.UnixMicro(), r.Attempt, r.Node, r.Reason, string(r.ErrorCode), r.PolicyVersion)
 		}
 		if _, err := x.stmt(x.st.insertRecordsN[n]).ExecContext(x.ctx, args...); err != nil {
-			return fmt.Errorf("append records %d–%d of task %q: %w", w.records[0].Seq, w.records[n-1].Seq, w.records[0].TaskID, err)
+			return fmt.Errorf("append records %d–%d of task %q: %w", w.Records[0].Seq, w.Records[n-1].Seq, w.Records[0].TaskID, err)
 		}
 	} else {
-		for _, r := range w.records {
+		for _, r := range w.Records {
 			if _, err := x.stmt(x.st.insertRecord).ExecContext(x.ctx, r.TaskID, r.Seq, string(r.From), string(r.To),
 				r.At.UnixMicro(), r.Attempt, r.Node, r.Reason, string(r.ErrorCode), r.PolicyVersion); err != nil {
 				return fmt.Errorf("append record %d of task %q: %w", r.Seq, r.TaskID, err)
 			}
 		}
 	}
-	return x.seal(now, w.audit)
-}
-
-// statusJSON encodes a task's status message for its column (NULL for
-// none).
-func statusJSON(t *task.Task) (any, error) {
-	if t.StatusMessage == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(t.StatusMessage)
-	if err != nil {
-		return nil, fmt.Errorf("encode status message of task %q: %w", t.ID, err)
-	}
-	return string(b), nil
+	return x.seal(now, w.Audit)
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -753,7 +674,7 @@ func scanTask(sc scanner) (*task.Task, error) {
 	}
 	t.State, t.ErrorCode, t.Rejected = task.State(state), task.Code(code), rejected
 	t.RunAfter, t.LeaseExpires = fromNull(runAfter), fromNull(leaseExp)
-	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
+	t.CreatedAt, t.UpdatedAt = driver.FromMicros(created), driver.FromMicros(updated)
 	return &t, nil
 }
 
@@ -787,18 +708,6 @@ func scanJSON[T any](rows *sql.Rows) ([]T, error) {
 	return out, rows.Err()
 }
 
-func encodeAll[T any](vs []T) ([]string, error) {
-	out := make([]string, len(vs))
-	for i := range vs {
-		b, err := json.Marshal(&vs[i])
-		if err != nil {
-			return nil, err
-		}
-		out[i] = string(b)
-	}
-	return out, nil
-}
-
 func (s *Store) exists(ctx context.Context, id string) error {
 	var one int
 	err := s.r.taskExists.QueryRowContext(ctx, id).Scan(&one)
@@ -811,21 +720,13 @@ func (s *Store) exists(ctx context.Context, id string) error {
 	return nil
 }
 
-// conflict returns a domain error wrapping task.ErrStateConflict.
-func conflict(format string, args ...any) error {
-	return task.Errorf(task.CodeConflict, "%s: %w", fmt.Sprintf(format, args...), task.ErrStateConflict)
-}
-
 func isConstraint(err error, code int) bool {
 	var e *msqlite.Error
 	return errors.As(err, &e) && e.Code() == code
 }
 
-// Page tokens are opaque to callers: base64url of "created_micros/id".
-func encodeToken(created int64, id string) string {
-	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%d/%s", created, id))
-}
-
+// decodeToken reads a page token of driver.EncodeToken: the created_at
+// micros and ID of the last task of the previous page.
 func decodeToken(tok string) (int64, string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(tok)
 	if err == nil {
@@ -840,15 +741,6 @@ func decodeToken(tok string) (int64, string, error) {
 
 // Times are stored as unix microseconds; NULL is the zero time.
 
-func norm(t time.Time) time.Time {
-	if t.IsZero() {
-		return time.Time{}
-	}
-	return fromMicros(t.UnixMicro())
-}
-
-func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
-
 func nullMicros(t time.Time) any {
 	if t.IsZero() {
 		return nil
@@ -860,29 +752,7 @@ func fromNull(v sql.NullInt64) time.Time {
 	if !v.Valid {
 		return time.Time{}
 	}
-	return fromMicros(v.Int64)
-}
-
-func fmtTime(t time.Time) string {
-	if t.IsZero() {
-		return "never"
-	}
-	return t.Format(time.RFC3339Nano)
-}
-
-func cloneMessage(m *task.Message) *task.Message {
-	if m == nil {
-		return nil
-	}
-	c := *m
-	return &c
-}
-
-func cloneMessages(ms []task.Message) []task.Message {
-	if len(ms) == 0 {
-		return nil
-	}
-	return append([]task.Message(nil), ms...)
+	return driver.FromMicros(v.Int64)
 }
 
 // PurgeIdempotencyKeys implements task.Store: keys whose expiry is at or
@@ -890,7 +760,7 @@ func cloneMessages(ms []task.Message) []task.Message {
 func (s *Store) PurgeIdempotencyKeys(ctx context.Context, before time.Time) (int, error) {
 	var n int64
 	err := s.inWriteTx(ctx, func(x *txn) error {
-		res, err := x.stmt(x.st.idemPurge).ExecContext(x.ctx, norm(before).UnixMicro())
+		res, err := x.stmt(x.st.idemPurge).ExecContext(x.ctx, driver.Norm(before).UnixMicro())
 		if err != nil {
 			return err
 		}

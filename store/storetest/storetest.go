@@ -842,47 +842,9 @@ func testClaimConcurrent(t *testing.T, b *bundle) {
 	for i := range tasks {
 		b.queued(fmt.Sprintf("t%03d", i), at(time.Duration(i)*time.Microsecond))
 	}
-	var (
-		mu      sync.Mutex
-		claimed = map[string]string{}
-		dups    []string
-		wg      sync.WaitGroup
-	)
-	errs := make(chan error, workers)
-	for w := range workers {
-		wg.Go(func() {
-			owner := fmt.Sprintf("worker-%d", w)
-			for i := 0; ; i++ {
-				got, err := b.s.Claim(b.ctx, task.ClaimParams{Owner: owner, Now: at(time.Hour), LeaseFor: time.Minute, Limit: 1 + (w+i)%4})
-				if err != nil {
-					errs <- fmt.Errorf("%s: Claim: %w", owner, err)
-					return
-				}
-				if len(got) == 0 {
-					return
-				}
-				mu.Lock()
-				for _, tk := range got {
-					if prev, ok := claimed[tk.ID]; ok {
-						dups = append(dups, fmt.Sprintf("%s by %s and %s", tk.ID, prev, owner))
-					}
-					claimed[tk.ID] = owner
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if len(dups) > 0 {
-		t.Fatalf("tasks claimed twice: %v", dups)
-	}
-	if len(claimed) != tasks {
-		t.Fatalf("%d tasks claimed, want %d", len(claimed), tasks)
-	}
+	claimed := ClaimAll(t, []task.Store{b.s}, workers, tasks, func(_, w, i int) task.ClaimParams {
+		return task.ClaimParams{Owner: fmt.Sprintf("worker-%d", w), Now: at(time.Hour), LeaseFor: time.Minute, Limit: 1 + (w+i)%4}
+	})
 	for id, owner := range claimed {
 		if tk := b.get(id); tk.Attempt != 1 || tk.LeaseOwner != owner || tk.State != task.StateInProgress {
 			t.Errorf("%s: attempt %d, owner %q, state %s; want 1, %q, in_progress", id, tk.Attempt, tk.LeaseOwner, tk.State, owner)

@@ -1,0 +1,184 @@
+// Package driver holds the logic the task.Store drivers (store/sqlite,
+// store/postgres) share because it does not depend on the database: how a
+// transition changes a task in memory and which record and audit entry it
+// makes, the normal form of stored times, the checks on input that must
+// hold before anything is written, and the listing of embedded migrations.
+// What differs between databases (SQL, scanning, error translation) stays
+// in each driver.
+package driver
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/pactum/pactum/task"
+)
+
+// DefaultPageSize is ListTasks' page size when the caller gives none.
+const DefaultPageSize = 50
+
+// DefaultAuditLimit is AuditEntries' page size when the caller gives none.
+const DefaultAuditLimit = 100
+
+// Change is one transition, as Advance applies it to a task in memory.
+type Change struct {
+	To            task.State
+	Reason        string
+	ErrorCode     task.Code
+	PolicyVersion string
+	Node          string
+	Now           time.Time
+	StatusMessage *task.Message
+	// SetRunAfter stores RunAfter (Transition to queued).
+	SetRunAfter bool
+	RunAfter    time.Time
+	// Claim starts an attempt: Attempt+1, leased to Owner until LeaseUntil.
+	Claim      bool
+	Owner      string
+	LeaseUntil time.Time
+}
+
+// Advance applies c to t in memory and returns the record it makes. It is
+// the one place where the transition table is enforced on stored tasks.
+func Advance(t *task.Task, c Change) (task.Record, error) {
+	if err := task.CheckTransition(t.State, c.To); err != nil {
+		return task.Record{}, err
+	}
+	if c.Claim {
+		t.Attempt++
+		t.LeaseOwner, t.LeaseExpires = c.Owner, c.LeaseUntil
+	} else if c.To != task.StateInProgress {
+		t.LeaseOwner, t.LeaseExpires = "", time.Time{}
+	}
+	if c.SetRunAfter {
+		t.RunAfter = Norm(c.RunAfter)
+	}
+	t.Seq++
+	rec := task.Record{
+		TaskID: t.ID, Seq: t.Seq, From: t.State, To: c.To, At: c.Now, Attempt: t.Attempt,
+		Node: c.Node, Reason: c.Reason, ErrorCode: c.ErrorCode, PolicyVersion: c.PolicyVersion,
+	}
+	t.State, t.UpdatedAt = c.To, c.Now
+	t.Reason, t.ErrorCode, t.Rejected = c.Reason, c.ErrorCode, false
+	t.StatusMessage = CloneMessage(c.StatusMessage)
+	return rec, nil
+}
+
+// Writes collects what one operation appends: records, and the audit
+// entries to seal in order. Err is the first error Add met; a driver
+// reports it before it writes anything.
+type Writes struct {
+	Records []task.Record
+	Audit   []task.AuditInput
+	Err     error
+}
+
+// Add queues rec and its transition audit entry.
+func (w *Writes) Add(t *task.Task, rec task.Record) {
+	data, err := json.Marshal(rec)
+	if err != nil && w.Err == nil {
+		w.Err = fmt.Errorf("encode record: %w", err)
+	}
+	w.Records = append(w.Records, rec)
+	w.Audit = append(w.Audit, task.AuditInput{
+		Kind: task.AuditTransition, TaskID: t.ID, Actor: t.Envelope.Actor, Data: data,
+	})
+}
+
+// Check reports an encoding error or an audit entry that cannot be sealed.
+func (w *Writes) Check() error {
+	if w.Err != nil {
+		return w.Err
+	}
+	return CheckAudit(w.Audit)
+}
+
+// CheckAudit refuses entries that cannot be sealed: Data must be valid
+// JSON when set. Drivers run it before they write, so that sealing (inside
+// the transaction) does not parse JSON and trusts its input.
+func CheckAudit(entries []task.AuditInput) error {
+	for _, in := range entries {
+		if len(in.Data) > 0 && !json.Valid(in.Data) {
+			return task.Errorf(task.CodeInvalidArgument, "audit entry %q: Data is not valid JSON", in.Kind)
+		}
+	}
+	return nil
+}
+
+// Conflict returns a domain error wrapping task.ErrStateConflict.
+func Conflict(format string, args ...any) error {
+	return task.Errorf(task.CodeConflict, "%s: %w", fmt.Sprintf(format, args...), task.ErrStateConflict)
+}
+
+// StatusJSON encodes a task's status message for its column (nil, NULL,
+// for none).
+func StatusJSON(t *task.Task) (any, error) {
+	if t.StatusMessage == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(t.StatusMessage)
+	if err != nil {
+		return nil, fmt.Errorf("encode status message of task %q: %w", t.ID, err)
+	}
+	return string(b), nil
+}
+
+// EncodeAll encodes each of vs as JSON, for one row each.
+func EncodeAll[T any](vs []T) ([]string, error) {
+	out := make([]string, len(vs))
+	for i := range vs {
+		b, err := json.Marshal(&vs[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = string(b)
+	}
+	return out, nil
+}
+
+// CloneMessage returns a shallow copy of m, or nil.
+func CloneMessage(m *task.Message) *task.Message {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	return &c
+}
+
+// CloneMessages returns a copy of ms' slice, nil when it is empty.
+func CloneMessages(ms []task.Message) []task.Message {
+	if len(ms) == 0 {
+		return nil
+	}
+	return append([]task.Message(nil), ms...)
+}
+
+// EncodeToken returns ListTasks' page token for the position after the
+// task created at createdMicros (unix microseconds) with ID id: base64url
+// of "created_micros/id", opaque to callers. Each driver decodes it.
+func EncodeToken(createdMicros int64, id string) string {
+	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "%d/%s", createdMicros, id))
+}
+
+// Norm returns t as stored: in UTC, truncated to the microsecond, which
+// both databases hold. The zero time stays zero (NULL).
+func Norm(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return FromMicros(t.UnixMicro())
+}
+
+// FromMicros returns the UTC time v unix microseconds stand for.
+func FromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+// FmtTime formats t for error messages: RFC 3339 with its fraction, or
+// "never" for the zero time.
+func FmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.Format(time.RFC3339Nano)
+}
