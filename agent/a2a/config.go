@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/pactum/pactum/agent/internal/header"
 	"github.com/pactum/pactum/agent/internal/tmpl"
 )
 
@@ -138,7 +138,7 @@ func (c Settings) validate() error {
 		return fmt.Errorf("timeout: must be positive, got %s", c.Timeout)
 	}
 	for _, name := range sortedKeys(c.Headers) {
-		if err := checkHeader(name, c.Headers[name]); err != nil {
+		if err := header.Check(name, c.Headers[name], "A2A", reservedHeaders); err != nil {
 			return fmt.Errorf("headers.%s: %w", name, err)
 		}
 	}
@@ -147,29 +147,6 @@ func (c Settings) validate() error {
 
 // reservedHeaders are set by the protocol bindings themselves.
 var reservedHeaders = []string{"Accept", "Connection", "Content-Length", "Content-Type", "Host", "Transfer-Encoding"}
-
-func checkHeader(name, value string) error {
-	if name == "" || strings.IndexFunc(name, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
-		return errors.New("not a valid header name")
-	}
-	if slices.Contains(reservedHeaders, http.CanonicalHeaderKey(name)) {
-		return errors.New("set by the A2A transport; cannot be configured")
-	}
-	// The value itself is never quoted: it may be a secret.
-	if strings.ContainsAny(value, "\r\n\x00") {
-		return errors.New("value contains a line break or NUL")
-	}
-	return nil
-}
-
-// isTokenChar reports whether r may appear in a header name (RFC 9110 tchar).
-func isTokenChar(r rune) bool {
-	switch {
-	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		return true
-	}
-	return strings.ContainsRune("!#$%&'*+-.^_`|~", r)
-}
 
 // expandHeaders returns h with ${VAR} references replaced from lookup, and
 // checks the results. Errors name the header and the variable, never the
@@ -184,7 +161,7 @@ func expandHeaders(h Headers, lookup func(string) (string, bool)) (Headers, erro
 		if err != nil {
 			return nil, fmt.Errorf("headers.%s: %w", name, err)
 		}
-		if err := checkHeader(name, v); err != nil {
+		if err := header.Check(name, v, "A2A", reservedHeaders); err != nil {
 			return nil, fmt.Errorf("headers.%s (after expansion): %w", name, err)
 		}
 		out[name] = v

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pactum/pactum/agent/internal/header"
 	"github.com/pactum/pactum/agent/internal/tmpl"
 )
 
@@ -170,7 +171,7 @@ func (s Settings) validate() error {
 			return errors.New("url: credentials in the URL are not supported; use headers")
 		}
 		for _, name := range sortedKeys(s.Headers) {
-			if err := checkHeader(name, s.Headers[name]); err != nil {
+			if err := header.Check(name, s.Headers[name], "MCP", reservedHeaders); err != nil {
 				return fmt.Errorf("headers.%s: %w", name, err)
 			}
 		}
@@ -188,29 +189,6 @@ func (s Settings) validate() error {
 		return fmt.Errorf("max_restart_backoff: must not be less than restart_backoff (%s < %s)", s.MaxRestartBackoff, s.RestartBackoff)
 	}
 	return nil
-}
-
-func checkHeader(name, value string) error {
-	if name == "" || strings.IndexFunc(name, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
-		return errors.New("not a valid header name")
-	}
-	if slices.Contains(reservedHeaders, http.CanonicalHeaderKey(name)) {
-		return errors.New("set by the MCP transport; cannot be configured")
-	}
-	// The value itself is never quoted: it may be a secret.
-	if strings.ContainsAny(value, "\r\n\x00") {
-		return errors.New("value contains a line break or NUL")
-	}
-	return nil
-}
-
-// isTokenChar reports whether r may appear in a header name (RFC 9110 tchar).
-func isTokenChar(r rune) bool {
-	switch {
-	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		return true
-	}
-	return strings.ContainsRune("!#$%&'*+-.^_`|~", r)
 }
 
 // expandEnv returns the Env entries with ${VAR} references replaced from
@@ -237,7 +215,7 @@ func expandHeaders(h Headers, lookup func(string) (string, bool)) (http.Header, 
 		if err != nil {
 			return nil, fmt.Errorf("headers.%s: %w", name, err)
 		}
-		if err := checkHeader(name, v); err != nil {
+		if err := header.Check(name, v, "MCP", reservedHeaders); err != nil {
 			return nil, fmt.Errorf("headers.%s (after expansion): %w", name, err)
 		}
 		out.Set(name, v)
