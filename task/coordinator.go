@@ -149,6 +149,8 @@ type Coordinator struct {
 	claimN  atomic.Uint64
 	mu      sync.Mutex
 	running map[string]context.CancelFunc
+	// backlog says queued work may be waiting for a free worker.
+	backlog atomic.Bool
 	// stopPending holds tasks whose attempt was to be stopped before it
 	// had registered in running (claimed, not yet executing), by when.
 	stopPending map[string]time.Time
@@ -436,8 +438,13 @@ func (c *Coordinator) nextOwner() string {
 // took.
 func (c *Coordinator) launch(ctx context.Context, t *Task) {
 	go func() {
-		defer c.releaseSlot()
 		c.execute(ctx, t)
+		c.releaseSlot()
+		// Work queued while every worker was busy waits for a free one:
+		// wake the dispatcher now rather than at its next poll.
+		if c.backlog.Load() {
+			c.kick()
+		}
 	}()
 }
 
@@ -976,6 +983,10 @@ func (c *Coordinator) dispatchLoop(ctx context.Context) {
 // starts them, repeating while every claimed slot was filled.
 func (c *Coordinator) claimAndRun(ctx context.Context) {
 	for ctx.Err() == nil {
+		// Assume a backlog until a claim finds fewer tasks than free
+		// workers; set before counting the free slots, so an attempt that
+		// ends after the count sees it and wakes the dispatcher again.
+		c.backlog.Store(true)
 		free := 0
 		for free < cap(c.slots) {
 			select {
@@ -1003,6 +1014,7 @@ func (c *Coordinator) claimAndRun(ctx context.Context) {
 			c.launch(c.runCtx, t)
 		}
 		if len(tasks) < free {
+			c.backlog.Store(false)
 			return
 		}
 	}

@@ -822,3 +822,34 @@ func TestCancelFromAnotherProcessReachesSubscribers(t *testing.T) {
 		}
 	}
 }
+
+// TestBacklogRunsWhenAWorkerFrees: tasks queued while every worker is busy
+// start as soon as one frees, not at the dispatcher's next poll (an hour
+// here).
+func TestBacklogRunsWhenAWorkerFrees(t *testing.T) {
+	t.Parallel()
+	slow := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		time.Sleep(20 * time.Millisecond)
+		return &task.Result{}, nil
+	})
+	b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "slow", Runner: slow}}, Workers: 1, PollInterval: time.Hour})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var ids []string
+	for i := range 5 {
+		res, err := b.coord.Submit(ctx, task.SubmitRequest{Envelope: envelope("slow", "a", fmt.Sprint(i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.Task.ID)
+	}
+	for _, id := range ids {
+		got, err := b.coord.Wait(ctx, id)
+		if err != nil {
+			t.Fatalf("task %s still waiting for a worker: %v", id, err)
+		}
+		if got.State != task.StateSucceeded {
+			t.Fatalf("task %s ended %s", id, got.State)
+		}
+	}
+}
