@@ -260,9 +260,18 @@ func TestHTTPServerRestart(t *testing.T) {
 	}
 	srv.close()
 	addr := strings.TrimSuffix(strings.TrimPrefix(srv.url, "http://"), "/mcp")
-	ln, err := net.Listen("tcp", addr)
+	// The port was just released; another process taking it meanwhile is
+	// rare, so retry briefly and fail (not skip) if it stays taken.
+	var ln net.Listener
+	var err error
+	for try := 0; try < 40; try++ {
+		if ln, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if err != nil {
-		t.Skipf("cannot listen on %s again: %v", addr, err)
+		t.Fatalf("cannot listen on %s again to restart the server: %v", addr, err)
 	}
 	serveHTTP(t, ln)
 	res, err := b.invoke(t, "two")
