@@ -11,17 +11,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pactum/pactum/config"
+	"github.com/pactum/pactum/internal/version"
 )
-
-// Version is set at build time with -ldflags "-X …/internal/cli.Version=…";
-// otherwise the module version from the build info is used.
-var Version = ""
 
 // Main runs the command line and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
@@ -66,26 +62,10 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the pactum version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintln(cmd.OutOrStdout(), "pactum", versionString())
+			fmt.Fprintln(cmd.OutOrStdout(), "pactum", version.String())
 			return nil
 		},
 	}
-}
-
-func versionString() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		v := bi.Main.Version
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += " (" + s.Value[:12] + ")"
-			}
-		}
-		return v
-	}
-	return "unknown"
 }
 
 // configFlags are the flags shared by commands that read a configuration.

@@ -26,6 +26,7 @@ import (
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/internal/cli"
 	"github.com/pactum/pactum/internal/syncbuf"
+	"github.com/pactum/pactum/internal/version"
 	"github.com/pactum/pactum/task"
 )
 
@@ -148,9 +149,9 @@ func TestVersion(t *testing.T) {
 	if v, ok := strings.CutPrefix(strings.TrimSpace(out), "pactum "); !ok || strings.TrimSpace(v) == "" {
 		t.Fatalf("version printed %q, want \"pactum <version>\"", out)
 	}
-	old := cli.Version
-	t.Cleanup(func() { cli.Version = old })
-	cli.Version = "v1.2.3-test"
+	old := version.Version
+	t.Cleanup(func() { version.Version = old })
+	version.Version = "v1.2.3-test"
 	if out := mustRun(t, "version"); out != "pactum v1.2.3-test\n" {
 		t.Fatalf("version with -X Version printed %q", out)
 	}

@@ -39,7 +39,6 @@ Client configuration (Claude Desktop and most others):
 			if err != nil {
 				return err
 			}
-			server.Version = versionString()
 			srv, err := server.New(cmd.Context(), cfg, baseDir, nil, log)
 			if err != nil {
 				return err

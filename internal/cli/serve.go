@@ -55,7 +55,6 @@ embedded SQLite store, so a first run shows something working at once.`,
 			if err != nil {
 				return err
 			}
-			server.Version = versionString()
 			srv, err := server.New(cmd.Context(), cfg, baseDir, nil, log)
 			if err != nil {
 				return err

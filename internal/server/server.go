@@ -19,6 +19,7 @@ import (
 	"github.com/pactum/pactum/a2aserver"
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/config"
+	"github.com/pactum/pactum/internal/version"
 	"github.com/pactum/pactum/mcpserver"
 	"github.com/pactum/pactum/metrics"
 	"github.com/pactum/pactum/policy"
@@ -29,9 +30,6 @@ import (
 	_ "github.com/pactum/pactum/store/postgres" // registers postgres://
 	_ "github.com/pactum/pactum/store/sqlite"   // registers sqlite://
 )
-
-// Version names the build in the MCP implementation info; the CLI sets it.
-var Version = "dev"
 
 // Extra is an agent given in code rather than configuration (pactum.Func).
 type Extra struct {
@@ -152,7 +150,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		descriptions[in.Name] = in.Description
 	}
 	s.mcp = mcpserver.New(s.coord, mcpserver.Options{
-		Name: "pactum", Version: Version, Logger: log,
+		Name: "pactum", Version: version.String(), Logger: log,
 		PerAgentTools: cfg.MCP.PerAgentTools, AgentDescriptions: descriptions,
 		WaitTimeout: cfg.MCP.WaitTimeout.Duration,
 	})
