@@ -71,6 +71,7 @@ import (
 
 	"github.com/pactum/pactum/a2aconv"
 	"github.com/pactum/pactum/agent"
+	"github.com/pactum/pactum/agent/internal/header"
 	"github.com/pactum/pactum/task"
 )
 
@@ -159,20 +160,15 @@ func New(s Settings, opts ...Option) (*Runtime, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	headers, err := expandHeaders(cfg.Headers, os.LookupEnv)
+	h, err := header.Expand(cfg.Headers, os.LookupEnv, "A2A", reservedHeaders)
 	if err != nil {
 		return nil, err
 	}
-	cfg.Headers = headers
 
 	var base http.RoundTripper = http.DefaultTransport
 	if t, ok := http.DefaultTransport.(*http.Transport); ok {
 		// A transport of its own, so that Close can drop its connections.
 		base = t.Clone()
-	}
-	h := make(http.Header, len(headers))
-	for k, v := range headers {
-		h.Set(k, v)
 	}
 	hc := &http.Client{Transport: &httpTransport{base: base, headers: h}}
 	r := &Runtime{

@@ -3,14 +3,11 @@ package a2aagent
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/pactum/pactum/agent/internal/header"
-	"github.com/pactum/pactum/agent/internal/tmpl"
 )
 
 // Transport values accepted by Settings.Transport.
@@ -77,23 +74,7 @@ type Settings struct {
 
 // Headers are HTTP header names and values. They format as their names only,
 // so that printing or logging Settings never reveals a value.
-type Headers map[string]string
-
-// String implements fmt.Stringer without the values.
-func (h Headers) String() string {
-	names := make([]string, 0, len(h))
-	for k := range h {
-		names = append(names, k+":<redacted>")
-	}
-	slices.Sort(names)
-	return "map[" + strings.Join(names, " ") + "]"
-}
-
-// GoString implements fmt.GoStringer without the values.
-func (h Headers) GoString() string { return "a2aagent.Headers" + h.String() }
-
-// LogValue implements slog.LogValuer without the values.
-func (h Headers) LogValue() slog.Value { return slog.StringValue(h.String()) }
+type Headers = header.Redacted
 
 // withDefaults returns c with zero fields set to their defaults.
 func (c Settings) withDefaults() Settings {
@@ -137,46 +118,11 @@ func (c Settings) validate() error {
 	if c.Timeout < 0 {
 		return fmt.Errorf("timeout: must be positive, got %s", c.Timeout)
 	}
-	for _, name := range sortedKeys(c.Headers) {
-		if err := header.Check(name, c.Headers[name], "A2A", reservedHeaders); err != nil {
-			return fmt.Errorf("headers.%s: %w", name, err)
-		}
-	}
-	return nil
+	return header.CheckAll(c.Headers, "A2A", reservedHeaders)
 }
 
 // reservedHeaders are set by the protocol bindings themselves.
 var reservedHeaders = []string{"Accept", "Connection", "Content-Length", "Content-Type", "Host", "Transfer-Encoding"}
-
-// expandHeaders returns h with ${VAR} references replaced from lookup, and
-// checks the results. Errors name the header and the variable, never the
-// value.
-func expandHeaders(h Headers, lookup func(string) (string, bool)) (Headers, error) {
-	if len(h) == 0 {
-		return nil, nil
-	}
-	out := make(Headers, len(h))
-	for _, name := range sortedKeys(h) {
-		v, err := tmpl.ExpandEnv(h[name], lookup)
-		if err != nil {
-			return nil, fmt.Errorf("headers.%s: %w", name, err)
-		}
-		if err := header.Check(name, v, "A2A", reservedHeaders); err != nil {
-			return nil, fmt.Errorf("headers.%s (after expansion): %w", name, err)
-		}
-		out[name] = v
-	}
-	return out, nil
-}
-
-func sortedKeys(h Headers) []string {
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
 
 // cardLocation splits the configured URL into the base and path that the
 // card resolver joins.

@@ -230,26 +230,13 @@ func New(s Settings) (*Runtime, error) {
 		return nil, fmt.Errorf("answer: %w", err)
 	}
 	r.answer = p
-	for _, k := range sortedKeys(s.Env) {
-		v, err := tmpl.ExpandEnv(s.Env[k], os.LookupEnv)
-		if err != nil {
-			return nil, fmt.Errorf("env.%s: %w", k, err)
-		}
-		r.env = append(r.env, k+"="+v)
+	if r.env, err = tmpl.ExpandEnvList(s.Env, os.LookupEnv); err != nil {
+		return nil, err
 	}
 	if r.env == nil && !r.inherit {
 		r.env = []string{} // nil would mean "inherit" to os/exec
 	}
 	return r, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Metadata implements agent.MetadataProvider.

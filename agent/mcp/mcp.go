@@ -18,6 +18,8 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
+	"github.com/pactum/pactum/agent/internal/header"
+	"github.com/pactum/pactum/agent/internal/tmpl"
 	"github.com/pactum/pactum/task"
 )
 
@@ -122,7 +124,7 @@ func New(s Settings, opts ...Option) (*Runtime, error) {
 	}
 	r := &Runtime{s: s, log: slog.Default(), connecting: make(chan struct{}, 1)}
 	if s.Command != "" {
-		env, err := expandEnv(s.Env, os.LookupEnv)
+		env, err := tmpl.ExpandEnvList(s.Env, os.LookupEnv)
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +136,7 @@ func New(s Settings, opts ...Option) (*Runtime, error) {
 			r.env = append(os.Environ(), env...)
 		}
 	} else {
-		h, err := expandHeaders(s.Headers, os.LookupEnv)
+		h, err := header.Expand(s.Headers, os.LookupEnv, "MCP", reservedHeaders)
 		if err != nil {
 			return nil, err
 		}

@@ -3,8 +3,6 @@ package mcpagent
 import (
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -12,7 +10,6 @@ import (
 	"time"
 
 	"github.com/pactum/pactum/agent/internal/header"
-	"github.com/pactum/pactum/agent/internal/tmpl"
 )
 
 // Defaults of Settings.
@@ -83,23 +80,7 @@ type Settings struct {
 
 // Headers are HTTP header names and values. They format as their names
 // only, so that printing or logging Settings never reveals a value.
-type Headers map[string]string
-
-// String implements fmt.Stringer without the values.
-func (h Headers) String() string {
-	names := make([]string, 0, len(h))
-	for k := range h {
-		names = append(names, k+":<redacted>")
-	}
-	slices.Sort(names)
-	return "map[" + strings.Join(names, " ") + "]"
-}
-
-// GoString implements fmt.GoStringer without the values.
-func (h Headers) GoString() string { return "mcpagent.Headers" + h.String() }
-
-// LogValue implements slog.LogValuer without the values.
-func (h Headers) LogValue() slog.Value { return slog.StringValue(h.String()) }
+type Headers = header.Redacted
 
 func (s Settings) withDefaults() Settings {
 	if s.RestartBackoff == 0 {
@@ -170,10 +151,8 @@ func (s Settings) validate() error {
 		case u.User != nil:
 			return errors.New("url: credentials in the URL are not supported; use headers")
 		}
-		for _, name := range sortedKeys(s.Headers) {
-			if err := header.Check(name, s.Headers[name], "MCP", reservedHeaders); err != nil {
-				return fmt.Errorf("headers.%s: %w", name, err)
-			}
+		if err := header.CheckAll(s.Headers, "MCP", reservedHeaders); err != nil {
+			return err
 		}
 	}
 	if strings.TrimSpace(s.Tool) == "" {
@@ -189,38 +168,6 @@ func (s Settings) validate() error {
 		return fmt.Errorf("max_restart_backoff: must not be less than restart_backoff (%s < %s)", s.MaxRestartBackoff, s.RestartBackoff)
 	}
 	return nil
-}
-
-// expandEnv returns the Env entries with ${VAR} references replaced from
-// lookup, as NAME=value strings sorted by name.
-func expandEnv(env map[string]string, lookup func(string) (string, bool)) ([]string, error) {
-	out := make([]string, 0, len(env))
-	for _, k := range sortedKeys(env) {
-		v, err := tmpl.ExpandEnv(env[k], lookup)
-		if err != nil {
-			return nil, fmt.Errorf("env.%s: %w", k, err)
-		}
-		out = append(out, k+"="+v)
-	}
-	return out, nil
-}
-
-// expandHeaders returns h with ${VAR} references replaced from lookup, and
-// checks the results. Errors name the header and the variable, never the
-// value.
-func expandHeaders(h Headers, lookup func(string) (string, bool)) (http.Header, error) {
-	out := make(http.Header, len(h))
-	for _, name := range sortedKeys(h) {
-		v, err := tmpl.ExpandEnv(h[name], lookup)
-		if err != nil {
-			return nil, fmt.Errorf("headers.%s: %w", name, err)
-		}
-		if err := header.Check(name, v, "MCP", reservedHeaders); err != nil {
-			return nil, fmt.Errorf("headers.%s (after expansion): %w", name, err)
-		}
-		out.Set(name, v)
-	}
-	return out, nil
 }
 
 func sortedKeys[M ~map[string]V, V any](m M) []string {

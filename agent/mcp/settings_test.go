@@ -10,6 +10,7 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/agenttest"
+	"github.com/pactum/pactum/agent/internal/header"
 	"github.com/pactum/pactum/task"
 )
 
@@ -104,14 +105,14 @@ func TestExpandHeaders(t *testing.T) {
 		}
 		return "", false
 	}
-	h, err := expandHeaders(Headers{"Authorization": "Bearer ${TOKEN}", "X-Price": "$5"}, lookup)
+	h, err := header.Expand(Headers{"Authorization": "Bearer ${TOKEN}", "X-Price": "$5"}, lookup, "MCP", reservedHeaders)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if h.Get("Authorization") != "Bearer s3cret" || h.Get("X-Price") != "$5" {
 		t.Errorf("headers = %v", h)
 	}
-	_, err = expandHeaders(Headers{"X-Bad": "${TOKEN}\r\nInjected: yes"}, lookup)
+	_, err = header.Expand(Headers{"X-Bad": "${TOKEN}\r\nInjected: yes"}, lookup, "MCP", reservedHeaders)
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("a value with a line break: err = %v, want an error that does not quote the value", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -154,4 +155,24 @@ func validName(n string) bool {
 		}
 	}
 	return true
+}
+
+// ExpandEnvList returns env's entries with ${VAR} references replaced from
+// lookup (ExpandEnv), as NAME=value strings in name order. An error names
+// the setting "env.NAME".
+func ExpandEnvList(env map[string]string, lookup func(string) (string, bool)) ([]string, error) {
+	names := make([]string, 0, len(env))
+	for k := range env {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	var out []string
+	for _, k := range names {
+		v, err := ExpandEnv(env[k], lookup)
+		if err != nil {
+			return nil, fmt.Errorf("env.%s: %w", k, err)
+		}
+		out = append(out, k+"="+v)
+	}
+	return out, nil
 }

@@ -73,3 +73,17 @@ func TestTemplate(t *testing.T) {
 		}
 	}
 }
+
+func TestExpandEnvList(t *testing.T) {
+	lookup := func(name string) (string, bool) { return "v-" + name, name != "UNSET" }
+	got, err := ExpandEnvList(map[string]string{"B": "${X}", "A": "plain"}, lookup)
+	if err != nil || strings.Join(got, ",") != "A=plain,B=v-X" {
+		t.Fatalf("ExpandEnvList = %q, %v; want name order, expanded", got, err)
+	}
+	if _, err := ExpandEnvList(map[string]string{"K": "${UNSET}"}, lookup); err == nil || !strings.HasPrefix(err.Error(), "env.K:") {
+		t.Fatalf("unset variable: err = %v, want one naming env.K", err)
+	}
+	if got, err := ExpandEnvList(nil, lookup); err != nil || got != nil {
+		t.Fatalf("no env = %q, %v; want nil", got, err)
+	}
+}
