@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pactum/pactum/store/postgres"
 	"github.com/pactum/pactum/task"
+	"github.com/pactum/pactum/task/relaytest"
 )
 
 // The relay tests run real nodes: two stores (two pools, as two processes
@@ -17,61 +17,17 @@ import (
 // sending and listening. Polling is an hour, so whatever moves fast moved
 // because a NOTIFY woke it.
 
-// relayNodes opens two stores on one schema and runs a coordinator on each,
-// linked by the stores' relays. Node A has one worker, and a task of the
-// "hold" agent occupies it until the test ends, so every task submitted on A
-// afterwards runs on B.
-func relayNodes(t *testing.T, agents []task.AgentSpec) (a, b *task.Coordinator) {
-	t.Helper()
-	held, release := make(chan struct{}, 1), make(chan struct{})
-	agents = append(agents, task.AgentSpec{Name: "hold", Runner: task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
-		held <- struct{}{}
-		select {
-		case <-release:
-		case <-ctx.Done():
+// TestRelayConformance runs the relay suite (task/relaytest): two nodes,
+// each with its own store and pool on one schema, linked by LISTEN/NOTIFY.
+func TestRelayConformance(t *testing.T) {
+	dsn := storeDSN(t)
+	relaytest.Run(t, func(t *testing.T) relaytest.Open {
+		schema := newSchema(t)
+		return func(t *testing.T) (task.Store, task.Relay) {
+			st := open(t, dsn, schema)
+			return st, st.Relay()
 		}
-		return &task.Result{}, nil
-	})})
-	ctx := context.Background()
-	dsn, schema := storeDSN(t), newSchema(t)
-	start := func(node string, workers int) *task.Coordinator {
-		st := open(t, dsn, schema)
-		c, err := task.NewCoordinator(task.Options{Store: st, Relay: st.Relay(), Agents: agents, Node: node,
-			Workers: workers, PollInterval: time.Hour, LeaseFor: time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		// Runs before the store's Close, registered by open.
-		t.Cleanup(func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = c.Stop(sctx)
-		})
-		return c
-	}
-	// A first, alone, so it takes the hold task itself.
-	a = start("node-a", 1)
-	if _, err := a.Submit(ctx, task.SubmitRequest{Envelope: relayEnvelope("hold", "hold")}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-held:
-	case <-time.After(10 * time.Second):
-		t.Fatal("node A never ran the hold task")
-	}
-	b = start("node-b", 4)
-	// Cleanups run last first: the hold task ends before the nodes stop.
-	t.Cleanup(func() { close(release) })
-	waitListeners(t, postgres.EventChannel(schema), 2)
-	return a, b
-}
-
-func relayEnvelope(action, input string) task.Envelope {
-	return task.Envelope{Action: action, Actor: "alice",
-		Input: task.Message{ID: task.NewID(), Role: task.RoleUser, Parts: []task.Part{task.TextPart(input)}}}
+	})
 }
 
 // listenerPIDs returns the server processes listening on channel (whose
@@ -180,156 +136,6 @@ func statusEvent(id string, seq int, state task.State) task.Event {
 func chunkEvent(id string, seq int, text string) task.Event {
 	return task.Event{Kind: task.EventArtifact, TaskID: id, Seq: seq, Node: "sender", At: time.Now().UTC(),
 		Chunk: &task.ArtifactChunk{Artifact: task.Artifact{ID: "out", Parts: []task.Part{task.TextPart(text)}}, Append: true}}
-}
-
-// TestRelayRunsTaskOnOtherNodeAndAnswersWaiter: node A only takes the
-// request (its one worker is busy); the NOTIFY of "queued" wakes node B at
-// once, B runs the task, and A's SubmitAndWait hears B's final event.
-func TestRelayRunsTaskOnOtherNodeAndAnswersWaiter(t *testing.T) {
-	t.Parallel()
-	var calls atomic.Int64
-	echo := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
-		calls.Add(1)
-		return &task.Result{Artifacts: []task.Artifact{{Name: "echo", Parts: req.Message.Parts}}}, nil
-	})
-	a, _ := relayNodes(t, []task.AgentSpec{{Name: "echo", Runner: echo}})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	res, err := a.SubmitAndWait(ctx, task.SubmitRequest{Envelope: relayEnvelope("echo", "hi")})
-	if err != nil {
-		t.Fatalf("SubmitAndWait on node A: %v (the relay did not wake node B, or B's events did not reach A)", err)
-	}
-	got := res.Task
-	if got.State != task.StateSucceeded || len(got.Artifacts) != 1 || calls.Load() != 1 {
-		t.Fatalf("task = %s with %d artifacts after %d calls, want succeeded, 1, 1", got.State, len(got.Artifacts), calls.Load())
-	}
-	recs, err := a.Timeline(ctx, got.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		if r.To == task.StateInProgress && r.Node != "node-b" {
-			t.Errorf("claimed by %q, want node-b", r.Node)
-		}
-	}
-}
-
-// TestRelayStreamsOtherNodesEvents: a subscriber on A sees B's artifact
-// chunks and status changes, in order.
-func TestRelayStreamsOtherNodesEvents(t *testing.T) {
-	t.Parallel()
-	release := make(chan struct{})
-	words := []string{"one ", "two ", "three ", "four ", "five"}
-	streamer := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
-		select {
-		case <-release:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		for _, s := range words {
-			if err := emit(task.ArtifactChunk{Artifact: task.Artifact{ID: "out", Parts: []task.Part{task.TextPart(s)}}, Append: true}); err != nil {
-				return nil, err
-			}
-		}
-		return &task.Result{}, nil
-	})
-	a, _ := relayNodes(t, []task.AgentSpec{{Name: "stream", Runner: streamer}})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	res, err := a.Submit(ctx, task.SubmitRequest{Envelope: relayEnvelope("stream", "go")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, ch, stop, err := a.Subscribe(ctx, res.Task.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	// B streams only once A subscribed, so A hears every chunk.
-	close(release)
-	var chunks []string
-	var states []task.State
-	seq := 0
-loop:
-	for {
-		select {
-		case ev, ok := <-ch:
-			if !ok {
-				t.Fatal("subscription closed before the final event")
-			}
-			if ev.Seq < seq {
-				t.Errorf("event seq %d after %d", ev.Seq, seq)
-			}
-			seq = ev.Seq
-			switch ev.Kind {
-			case task.EventArtifact:
-				chunks = append(chunks, ev.Chunk.Artifact.Parts[0].Text)
-				if ev.Node != "node-b" {
-					t.Errorf("chunk from node %q, want node-b", ev.Node)
-				}
-			case task.EventStatus:
-				if ev.Node != "node-b" {
-					t.Errorf("status %s from node %q, want node-b", ev.State, ev.Node)
-				}
-				if ev.Complete || (ev.Task != nil && (ev.Task.History != nil || ev.Task.Artifacts != nil)) {
-					t.Errorf("relayed status %s claims a whole task", ev.State)
-				}
-				if ev.Task == nil || ev.Task.ID != res.Task.ID || ev.Task.State != ev.State {
-					t.Errorf("relayed status %s carries snapshot %+v", ev.State, ev.Task)
-				}
-				states = append(states, ev.State)
-			}
-			if ev.Final {
-				break loop
-			}
-		case <-ctx.Done():
-			t.Fatalf("no final event; got chunks %q, states %v", chunks, states)
-		}
-	}
-	if strings.Join(chunks, "") != strings.Join(words, "") {
-		t.Errorf("chunks %q, want %q in order", chunks, words)
-	}
-	if len(states) == 0 || states[len(states)-1] != task.StateSucceeded {
-		t.Fatalf("states %v, want them to end in succeeded", states)
-	}
-}
-
-// TestRelayCancelStopsAttemptOnOtherNode: a cancel taken on A stops the
-// attempt running on B at once, not at B's next lease renewal (an hour
-// away here).
-func TestRelayCancelStopsAttemptOnOtherNode(t *testing.T) {
-	t.Parallel()
-	started, stopped := make(chan struct{}), make(chan struct{})
-	block := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
-		close(started)
-		<-ctx.Done()
-		close(stopped)
-		return nil, ctx.Err()
-	})
-	a, _ := relayNodes(t, []task.AgentSpec{{Name: "block", Runner: block}})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	res, err := a.Submit(ctx, task.SubmitRequest{Envelope: relayEnvelope("block", "x")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-started:
-	case <-ctx.Done():
-		t.Fatal("node B never started the task")
-	}
-	if _, err := a.Cancel(ctx, res.Task.ID, "changed my mind"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-stopped:
-	case <-ctx.Done():
-		t.Fatal("the attempt on node B kept running after the cancel on node A")
-	}
-	got, err := a.Wait(ctx, res.Task.ID)
-	if err != nil || got.State != task.StateCanceled {
-		t.Fatalf("Wait = %v, %v; want canceled", got, err)
-	}
 }
 
 // TestRelayManyEventsInOrder: a burst, sent several NOTIFYs a round trip,
