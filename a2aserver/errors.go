@@ -13,8 +13,9 @@ import (
 // errorTable maps every domain error code to the A2A error a caller sees.
 // It is the one place where pactum's codes meet the wire: JSON-RPC codes and
 // HTTP statuses follow from the A2A error (the SDK's transports map those).
-// Codes mapped to a2a.ErrInternalError are logged in full and shown to the
-// caller as a short message with a reference.
+// It lists the exposed codes (task.Code.Exposed); errors of the others are
+// logged in full and shown to the caller as an internal error with a
+// reference.
 var errorTable = map[task.Code]error{
 	task.CodeInvalidArgument:   a2a.ErrInvalidParams,
 	task.CodeNotFound:          a2a.ErrTaskNotFound,
@@ -28,10 +29,6 @@ var errorTable = map[task.Code]error{
 	task.CodeUnsupported:       a2a.ErrUnsupportedOperation,
 	task.CodeUnavailable:       a2a.ErrServerError,
 	task.CodeTimeout:           a2a.ErrServerError,
-	task.CodeAgentFailed:       a2a.ErrInternalError,
-	task.CodeGateBlocked:       a2a.ErrInternalError,
-	task.CodeLeaseExpired:      a2a.ErrInternalError,
-	task.CodeInternal:          a2a.ErrInternalError,
 }
 
 // a2aSentinels are the errors the SDK's transports know how to encode. An
@@ -56,11 +53,7 @@ func toA2AError(ctx context.Context, log *slog.Logger, op string, err error) err
 	}
 	var de *task.Error
 	if errors.As(err, &de) {
-		sentinel, ok := errorTable[de.Code]
-		if !ok {
-			sentinel = a2a.ErrInternalError
-		}
-		if sentinel != a2a.ErrInternalError {
+		if sentinel, ok := errorTable[de.Code]; ok && de.Code.Exposed() {
 			return a2a.NewError(sentinel, de.Error()).WithErrorInfoMeta(map[string]string{"pactumCode": string(de.Code)})
 		}
 		return internalError(ctx, log, op, err)
@@ -73,8 +66,8 @@ func toA2AError(ctx context.Context, log *slog.Logger, op string, err error) err
 			return err
 		}
 	}
-	if code := task.ErrorCode(err); code != task.CodeInternal {
-		if sentinel, ok := errorTable[code]; ok && sentinel != a2a.ErrInternalError {
+	if code := task.ErrorCode(err); code.Exposed() {
+		if sentinel, ok := errorTable[code]; ok {
 			return a2a.NewError(sentinel, err.Error()).WithErrorInfoMeta(map[string]string{"pactumCode": string(code)})
 		}
 	}

@@ -81,9 +81,14 @@ func TestErrorTable(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
 	for _, c := range codes {
 		sentinel, ok := errorTable[c]
-		if !ok {
-			t.Errorf("code %s is not in the error table", c)
+		switch {
+		case c.Exposed() && !ok:
+			t.Errorf("exposed code %s is not in the error table", c)
 			continue
+		case !c.Exposed() && ok:
+			t.Errorf("hidden code %s is in the error table", c)
+		case !c.Exposed():
+			sentinel = a2a.ErrInternalError
 		}
 		err := toA2AError(context.Background(), log, "test", task.Errorf(c, "secret detail of %s", c))
 		if !errors.Is(err, sentinel) {

@@ -13,42 +13,6 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
-// exposure says what an MCP caller sees of a domain error.
-type exposure int
-
-const (
-	// shown: the tool error carries the code and the error's message.
-	shown exposure = iota + 1
-	// internal: the error is logged in full under a fresh reference; the
-	// tool error carries code "internal" and a short message naming the
-	// reference.
-	internal
-)
-
-// errorTable maps every domain error code to what an MCP caller sees. It is
-// the one place where pactum's codes meet MCP: every domain error becomes a
-// tool error result (IsError) whose structured content is an ErrorInfo;
-// none becomes a JSON-RPC error. The codes shown as internal are the same
-// the A2A transport maps to its internal error (a2aserver errorTable).
-var errorTable = map[task.Code]exposure{
-	task.CodeInvalidArgument:   shown,
-	task.CodeNotFound:          shown,
-	task.CodeConflict:          shown,
-	task.CodeIllegalTransition: shown,
-	task.CodeNotCancelable:     shown,
-	task.CodeNotRetryable:      shown,
-	task.CodeForbidden:         shown,
-	task.CodePolicyDenied:      shown,
-	task.CodeApprovalRequired:  shown,
-	task.CodeUnsupported:       shown,
-	task.CodeUnavailable:       shown,
-	task.CodeTimeout:           shown,
-	task.CodeAgentFailed:       internal,
-	task.CodeGateBlocked:       internal,
-	task.CodeLeaseExpired:      internal,
-	task.CodeInternal:          internal,
-}
-
 // toolError is the error a tool handler returns: what the caller sees. The
 // SDK turns it into a tool error result; resultMiddleware then gives that
 // result its structured content.
@@ -64,7 +28,8 @@ func invalidArgument(format string, args ...any) *toolError {
 }
 
 // toToolError translates err for the caller. Domain errors keep their code
-// and message unless errorTable says internal; anything else is internal:
+// and message when their code is exposed (task.Code.Exposed, the same rule
+// the A2A transport applies); anything else is internal:
 // logged in full under a reference that the caller sees. A canceled request
 // is "unavailable" and not logged as an error.
 func toToolError(ctx context.Context, log *slog.Logger, tool string, err error) *toolError {
@@ -77,7 +42,7 @@ func toToolError(ctx context.Context, log *slog.Logger, tool string, err error) 
 		return &toolError{ErrorInfo{Code: string(task.CodeUnavailable), Message: "the request was canceled or timed out: " + err.Error()}}
 	}
 	code := task.ErrorCode(err)
-	if errorTable[code] == shown {
+	if code.Exposed() {
 		return &toolError{ErrorInfo{Code: string(code), Message: err.Error()}}
 	}
 	return internalError(ctx, log, tool, err)

@@ -4,54 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/pactum/pactum/task"
 )
-
-// TestErrorTableCoversEveryCode reads the Code constants declared in
-// package task and checks that errorTable maps each of them, so a new code
-// cannot reach MCP callers unmapped.
-func TestErrorTableCoversEveryCode(t *testing.T) {
-	t.Parallel()
-	f, err := parser.ParseFile(token.NewFileSet(), "../task/errors.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var codes []task.Code
-	for _, d := range f.Decls {
-		gd, ok := d.(*ast.GenDecl)
-		if !ok || gd.Tok != token.CONST {
-			continue
-		}
-		for _, spec := range gd.Specs {
-			vs := spec.(*ast.ValueSpec)
-			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "Code" {
-				continue
-			}
-			for _, v := range vs.Values {
-				lit := v.(*ast.BasicLit)
-				codes = append(codes, task.Code(strings.Trim(lit.Value, `"`)))
-			}
-		}
-	}
-	if len(codes) < 10 {
-		t.Fatalf("found only %d codes in task/errors.go: %v", len(codes), codes)
-	}
-	for _, c := range codes {
-		if errorTable[c] == 0 {
-			t.Errorf("errorTable has no entry for %q", c)
-		}
-	}
-	if len(errorTable) != len(codes) {
-		t.Errorf("errorTable has %d entries, task declares %d codes", len(errorTable), len(codes))
-	}
-}
 
 func TestToToolError(t *testing.T) {
 	t.Parallel()

@@ -29,6 +29,23 @@ const (
 	CodeInternal          Code = "internal"
 )
 
+// exposed says, for every code, whether transports show an error of that
+// code to the caller as it is (true) or log it under a reference and show
+// only the reference (false): an agent's failure, a blocking gate, an
+// expired lease and internal errors can carry details of the agent or the
+// node. Every transport asks Code.Exposed, so they cannot disagree.
+var exposed = map[Code]bool{
+	CodeInvalidArgument: true, CodeNotFound: true, CodeConflict: true, CodeIllegalTransition: true,
+	CodeNotCancelable: true, CodeNotRetryable: true, CodeForbidden: true, CodePolicyDenied: true,
+	CodeApprovalRequired: true, CodeUnsupported: true, CodeUnavailable: true, CodeTimeout: true,
+	CodeAgentFailed: false, CodeGateBlocked: false, CodeLeaseExpired: false, CodeInternal: false,
+}
+
+// Exposed reports whether a transport shows an error of code c to its
+// caller with its message; false for the codes it must hide and for any
+// code this package does not declare.
+func (c Code) Exposed() bool { return exposed[c] }
+
 // Sentinel errors that callers test with errors.Is. Drivers translate their
 // own errors into them.
 var (
