@@ -10,7 +10,8 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
-// errorTable maps every domain error code to the A2A error a caller sees.
+// errorTable maps every exposed domain error code (task.Code.Exposed) to
+// the A2A error a caller sees.
 // It is the one place where pactum's codes meet the wire: JSON-RPC codes and
 // HTTP statuses follow from the A2A error (the SDK's transports map those).
 // It lists the exposed codes (task.Code.Exposed); errors of the others are

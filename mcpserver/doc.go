@@ -16,7 +16,7 @@
 // validates arguments before a handler runs. Answers are structured content
 // (TaskInfo and friends). Domain errors become tool error results (IsError)
 // whose structured content is an ErrorInfo ({"code", "message"}); the codes
-// are task.Code values, mapped once in errorTable.
+// are task.Code values, shown as they are when task.Code.Exposed says so.
 //
 // The same Server is served over streamable HTTP (Handler, mounted at /mcp
 // next to A2A, guarded against DNS rebinding) and over stdin/stdout
