@@ -82,7 +82,7 @@ func TestMCPDisabled(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusForbidden {
-		t.Errorf("POST /mcp with mcp disabled: %s, want it unserved", resp.Status)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("POST /mcp with mcp disabled: %s, want 404 Not Found", resp.Status)
 	}
 }
