@@ -163,28 +163,11 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 // Leaving in_progress ends the lease; every transition sets Reason,
 // ErrorCode and StatusMessage from p and clears Rejected.
 func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.Task, error) {
-	if err := task.CheckTransition(p.From, p.To); err != nil {
-		return nil, fmt.Errorf("postgres: transition task %q: %w", p.TaskID, err)
-	}
-	if p.Now.IsZero() {
-		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: transition task %q: TransitionParams.Now is zero", p.TaskID)
-	}
-	if err := driver.CheckAudit(p.Audit); err != nil {
-		return nil, fmt.Errorf("postgres: transition task %q: %w", p.TaskID, err)
-	}
-	now := driver.Norm(p.Now)
-	msgs, err := driver.EncodeAll(p.Messages)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: transition task %q: encode messages: %w", p.TaskID, err)
-	}
-	arts, err := driver.EncodeAll(p.Artifacts)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: transition task %q: encode artifacts: %w", p.TaskID, err)
-	}
-	status, err := driver.StatusJSON(&task.Task{ID: p.TaskID, StatusMessage: p.StatusMessage})
+	prep, err := driver.PrepareTransition(p)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: transition task %q: %w", p.TaskID, err)
 	}
+	now, msgs, arts, status := prep.Now, prep.Messages, prep.Artifacts, prep.Status
 	var t *task.Task
 	err = s.inTx(ctx, func(x *txn) error {
 		var row taskRow

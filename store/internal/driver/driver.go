@@ -182,3 +182,39 @@ func FmtTime(t time.Time) string {
 	}
 	return t.Format(time.RFC3339Nano)
 }
+
+// Transition is what a driver needs of TransitionParams before it opens a
+// transaction: the checks passed and the JSON encoded outside the writer.
+type Transition struct {
+	Now       time.Time
+	Messages  []string // p.Messages as JSON
+	Artifacts []string // p.Artifacts as JSON
+	Status    any      // the status message's JSON, or nil (StatusJSON)
+}
+
+// PrepareTransition checks p (a legal From → To, a Now, audit data that is
+// JSON) and encodes what the transition stores. The driver wraps the error
+// with its name and the task.
+func PrepareTransition(p task.TransitionParams) (Transition, error) {
+	if err := task.CheckTransition(p.From, p.To); err != nil {
+		return Transition{}, err
+	}
+	if p.Now.IsZero() {
+		return Transition{}, task.Errorf(task.CodeInvalidArgument, "TransitionParams.Now is zero")
+	}
+	if err := CheckAudit(p.Audit); err != nil {
+		return Transition{}, err
+	}
+	out := Transition{Now: Norm(p.Now)}
+	var err error
+	if out.Messages, err = EncodeAll(p.Messages); err != nil {
+		return Transition{}, fmt.Errorf("encode messages: %w", err)
+	}
+	if out.Artifacts, err = EncodeAll(p.Artifacts); err != nil {
+		return Transition{}, fmt.Errorf("encode artifacts: %w", err)
+	}
+	if out.Status, err = StatusJSON(&task.Task{ID: p.TaskID, StatusMessage: p.StatusMessage}); err != nil {
+		return Transition{}, err
+	}
+	return out, nil
+}
