@@ -78,7 +78,55 @@ func (s *Store) batcher() {
 	}
 }
 
+// runBatch runs batch in one transaction. Several functions first run
+// without savepoints, which spares each two statements and SQLite's
+// statement journal; if one of them fails (or undoes itself with
+// errRollback) the transaction is rolled back and the batch runs again with
+// a savepoint around each function. Write functions are safe to run twice:
+// they only read the transaction and assign their results.
 func (s *Store) runBatch(batch []*writeReq) {
+	if len(batch) > 1 && s.runOptimistic(batch) {
+		return
+	}
+	s.runIsolated(batch)
+}
+
+// runOptimistic runs batch in one transaction without savepoints and
+// commits it if every function succeeded. It reports false, having written
+// nothing and answered no one, when a function failed.
+func (s *Store) runOptimistic(batch []*writeReq) bool {
+	ctx := context.Background()
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return false // runIsolated tries again and answers
+	}
+	defer func() { _ = tx.Rollback() }()
+	errs := make([]error, len(batch))
+	var head txn
+	for i, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			errs[i] = err // skipped: it wrote nothing
+			continue
+		}
+		x := &txn{ctx: ctx, tx: tx, st: &s.w, headLoaded: head.headLoaded, headSeq: head.headSeq, headHash: head.headHash}
+		if err := r.fn(x); err != nil {
+			return false
+		}
+		head = *x
+	}
+	commitErr := tx.Commit()
+	for i, r := range batch {
+		if errs[i] == nil && commitErr != nil {
+			errs[i] = fmt.Errorf("commit: %w", commitErr)
+		}
+		r.done <- errs[i]
+	}
+	return true
+}
+
+// runIsolated runs batch in one transaction, each function of several
+// inside its own savepoint, so that one that fails is undone alone.
+func (s *Store) runIsolated(batch []*writeReq) {
 	errs := make([]error, len(batch))
 	answer := func(commitErr error) {
 		for i, r := range batch {

@@ -1,0 +1,113 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/pactum/pactum/audit"
+	"github.com/pactum/pactum/store/internal/driver"
+	"github.com/pactum/pactum/task"
+)
+
+// TestBatchIsolatesFailures runs batches straight through runBatch (what the
+// batcher does with requests that queued up together) and checks that a
+// function that fails, or undoes itself, leaves nothing behind while the
+// others in its transaction commit, with the audit chain intact. Each batch
+// first runs without savepoints; these cases exercise the fallback that
+// runs it again with them.
+func TestBatchIsolatesFailures(t *testing.T) {
+	t.Parallel()
+	s, err := New(t.Context(), Config{Path: filepath.Join(t.TempDir(), "pactum.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	now := driver.Norm(time.Now())
+	boom := errors.New("boom")
+	seal := func(name string, after error) func(*txn) error {
+		return func(x *txn) error {
+			if err := x.seal(now, []task.AuditInput{{Kind: task.AuditKind("test"), Actor: name}}); err != nil {
+				return err
+			}
+			return after
+		}
+	}
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+
+	for _, tc := range []struct {
+		name  string
+		fns   []func(*txn) error
+		ctxs  []context.Context // nil: background
+		want  []error           // per function; nil means it committed
+		actor []string          // actors whose entries must be stored, in order
+	}{
+		{
+			name:  "all succeed",
+			fns:   []func(*txn) error{seal("a", nil), seal("b", nil), seal("c", nil)},
+			want:  []error{nil, nil, nil},
+			actor: []string{"a", "b", "c"},
+		},
+		{
+			name:  "one fails after writing",
+			fns:   []func(*txn) error{seal("d", nil), seal("e", boom), seal("f", nil)},
+			want:  []error{nil, boom, nil},
+			actor: []string{"d", "f"},
+		},
+		{
+			name:  "one undoes itself",
+			fns:   []func(*txn) error{seal("g", errRollback), seal("h", nil)},
+			want:  []error{nil, nil},
+			actor: []string{"h"},
+		},
+		{
+			name:  "a canceled caller is skipped",
+			fns:   []func(*txn) error{seal("i", nil), seal("j", nil)},
+			ctxs:  []context.Context{canceled, nil},
+			want:  []error{context.Canceled, nil},
+			actor: []string{"j"},
+		},
+	} {
+		before, err := s.AuditEntries(t.Context(), 0, 10000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch := make([]*writeReq, len(tc.fns))
+		for i, fn := range tc.fns {
+			ctx := context.Background()
+			if tc.ctxs != nil && tc.ctxs[i] != nil {
+				ctx = tc.ctxs[i]
+			}
+			batch[i] = &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+		}
+		s.runBatch(batch)
+		for i, r := range batch {
+			got := <-r.done
+			if !errors.Is(got, tc.want[i]) || (got == nil) != (tc.want[i] == nil) {
+				t.Errorf("%s: function %d answered %v, want %v", tc.name, i, got, tc.want[i])
+			}
+		}
+		after, err := s.AuditEntries(t.Context(), 0, 10000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var actors []string
+		for _, e := range after[len(before):] {
+			actors = append(actors, e.Actor)
+		}
+		if fmt.Sprint(actors) != fmt.Sprint(tc.actor) {
+			t.Errorf("%s: stored entries by %v, want %v", tc.name, actors, tc.actor)
+		}
+	}
+	res, err := audit.Verify(t.Context(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK || res.Entries != 7 {
+		t.Fatalf("audit chain broken after the batches: %+v", res)
+	}
+}
