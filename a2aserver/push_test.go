@@ -302,3 +302,80 @@ func TestPushConfigChangedOnAnotherNode(t *testing.T) {
 	b.releaseAll()
 	recv.waitFinal(t, "/remote", a2a.TaskStateCompleted)
 }
+
+// TestPushLookups: the pusher looks push configurations up once per task at
+// most, and not at all while the store holds none, however many events the
+// tasks publish and however many run at once.
+func TestPushLookups(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *setupConfig) { c.opts.AllowPrivatePush = true })
+	ctx := testCtx(t)
+	c := b.client("echo", a2a.TransportProtocolJSONRPC)
+	// sendMany sends n blocking messages from 8 clients at once.
+	sendMany := func(n int) {
+		t.Helper()
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for w := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < n; i += 8 {
+					if _, err := c.SendMessage(ctx, sendReq(userMessage(fmt.Sprint("lookup ", i)))); err != nil {
+						errs <- err
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("send: %v", err)
+		}
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for !cond() {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("timed out waiting for %s", what)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+
+	const n = 32
+	sendMany(n)
+	waitFor("a lookup of whether any config exists", func() bool { return b.store.hasPush.Load() > 0 })
+	time.Sleep(200 * time.Millisecond) // let the lanes finish the rest
+	if got := b.store.listPush.Load(); got != 0 {
+		t.Fatalf("with no push configs in the store, the pusher read task configs %d times, want 0", got)
+	}
+	if got := b.store.hasPush.Load(); got > 3 {
+		t.Errorf("with no push configs, the pusher asked whether any exist %d times for %d tasks, want a few (cached)", got, n)
+	}
+
+	// One task with a config: the pusher must now look each task up, and
+	// deliver to that one.
+	recv := newReceiver(t)
+	req := sendReq(userMessage("pushed"))
+	req.Config = &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: recv.srv.URL + "/hook", Token: "tok"}}
+	send(ctx, t, c, req)
+	recv.waitFinal(t, "/hook", a2a.TaskStateCompleted)
+
+	before := b.store.listPush.Load()
+	sendMany(n)
+	waitFor("a lookup per task", func() bool { return b.store.listPush.Load()-before >= n })
+	time.Sleep(200 * time.Millisecond)
+	// Every task publishes several events (accepted, working, artifact,
+	// completed); one lookup each is the cache working. A few more are a
+	// cache entry that outlived its TTL on a slow machine.
+	got := b.store.listPush.Load() - before
+	t.Logf("%d tasks, %d push config lookups", n, got)
+	if got > n+n/4 {
+		t.Errorf("%d concurrent tasks caused %d push config lookups, want about one per task", n, got)
+	}
+	if len(recv.on("/hook")) == 0 {
+		t.Error("the task with a config was never pushed")
+	}
+}

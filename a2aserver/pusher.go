@@ -31,6 +31,7 @@ const (
 	maxPushRedirects                  = 5
 	pushConfigCacheTTL                = 2 * time.Second
 	pushConfigCacheMax                = 10000
+	invalidSlots                      = 256
 	pushResponseDrainLimit      int64 = 64 << 10
 )
 
@@ -83,9 +84,18 @@ type Pusher struct {
 	wg      sync.WaitGroup
 
 	cacheMu sync.Mutex
-	gen     uint64
-	cache   map[string]cachedConfigs
-	pending map[string][]task.PushConfig // see expect
+	// gen counts Invalidate calls; slots holds, per hash slot of task IDs,
+	// the gen of the last Invalidate of a task in it. A lookup that began
+	// before an Invalidate of its task is not cached.
+	gen   uint64
+	slots [invalidSlots]uint64
+	// anyAt is when the store last said whether any task has push configs
+	// (anyConfigs); zero when that is unknown. Until it is stale, a node
+	// without any skips the per-task lookups.
+	anyAt      time.Time
+	anyConfigs bool
+	cache      map[string]cachedConfigs
+	pending    map[string][]task.PushConfig // see expect
 
 	// queues holds the delivery queue of each task with deliveries under
 	// way; a queue's goroutine removes it when it runs dry.
@@ -231,8 +241,36 @@ const stopGrace = 2 * time.Second
 func (p *Pusher) Invalidate(taskID string) {
 	p.cacheMu.Lock()
 	p.gen++
+	p.slots[slotOf(taskID)] = p.gen
+	p.anyAt = time.Time{}
 	delete(p.cache, taskID)
 	p.cacheMu.Unlock()
+}
+
+// invalidateAll is Invalidate for every task.
+func (p *Pusher) invalidateAll() {
+	p.cacheMu.Lock()
+	p.gen++
+	for i := range p.slots {
+		p.slots[i] = p.gen
+	}
+	p.anyAt = time.Time{}
+	clear(p.cache)
+	p.cacheMu.Unlock()
+}
+
+// forget drops a task's cached configurations (its last event was handled);
+// unlike Invalidate it says nothing changed.
+func (p *Pusher) forget(taskID string) {
+	p.cacheMu.Lock()
+	delete(p.cache, taskID)
+	p.cacheMu.Unlock()
+}
+
+func slotOf(taskID string) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(taskID))
+	return int(h.Sum32() % invalidSlots)
 }
 
 // dispatch moves broker events into the lanes without ever blocking, and
@@ -252,6 +290,9 @@ func (p *Pusher) dispatch(intake <-chan struct{}, ch <-chan task.Event, unsubscr
 		case ev, ok := <-ch:
 			if !ok {
 				p.log.Warn("push: event subscription fell behind and was dropped; resubscribing, some events were not pushed")
+				// Configurations changed on other nodes meanwhile went
+				// unheard: read everything again.
+				p.invalidateAll()
 				unsubscribe()
 				ch, unsubscribe = p.coord.Broker().Subscribe("")
 				continue
@@ -298,7 +339,7 @@ func (p *Pusher) handle(ctx context.Context, ev task.Event, streamed map[string]
 	if terminal {
 		defer func() {
 			delete(streamed, ev.TaskID)
-			p.Invalidate(ev.TaskID)
+			p.forget(ev.TaskID)
 		}()
 	}
 	configs, err := p.configs(ctx, ev.TaskID)
@@ -394,8 +435,9 @@ func (p *Pusher) deliverAll(ctx context.Context, taskID string, q chan delivery)
 	}
 }
 
-// configs returns a task's push configurations, from a short-lived cache
-// that handlers invalidate when they change them.
+// configs returns a task's push configurations, from short-lived caches
+// that handlers invalidate when they change them: whether the store holds
+// any at all, and each task's.
 //
 // Configurations announced with expect are added until the store has them:
 // they are read before the store, so that one stored meanwhile is seen in
@@ -405,6 +447,11 @@ func (p *Pusher) configs(ctx context.Context, taskID string) ([]task.PushConfig,
 	// A copy: expect's cleanup edits the slice under the lock, and this one
 	// is read after it is released.
 	pending := slices.Clone(p.pending[taskID])
+	anyKnown := !p.anyAt.IsZero() && time.Since(p.anyAt) < pushConfigCacheTTL
+	if anyKnown && !p.anyConfigs {
+		p.cacheMu.Unlock()
+		return pending, nil
+	}
 	if c, ok := p.cache[taskID]; ok && time.Since(c.at) < pushConfigCacheTTL {
 		p.cacheMu.Unlock()
 		return withPending(c.configs, pending), nil
@@ -412,12 +459,26 @@ func (p *Pusher) configs(ctx context.Context, taskID string) ([]task.PushConfig,
 	gen := p.gen
 	p.cacheMu.Unlock()
 
+	if !anyKnown {
+		has, err := p.coord.HasPushConfigs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		p.cacheMu.Lock()
+		if p.gen == gen {
+			p.anyAt, p.anyConfigs = time.Now(), has
+		}
+		p.cacheMu.Unlock()
+		if !has {
+			return pending, nil
+		}
+	}
 	cs, err := p.coord.PushConfigs(ctx, taskID)
 	if err != nil {
 		return nil, err
 	}
 	p.cacheMu.Lock()
-	if p.gen == gen {
+	if p.slots[slotOf(taskID)] <= gen {
 		if len(p.cache) >= pushConfigCacheMax {
 			clear(p.cache)
 		}

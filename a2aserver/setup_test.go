@@ -117,6 +117,20 @@ func setup(t testing.TB, tweak ...func(*setupConfig)) *bundle {
 type faultyStore struct {
 	task.Store
 	failGet atomic.Bool
+	// Push configuration lookups, counted.
+	listPush, hasPush atomic.Int64
+}
+
+// ListPushConfigs implements task.Store.
+func (s *faultyStore) ListPushConfigs(ctx context.Context, taskID string) ([]task.PushConfig, error) {
+	s.listPush.Add(1)
+	return s.Store.ListPushConfigs(ctx, taskID)
+}
+
+// HasPushConfigs implements task.Store.
+func (s *faultyStore) HasPushConfigs(ctx context.Context) (bool, error) {
+	s.hasPush.Add(1)
+	return s.Store.HasPushConfigs(ctx)
 }
 
 // errDiskOnFire is the store failure tests inject.

@@ -38,6 +38,11 @@ func (c *Coordinator) PushConfig(ctx context.Context, taskID, id string) (*PushC
 	return cfg, err
 }
 
+// HasPushConfigs reports whether any task has a push config.
+func (c *Coordinator) HasPushConfigs(ctx context.Context) (bool, error) {
+	return c.store.HasPushConfigs(ctx)
+}
+
 // PushConfigs returns a task's push configs.
 func (c *Coordinator) PushConfigs(ctx context.Context, taskID string) ([]PushConfig, error) {
 	return c.store.ListPushConfigs(ctx, taskID)

@@ -71,6 +71,9 @@ type Store interface {
 	GetPushConfig(ctx context.Context, taskID, id string) (*PushConfig, error)
 	// ListPushConfigs returns a task's push configs, oldest first.
 	ListPushConfigs(ctx context.Context, taskID string) ([]PushConfig, error)
+	// HasPushConfigs reports whether any task has a push config. A node
+	// where none has ever been set skips looking them up per event.
+	HasPushConfigs(ctx context.Context) (bool, error)
 	// DeletePushConfig deletes one push config and seals audit in the same
 	// transaction (ErrNotFound, and nothing written, if absent).
 	DeletePushConfig(ctx context.Context, taskID, id string, audit []AuditInput) error

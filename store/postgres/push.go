@@ -70,6 +70,18 @@ func (s *Store) GetPushConfig(ctx context.Context, taskID, id string) (*task.Pus
 	return c, nil
 }
 
+// HasPushConfigs implements task.Store.
+func (s *Store) HasPushConfigs(ctx context.Context) (bool, error) {
+	var has bool
+	err := s.retry(ctx, func() (bool, error) {
+		return false, s.pool.QueryRow(ctx, sqlAnyPush).Scan(&has)
+	})
+	if err != nil {
+		return false, fmt.Errorf("postgres: any push configs: %w", err)
+	}
+	return has, nil
+}
+
 // ListPushConfigs implements task.Store: the task's configs ordered by
 // CreatedAt, then ID. A task that does not exist is ErrNotFound.
 func (s *Store) ListPushConfigs(ctx context.Context, taskID string) ([]task.PushConfig, error) {

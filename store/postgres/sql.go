@@ -91,6 +91,7 @@ const (
 	sqlPutPush = `INSERT INTO push_configs (task_id, id, url, token, auth, created_at) VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (task_id, id) DO UPDATE SET url = excluded.url, token = excluded.token,
 		auth = excluded.auth, created_at = excluded.created_at`
+	sqlAnyPush    = `SELECT EXISTS (SELECT 1 FROM push_configs)`
 	sqlGetPush    = `SELECT task_id, id, url, token, auth, created_at FROM push_configs WHERE task_id = $1 AND id = $2`
 	sqlListPush   = `SELECT task_id, id, url, token, auth, created_at FROM push_configs WHERE task_id = $1 ORDER BY created_at, id`
 	sqlDeletePush = `DELETE FROM push_configs WHERE task_id = $1 AND id = $2`

@@ -84,6 +84,15 @@ func (s *Store) ListPushConfigs(ctx context.Context, taskID string) ([]task.Push
 	return out, nil
 }
 
+// HasPushConfigs implements task.Store.
+func (s *Store) HasPushConfigs(ctx context.Context) (bool, error) {
+	var has bool
+	if err := s.r.anyPush.QueryRowContext(ctx).Scan(&has); err != nil {
+		return false, fmt.Errorf("sqlite: any push configs: %w", err)
+	}
+	return has, nil
+}
+
 // DeletePushConfig implements task.Store; deleting a config that does not
 // exist is ErrNotFound and writes nothing.
 func (s *Store) DeletePushConfig(ctx context.Context, taskID, id string, audit []task.AuditInput) error {

@@ -51,6 +51,7 @@ type stmts struct {
 	putPush        *sql.Stmt
 	getPush        *sql.Stmt
 	listPush       *sql.Stmt
+	anyPush        *sql.Stmt
 	deletePush     *sql.Stmt
 }
 
@@ -91,6 +92,7 @@ func (s *stmts) list(write bool) []struct {
 			WHERE state = 'in_progress' AND lease_expires < ? ORDER BY lease_expires, id LIMIT ?`},
 		{&s.nextRunAfter, `SELECT min(coalesce(run_after, updated_at)) FROM tasks WHERE state = 'queued'`},
 		{&s.getPush, `SELECT task_id, id, url, token, auth, created_at FROM push_configs WHERE task_id = ? AND id = ?`},
+		{&s.anyPush, `SELECT EXISTS (SELECT 1 FROM push_configs)`},
 		{&s.listPush, `SELECT task_id, id, url, token, auth, created_at FROM push_configs WHERE task_id = ? ORDER BY created_at, id`},
 	}
 	if !write {

@@ -1456,6 +1456,13 @@ func testAuditConcurrent(t *testing.T, b *bundle) {
 
 func testPushConfig(t *testing.T, b *bundle) {
 	b.create(spec{id: "t1"})
+	hasConfigs := func(when string, want bool) {
+		t.Helper()
+		if got, err := b.s.HasPushConfigs(b.ctx); err != nil || got != want {
+			t.Errorf("HasPushConfigs %s = %v, %v; want %v", when, got, err, want)
+		}
+	}
+	hasConfigs("before any was set", false)
 	c1 := task.PushConfig{TaskID: "t1", ID: "c1", URL: "https://example.com/hook", Token: "tok", Auth: json.RawMessage(`{"schemes":["Bearer"]}`), CreatedAt: at(time.Microsecond)}
 	c2 := task.PushConfig{TaskID: "t1", ID: "c2", URL: "https://example.com/other", CreatedAt: at(time.Second)}
 	for _, c := range []task.PushConfig{c1, c2} {
@@ -1463,6 +1470,7 @@ func testPushConfig(t *testing.T, b *bundle) {
 			t.Fatalf("PutPushConfig(%s): %v", c.ID, err)
 		}
 	}
+	hasConfigs("with two", true)
 	got, err := b.s.GetPushConfig(b.ctx, "t1", "c1")
 	if err != nil || !reflect.DeepEqual(*got, c1) {
 		t.Fatalf("GetPushConfig = %s, %v; want %s", dump(got), err, dump(c1))
@@ -1510,6 +1518,10 @@ func testPushConfig(t *testing.T, b *bundle) {
 	}
 
 	wantErr(t, "PutPushConfig for a missing task", b.s.PutPushConfig(b.ctx, task.PushConfig{TaskID: "missing", ID: "c", URL: "https://x", CreatedAt: t0}, nil), task.ErrNotFound)
+	if err := b.s.DeletePushConfig(b.ctx, "t1", "c2", nil); err != nil {
+		t.Fatalf("DeletePushConfig(c2): %v", err)
+	}
+	hasConfigs("after the last was deleted", false)
 	_, err = b.s.GetPushConfig(b.ctx, "missing", "c1")
 	wantErr(t, "GetPushConfig for a missing task", err, task.ErrNotFound)
 	if list, err := b.s.ListPushConfigs(b.ctx, "missing"); len(list) != 0 || (err != nil && !errors.Is(err, task.ErrNotFound)) {
