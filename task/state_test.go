@@ -1,7 +1,11 @@
 package task
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -131,6 +135,47 @@ func TestPermissions(t *testing.T) {
 		if got := p.Allows(c.actor, c.action); got != c.want {
 			t.Errorf("Allows(%s, %s) = %v", c.actor, c.action, got)
 		}
+	}
+}
+
+// TestAuditHashIsStable pins the hash layout: stored chains were sealed
+// with it, so any change here breaks audit verify on existing data.
+func TestAuditHashIsStable(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		e    AuditEntry
+		want string
+	}{
+		{AuditEntry{Seq: 42, At: time.Date(2026, 11, 22, 10, 0, 0, 123456000, time.FixedZone("X", 3600)), Kind: AuditTransition,
+			TaskID: "01a2029f-d5cd-70e0-be60-939515c1583a", Actor: "alice", Data: []byte(`{"from":"queued","to":"in_progress"}`),
+			PrevHash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"},
+			"4668d76bf34efcb13003533ad1b85384afbdd94a705b244c10ad7725f69cf1d8"},
+		{AuditEntry{Seq: 1, At: time.Unix(0, 0), Kind: AuditPolicy},
+			"03b57e249934d3a3ead8ecfd41247ab425756a69f37c9ce3c0a2d886a321d05d"},
+	} {
+		if got := c.e.ComputeHash(); got != c.want {
+			t.Errorf("hash of entry %d = %s, want %s", c.e.Seq, got, c.want)
+		}
+	}
+	// An entry larger than the stack buffer hashes by the same layout:
+	// each field's length (8 bytes, little-endian), then its bytes.
+	big := AuditEntry{Seq: 7, At: time.Unix(5, 0), Kind: AuditTransition, Actor: "bob", Data: []byte(`"` + strings.Repeat("x", 2000) + `"`)}
+	h := sha256.New()
+	for _, f := range []string{big.PrevHash, "7", "1970-01-01T00:00:05Z", string(big.Kind), big.TaskID, big.Actor, string(big.Data)} {
+		_ = binary.Write(h, binary.LittleEndian, uint64(len(f)))
+		h.Write([]byte(f))
+	}
+	if got, want := big.ComputeHash(), hex.EncodeToString(h.Sum(nil)); got != want {
+		t.Errorf("hash of a large entry = %s, want %s", got, want)
+	}
+}
+
+func BenchmarkAuditHash(b *testing.B) {
+	e := AuditEntry{Seq: 42, At: time.Now(), Kind: AuditTransition, TaskID: "01a2029f-d5cd-70e0-be60-939515c1583a",
+		Actor: "alice", Data: []byte(`{"from":"queued","to":"in_progress","attempt":1}`), PrevHash: strings.Repeat("ab", 32)}
+	b.ReportAllocs()
+	for b.Loop() {
+		e.ComputeHash()
 	}
 }
 
