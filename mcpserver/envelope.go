@@ -23,25 +23,11 @@ import (
 //
 // It refuses input without text and data with task.CodeInvalidArgument.
 func submitRequest(agentName, action string, in MessageInput, authActor string) (task.SubmitRequest, error) {
-	var parts []task.Part
-	if in.Text != "" {
-		parts = append(parts, task.TextPart(in.Text))
+	msg, err := userMessage(in.MessageID, in.Text, in.Data, "the task needs an input")
+	if err != nil {
+		return task.SubmitRequest{}, err
 	}
-	if in.Data != nil {
-		data, err := task.EncodeData(in.Data)
-		if err != nil {
-			return task.SubmitRequest{}, task.Errorf(task.CodeInvalidArgument, "data cannot be encoded as JSON: %v", err)
-		}
-		parts = append(parts, task.DataPart(data))
-	}
-	if len(parts) == 0 {
-		return task.SubmitRequest{}, task.Errorf(task.CodeInvalidArgument, "the task needs an input: give text, data or both")
-	}
-	msgID := in.MessageID
-	if msgID == "" {
-		msgID = task.NewID()
-	}
-	msg := task.Message{ID: msgID, Role: task.RoleUser, Parts: parts, ContextID: in.ContextID}
+	msg.ContextID = in.ContextID
 	env := task.Envelope{
 		Actor:          in.Actor,
 		Matter:         in.Matter,
@@ -59,4 +45,28 @@ func submitRequest(agentName, action string, in MessageInput, authActor string) 
 		env.IdempotencyKey = msg.ID
 	}
 	return task.SubmitRequest{Envelope: env, Agent: agentName}, nil
+}
+
+// userMessage is a user message of a text part and/or a data part, with id
+// messageID or a fresh one. Without either part it is an invalid_argument
+// error that begins with what.
+func userMessage(messageID, text string, data map[string]any, what string) (task.Message, error) {
+	var parts []task.Part
+	if text != "" {
+		parts = append(parts, task.TextPart(text))
+	}
+	if data != nil {
+		raw, err := task.EncodeData(data)
+		if err != nil {
+			return task.Message{}, task.Errorf(task.CodeInvalidArgument, "data cannot be encoded as JSON: %v", err)
+		}
+		parts = append(parts, task.DataPart(raw))
+	}
+	if len(parts) == 0 {
+		return task.Message{}, task.Errorf(task.CodeInvalidArgument, "%s: give text, data or both", what)
+	}
+	if messageID == "" {
+		messageID = task.NewID()
+	}
+	return task.Message{ID: messageID, Role: task.RoleUser, Parts: parts}, nil
 }

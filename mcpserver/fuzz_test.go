@@ -86,8 +86,9 @@ func FuzzToolArguments(f *testing.F) {
 		`{"task_id":"nope","history_length":-5}`,
 		`{"states":["queued","nope"],"page_size":0,"updated_after":"2026-01-01T00:00:00Z"}`,
 		`{}`, `{"wait":"yes"}`, `{"agent":null}`, `{"text":"\u0000"}`,
+		`{"task_id":"nope","text":"answer","data":{"x":1},"message_id":"m"}`,
 	} {
-		for _, tool := range []string{mcpserver.ToolSubmitTask, mcpserver.ToolGetTask, mcpserver.ToolListTasks, mcpserver.ToolCancelTask, mcpserver.ToolRetryTask} {
+		for _, tool := range []string{mcpserver.ToolSubmitTask, mcpserver.ToolGetTask, mcpserver.ToolListTasks, mcpserver.ToolCancelTask, mcpserver.ToolRetryTask, mcpserver.ToolContinueTask} {
 			f.Add(tool, s)
 		}
 	}
@@ -108,11 +109,11 @@ func FuzzToolArguments(f *testing.F) {
 			return // the client only sends objects
 		}
 		switch tool {
-		case mcpserver.ToolSubmitTask, mcpserver.ToolGetTask, mcpserver.ToolListTasks, mcpserver.ToolCancelTask, mcpserver.ToolRetryTask:
+		case mcpserver.ToolSubmitTask, mcpserver.ToolGetTask, mcpserver.ToolListTasks, mcpserver.ToolCancelTask, mcpserver.ToolRetryTask, mcpserver.ToolContinueTask:
 		default:
 			return
 		}
-		if tool == mcpserver.ToolSubmitTask {
+		if tool == mcpserver.ToolSubmitTask || tool == mcpserver.ToolContinueTask {
 			obj["wait"] = false // waits are bounded by the test, not the fuzzer
 		}
 		res, err := cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: tool, Arguments: obj})

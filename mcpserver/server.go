@@ -65,18 +65,20 @@ type Server struct {
 
 // Tool names.
 const (
-	ToolSubmitTask = "submit_task"
-	ToolGetTask    = "get_task"
-	ToolListTasks  = "list_tasks"
-	ToolCancelTask = "cancel_task"
-	ToolRetryTask  = "retry_task"
-	ToolListAgents = "list_agents"
+	ToolSubmitTask   = "submit_task"
+	ToolGetTask      = "get_task"
+	ToolListTasks    = "list_tasks"
+	ToolCancelTask   = "cancel_task"
+	ToolRetryTask    = "retry_task"
+	ToolContinueTask = "continue_task"
+	ToolListAgents   = "list_agents"
 )
 
 const defaultInstructions = "pactum runs delegated tasks durably: every task has an id, a lifecycle " +
 	"(queued, in_progress, then succeeded, failed, canceled or dead_letter; input_required when the agent asks), " +
 	"bounded retries and an audit trail. list_agents shows what can be called. submit_task with wait=true " +
 	"returns the finished task with its artifacts; without wait, follow the task with get_task. " +
+	"A task in input_required carries the agent's question in status_message: answer it with continue_task. " +
 	"Send an idempotency_key to make a submit safe to repeat."
 
 // New returns the MCP server of coord. It panics if coord is nil.
@@ -171,6 +173,15 @@ func (s *Server) addTools() {
 		Annotations: &mcp.ToolAnnotations{Title: "Retry a task", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
 	}, s.retryTask)
 	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:  ToolContinueTask,
+		Title: "Answer a task that asks for input",
+		Description: "Send the answer to a task in input_required (the agent's question is its status_message): the task " +
+			"is queued again with the answer in its conversation and runs a new turn. With wait=true the call returns when " +
+			"the task is finished or asks again. A task in any other state answers conflict (still working) or " +
+			"unsupported (finished).",
+		Annotations: &mcp.ToolAnnotations{Title: "Answer a task", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
+	}, s.continueTask)
+	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        ToolListAgents,
 		Title:       "List agents",
 		Description: "List the agents tasks can be submitted to: name, action, whether the action is sensitive, retry and timeout bounds.",
@@ -185,7 +196,7 @@ func (s *Server) addAgentTools() {
 	s.agentTools = map[string]string{}
 	taken := map[string]bool{
 		ToolSubmitTask: true, ToolGetTask: true, ToolListTasks: true,
-		ToolCancelTask: true, ToolRetryTask: true, ToolListAgents: true,
+		ToolCancelTask: true, ToolRetryTask: true, ToolContinueTask: true, ToolListAgents: true,
 	}
 	for _, a := range s.coord.Agents() {
 		name := AgentToolName(a.Name)
@@ -511,6 +522,36 @@ func (s *Server) retryTask(ctx context.Context, req *mcp.CallToolRequest, in Ret
 		return nil, TaskInfo{}, s.fail(ctx, ToolRetryTask, err)
 	}
 	return nil, taskInfo(t, 0), nil
+}
+
+// continueTask answers a task in input_required exactly as an A2A message
+// naming the task does (Coordinator.Continue) and, with wait, follows it
+// until it is final again.
+func (s *Server) continueTask(ctx context.Context, req *mcp.CallToolRequest, in ContinueTaskInput) (*mcp.CallToolResult, ContinueTaskOutput, error) {
+	if in.TaskID == "" {
+		return nil, ContinueTaskOutput{}, invalidArgument("task_id is required")
+	}
+	timeout, err := s.waitTimeout(in.WaitInput)
+	if err != nil {
+		return nil, ContinueTaskOutput{}, err
+	}
+	msg, err := userMessage(in.MessageID, in.Text, in.Data, "the answer is empty")
+	if err != nil {
+		return nil, ContinueTaskOutput{}, s.fail(ctx, ToolContinueTask, err)
+	}
+	t, err := s.coord.Continue(ctx, in.TaskID, msg)
+	if err != nil {
+		return nil, ContinueTaskOutput{}, s.fail(ctx, ToolContinueTask, err)
+	}
+	var out ContinueTaskOutput
+	if in.Wait {
+		t, out.WaitTimedOut, err = s.await(ctx, req, t, timeout)
+		if err != nil {
+			return nil, ContinueTaskOutput{}, s.fail(ctx, ToolContinueTask, err)
+		}
+	}
+	out.TaskInfo = taskInfo(t, 0)
+	return nil, out, nil
 }
 
 func (s *Server) listAgents(ctx context.Context, req *mcp.CallToolRequest, _ ListAgentsInput) (*mcp.CallToolResult, ListAgentsOutput, error) {

@@ -133,6 +133,14 @@ func testAgents(b *bundle) []task.AgentSpec {
 			return &task.Result{Artifacts: []task.Artifact{{ID: "deployed", Parts: []task.Part{task.DataPart(json.RawMessage(`{"version":"1.2.3","replicas":3}`))}}}}, nil
 		})},
 		{Name: "ops/tool name", Runner: echoRunner},
+		// ask asks for a name on the first turn and greets it on the next;
+		// an answer of "again" makes it ask once more.
+		{Name: "ask", Runner: task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+			if len(req.History) == 1 || req.Message.Text() == "again" {
+				return &task.Result{InputRequired: true, Message: &task.Message{Parts: []task.Part{task.TextPart("what is your name?")}}}, nil
+			}
+			return &task.Result{Artifacts: []task.Artifact{{ID: "greeting", Parts: []task.Part{task.TextPart("hello " + req.Message.Text())}}}}, nil
+		})},
 	}
 }
 

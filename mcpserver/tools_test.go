@@ -28,8 +28,8 @@ func TestListTools(t *testing.T) {
 	}
 	want := []string{
 		mcpserver.ToolSubmitTask, mcpserver.ToolGetTask, mcpserver.ToolListTasks,
-		mcpserver.ToolCancelTask, mcpserver.ToolRetryTask, mcpserver.ToolListAgents,
-		"agent_echo", "agent_slow", "agent_flaky", "agent_deploy", "agent_ops_tool_name",
+		mcpserver.ToolCancelTask, mcpserver.ToolRetryTask, mcpserver.ToolContinueTask, mcpserver.ToolListAgents,
+		"agent_echo", "agent_slow", "agent_flaky", "agent_deploy", "agent_ops_tool_name", "agent_ask",
 	}
 	for _, name := range want {
 		tl, ok := byName[name]
@@ -328,7 +328,7 @@ func TestListTasksAndAgents(t *testing.T) {
 			}
 		}
 	}
-	if want := []string{"echo", "slow", "flaky", "deploy", "ops/tool name"}; !slices.Equal(names, want) {
+	if want := []string{"echo", "slow", "flaky", "deploy", "ops/tool name", "ask"}; !slices.Equal(names, want) {
 		t.Errorf("agents = %v, want %v", names, want)
 	}
 }
@@ -561,4 +561,79 @@ func TestCallCanceledTaskRunsOn(t *testing.T) {
 	}
 	b.release()
 	waitState(t, cs, id, "succeeded")
+}
+
+// TestContinueTask: a task that asks for input waits in input_required with
+// the question as its status message; continue_task answers it, the task
+// runs a new turn with the answer, and the conversation holds every turn.
+func TestContinueTask(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cs := b.connect(t, nil)
+	asked := call[mcpserver.SubmitTaskOutput](t, cs, mcpserver.ToolSubmitTask, map[string]any{"agent": "ask", "text": "greet me", "wait": true})
+	if asked.State != "input_required" || !asked.Final || asked.StatusMessage != "what is your name?" {
+		t.Fatalf("first turn: state %s, final %v, status message %q; want input_required, final, the question", asked.State, asked.Final, asked.StatusMessage)
+	}
+
+	// Asked again: the task comes back to input_required.
+	again := call[mcpserver.ContinueTaskOutput](t, cs, mcpserver.ToolContinueTask, map[string]any{"task_id": asked.TaskID, "text": "again", "wait": true})
+	if again.State != "input_required" || again.Audit.RecordSeq <= asked.Audit.RecordSeq {
+		t.Fatalf("second turn: state %s, record seq %d (was %d); want input_required and new records", again.State, again.Audit.RecordSeq, asked.Audit.RecordSeq)
+	}
+
+	done := call[mcpserver.ContinueTaskOutput](t, cs, mcpserver.ToolContinueTask, map[string]any{
+		"task_id": asked.TaskID, "text": "Ada", "data": map[string]any{"lang": "en"}, "message_id": "answer-1", "wait": true})
+	if done.State != "succeeded" || done.WaitTimedOut || done.TaskID != asked.TaskID || done.ContextID != asked.ContextID {
+		t.Fatalf("third turn: %+v; want the same task succeeded", done)
+	}
+	if len(done.Artifacts) != 1 || done.Artifacts[0].Text != "hello Ada" {
+		t.Fatalf("artifacts = %+v, want the greeting for the answer", done.Artifacts)
+	}
+	got := call[mcpserver.TaskInfo](t, cs, mcpserver.ToolGetTask, map[string]any{"task_id": asked.TaskID})
+	var turns []string
+	for _, m := range got.History {
+		turns = append(turns, m.Role+":"+m.Text)
+	}
+	want := []string{"user:greet me", "agent:what is your name?", "user:again", "agent:what is your name?", "user:Ada"}
+	if strings.Join(turns, "|") != strings.Join(want, "|") {
+		t.Errorf("history = %q, want %q", turns, want)
+	}
+	last := got.History[len(got.History)-1]
+	if last.MessageID != "answer-1" || len(last.Parts) != 2 || last.Parts[1].Kind != "data" {
+		t.Errorf("the answer is stored as %+v; want id answer-1 with a text and a data part", last)
+	}
+
+	// A finished task takes no more answers; a running one is not asking.
+	if e := callErr(t, cs, mcpserver.ToolContinueTask, map[string]any{"task_id": asked.TaskID, "text": "late"}); e.Code != "unsupported" {
+		t.Errorf("continue a succeeded task: code %s (%s), want unsupported", e.Code, e.Message)
+	}
+	slow := call[mcpserver.SubmitTaskOutput](t, cs, mcpserver.ToolSubmitTask, map[string]any{"agent": "slow", "text": "x"})
+	<-b.started
+	if e := callErr(t, cs, mcpserver.ToolContinueTask, map[string]any{"task_id": slow.TaskID, "text": "hi"}); e.Code != "conflict" {
+		t.Errorf("continue a running task: code %s (%s), want conflict", e.Code, e.Message)
+	}
+	b.release()
+	for _, tc := range []struct {
+		args map[string]any
+		code string
+	}{
+		{map[string]any{"task_id": "no-such-task", "text": "hi"}, "not_found"},
+		{map[string]any{"task_id": asked.TaskID}, "invalid_argument"},
+		{map[string]any{"text": "hi"}, "invalid_argument"},
+		{map[string]any{"task_id": asked.TaskID, "text": "hi", "wait_timeout_seconds": -1}, "invalid_argument"},
+	} {
+		if e := callErr(t, cs, mcpserver.ToolContinueTask, tc.args); e.Code != tc.code {
+			t.Errorf("continue_task(%v): code %s (%s), want %s", tc.args, e.Code, e.Message, tc.code)
+		}
+	}
+
+	// Without wait the answer is queued and the task runs on.
+	second := call[mcpserver.SubmitTaskOutput](t, cs, mcpserver.ToolSubmitTask, map[string]any{"agent": "ask", "text": "greet me", "wait": true})
+	queued := call[mcpserver.ContinueTaskOutput](t, cs, mcpserver.ToolContinueTask, map[string]any{"task_id": second.TaskID, "text": "Grace"})
+	if queued.State == "input_required" || queued.Final && queued.State != "succeeded" {
+		t.Errorf("continue without wait answered state %s", queued.State)
+	}
+	if fin := waitState(t, cs, second.TaskID, "succeeded"); fin.Artifacts[0].Text != "hello Grace" {
+		t.Errorf("second task's greeting = %q", fin.Artifacts[0].Text)
+	}
 }

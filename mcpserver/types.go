@@ -50,6 +50,24 @@ type AgentTaskInput struct {
 	WaitInput
 }
 
+// ContinueTaskInput is the input of continue_task: the caller's answer to
+// a task waiting in input_required.
+type ContinueTaskInput struct {
+	TaskID    string         `json:"task_id" jsonschema:"id of a task in input_required"`
+	Text      string         `json:"text,omitempty" jsonschema:"the answer as text; give text, data or both"`
+	Data      map[string]any `json:"data,omitempty" jsonschema:"the answer as a JSON object (a structured-data part, after the text part if both are given)"`
+	MessageID string         `json:"message_id,omitempty" jsonschema:"id of the answer message; default a fresh id"`
+	Wait      bool           `json:"wait,omitempty" jsonschema:"wait until the task is finished or asks for input again, sending progress notifications on each state change when the request carries a progress token"`
+	WaitInput
+}
+
+// ContinueTaskOutput is the answer of continue_task.
+type ContinueTaskOutput struct {
+	TaskInfo
+	// WaitTimedOut is true when the wait ended before the task was final.
+	WaitTimedOut bool `json:"wait_timed_out,omitempty" jsonschema:"the wait ended before the task was final; follow it with get_task"`
+}
+
 // GetTaskInput is the input of get_task.
 type GetTaskInput struct {
 	TaskID        string `json:"task_id" jsonschema:"the task id"`
