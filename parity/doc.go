@@ -17,6 +17,15 @@
 //
 // and review the diff: a change there is a change in what pactum records.
 //
+// A trace's steps are submit, get, cancel, retry, wait_state and continue
+// (trace_test.go). continue answers a task waiting in input_required: an
+// A2A SendMessage whose message names the task, MCP continue_task; both
+// call Coordinator.Continue. Since the answers a continue delivers are
+// recorded in neither the records nor the audit log, the canonical outcome
+// of a trace that continues a task also holds that task's stored
+// conversation. The node serves, besides testdata/pactum.yaml, the agent
+// ask (a Go function given in code), which asks for a name and greets it.
+//
 // The package holds no code outside its tests; docs/mcp.md ("Parity with
 // A2A") describes the trace language and how each step maps onto each
 // transport.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pactum/pactum/agent/function"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/internal/server"
 	"github.com/pactum/pactum/task"
@@ -23,7 +24,8 @@ type node struct {
 }
 
 // startNode starts a node named name (recorded on its execution records)
-// serving testdata/pactum.yaml. It stops when the test ends.
+// serving testdata/pactum.yaml and, given in code as pactum.Agent gives
+// one, the agent ask (askAgent). It stops when the test ends.
 func startNode(t *testing.T, name string) *node {
 	t.Helper()
 	base, err := os.ReadFile(filepath.Join("testdata", "pactum.yaml"))
@@ -42,7 +44,8 @@ func startNode(t *testing.T, name string) *node {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := server.New(ctx, cfg, dir, nil, nil)
+	extra := []server.Extra{{Config: config.NewAgent("ask"), Agent: askAgent()}}
+	srv, err := server.New(ctx, cfg, dir, extra, nil)
 	if err != nil {
 		cancel()
 		ln.Close()
@@ -57,4 +60,17 @@ func startNode(t *testing.T, name string) *node {
 		}
 	})
 	return &node{url: "http://" + ln.Addr().String(), srv: srv, store: srv.Coordinator().Store()}
+}
+
+// askAgent asks for a name on the first turn (input_required, the question
+// as its message) and greets it on the next; an answer of "again" makes it
+// ask once more. Configuration cannot select a function, so the node gets
+// it in code.
+func askAgent() *function.Runtime {
+	return function.New("ask", func(ctx context.Context, req *task.Request) (*task.Result, error) {
+		if len(req.History) == 1 || req.Message.Text() == "again" {
+			return &task.Result{InputRequired: true, Message: &task.Message{Parts: []task.Part{task.TextPart("what is your name?")}}}, nil
+		}
+		return &task.Result{Artifacts: []task.Artifact{{ID: "greeting", Parts: []task.Part{task.TextPart("hello " + req.Message.Text())}}}}, nil
+	})
 }

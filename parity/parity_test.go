@@ -18,6 +18,7 @@ var update = flag.Bool("update", false, "rewrite testdata/golden from the runs (
 var requiredTraces = []string{
 	"01_submit", "02_duplicate_submit", "03_status", "04_cancel_running",
 	"05_dead_letter", "06_retry_dead_letter", "07_sensitive_without_approval", "08_forbidden_actor",
+	"09_input_required_continue",
 }
 
 // TestParity runs every golden trace through A2A and through MCP, each on
@@ -98,7 +99,8 @@ func TestTraceFiles(t *testing.T) {
 }
 
 // TestRunnerDetectsDivergence proves the suite can fail: an MCP mapping
-// broken on purpose (a rewritten actor, a dropped idempotency key) runs
+// broken on purpose (a rewritten actor, a dropped idempotency key, a
+// continue's dropped message id or rewritten answer) runs
 // without any step failing, and the comparison with the A2A run answers a
 // diff that names the field that differs.
 func TestRunnerDetectsDivergence(t *testing.T) {
@@ -124,6 +126,22 @@ func TestRunnerDetectsDivergence(t *testing.T) {
 			mutate: func(tool string, args map[string]any) {
 				if tool == mcpserver.ToolSubmitTask {
 					delete(args, "idempotency_key")
+				}
+			},
+		},
+		{
+			name: "continue message id dropped", trace: "09_input_required_continue", field: `"id"`, value: `"<id>"`,
+			mutate: func(tool string, args map[string]any) {
+				if tool == mcpserver.ToolContinueTask {
+					delete(args, "message_id")
+				}
+			},
+		},
+		{
+			name: "continue answer rewritten", trace: "09_input_required_continue", field: `"text"`, value: `"Eve"`,
+			mutate: func(tool string, args map[string]any) {
+				if tool == mcpserver.ToolContinueTask && args["text"] == "Ada" {
+					args["text"] = "Eve"
 				}
 			},
 		},
@@ -205,6 +223,7 @@ func TestParseTrace(t *testing.T) {
 		name, src, want string
 	}{
 		{"ok", `{"steps":[` + submit + `,{"op":"get","task":"t1"},{"op":"wait_state","task":"t1","state":"succeeded"}]}`, ""},
+		{"continue ok", `{"steps":[` + submit + `,{"op":"continue","task":"t1","text":"Ada","message_id":"m2","data":{"k":1},"wait":true}]}`, ""},
 		{"no steps", `{"steps":[]}`, "no steps"},
 		{"unknown field", `{"steps":[{"op":"get","task":"t1","taks":"x"}]}`, "unknown field"},
 		{"unknown op", `{"steps":[{"op":"list"}]}`, "unknown op"},
@@ -215,6 +234,17 @@ func TestParseTrace(t *testing.T) {
 		{"reason outside cancel", `{"steps":[` + submit + `,{"op":"retry","task":"t1","reason":"r"}]}`, "only cancel"},
 		{"wait_state without state", `{"steps":[` + submit + `,{"op":"wait_state","task":"t1"}]}`, "takes state"},
 		{"unknown state", `{"steps":[` + submit + `,{"op":"wait_state","task":"t1","state":"done"}]}`, "unknown task state"},
+		{"continue without task", `{"steps":[` + submit + `,{"op":"continue","text":"Ada","message_id":"m2"}]}`, "continue needs task"},
+		{"continue of an unnamed task", `{"steps":[` + submit + `,{"op":"continue","task":"t2","text":"Ada","message_id":"m2"}]}`, "not named"},
+		{"continue without text", `{"steps":[` + submit + `,{"op":"continue","task":"t1","message_id":"m2"}]}`, "continue needs text"},
+		{"continue without message id", `{"steps":[` + submit + `,{"op":"continue","task":"t1","text":"Ada"}]}`, "message_id"},
+		{"continue with envelope fields", `{"steps":[` + submit + `,{"op":"continue","task":"t1","text":"Ada","message_id":"m2","actor":"a"}]}`, "continue takes only"},
+		{"continue with a name", `{"steps":[` + submit + `,{"op":"continue","task":"t1","text":"Ada","message_id":"m2","as":"t3"}]}`, "continue takes only"},
+		{"continue with a reason", `{"steps":[` + submit + `,{"op":"continue","task":"t1","text":"Ada","message_id":"m2","reason":"r"}]}`, "continue takes only"},
+		{"continue with a state", `{"steps":[` + submit + `,{"op":"continue","task":"t1","text":"Ada","message_id":"m2","state":"queued"}]}`, "continue takes only"},
+		{"continue data not an object", `{"steps":[` + submit + `,{"op":"continue","task":"t1","text":"Ada","message_id":"m2","data":"x"}]}`, "data must be a JSON object"},
+		{"get with message fields", `{"steps":[` + submit + `,{"op":"get","task":"t1","text":"hi"}]}`, "takes only task"},
+		{"cancel with wait", `{"steps":[` + submit + `,{"op":"cancel","task":"t1","wait":true}]}`, "takes only task"},
 		{"data not an object", `{"steps":[{"op":"submit","agent":"echo","text":"hi","message_id":"m","as":"t1","data":[1]}]}`, "data must be a JSON object"},
 		{"two documents", `{"steps":[` + submit + `]} {}`, "more than one"},
 	} {

@@ -53,7 +53,7 @@ func runTrace(t *testing.T, name string, tr *Trace, transport string, mutateMCP 
 		return nil, fmt.Errorf("unknown transport %q", transport)
 	}
 	defer d.close()
-	r := &runner{d: d, ids: map[string]string{}, agents: map[string]string{}}
+	r := &runner{d: d, ids: map[string]string{}, agents: map[string]string{}, continued: map[string]bool{}}
 	for i, s := range tr.Steps {
 		if err := r.step(ctx, i, s); err != nil {
 			return nil, fmt.Errorf("%s: step %d (%s): %w", transport, i, s.Op, err)
@@ -73,6 +73,8 @@ type runner struct {
 	ids    map[string]string // task name → task id
 	agents map[string]string // task name → agent
 	order  []string          // task names, in the order submits named them
+	// continued holds the names of the tasks a continue step addressed.
+	continued map[string]bool
 	// answers are the answers to the steps, in order.
 	answers []Answer
 }
@@ -104,6 +106,9 @@ func (r *runner) step(ctx context.Context, i int, s Step) error {
 		a, err = r.d.retry(ctx, id, agent)
 	case opWaitState:
 		a, err = r.waitState(ctx, id, agent, s.State)
+	case opContinue:
+		r.continued[name] = true
+		a, err = r.d.continueTask(ctx, id, agent, s)
 	default:
 		return fmt.Errorf("unknown op %q", s.Op)
 	}
@@ -118,12 +123,12 @@ func (r *runner) step(ctx context.Context, i int, s Step) error {
 		return fmt.Errorf("the answer is about task %s, want %s (%s)", a.TaskID, id, name)
 	default:
 		rec.State, rec.Rejected, rec.ErrorCode, rec.Reason, rec.Attempt = a.State, a.Rejected, a.ErrorCode, a.Reason, a.Attempt
-		if s.Op == opSubmit && !s.Wait && !task.State(a.State).Settled() {
-			// Whether a submit that does not wait answers in_progress
-			// (a free worker claimed the task in the submit's own
-			// transaction) or queued (the dispatcher claims it a moment
-			// later) depends on the workers at that instant, on either
-			// transport. The records are the same either way.
+		if (s.Op == opSubmit || s.Op == opContinue) && !s.Wait && !task.State(a.State).Settled() {
+			// Whether a submit (or continue) that does not wait answers
+			// in_progress (a free worker claimed the task in the call's
+			// own transaction) or queued (the dispatcher claims it a
+			// moment later) depends on the workers at that instant, on
+			// either transport. The records are the same either way.
 			rec.State, rec.Attempt = notFinal, 0
 		}
 	}
@@ -156,8 +161,8 @@ func (r *runner) waitState(ctx context.Context, id, agent, state string) (answer
 	}
 }
 
-// notFinal stands for the state of a task a submit answered before it was
-// final (queued or in_progress).
+// notFinal stands for the state of a task a submit or continue that does
+// not wait answered before it was final (queued or in_progress).
 const notFinal = "<not final>"
 
 // check compares a step's answer with the expectation; a nil Expect
@@ -199,6 +204,12 @@ type Canonical struct {
 	Records []Record `json:"records"`
 	// Audit is the whole audit log in sequence order.
 	Audit []AuditEntry `json:"audit"`
+	// Conversations are the stored messages of every task a continue
+	// step addressed, in the order the trace named the tasks: the
+	// answers a continue delivers are recorded nowhere else (neither in
+	// the records nor in the audit log). Absent when no step continues
+	// a task.
+	Conversations []Conversation `json:"conversations,omitempty"`
 	// Chain is audit.Verify's verdict on the log.
 	Chain Chain `json:"audit_chain"`
 }
@@ -237,6 +248,13 @@ type AuditEntry struct {
 	Task  string `json:"task,omitempty"`
 	Actor string `json:"actor,omitempty"`
 	Data  any    `json:"data,omitempty"`
+}
+
+// Conversation is a task's history: its messages as stored, in order,
+// normalised.
+type Conversation struct {
+	Task     string `json:"task"`
+	Messages []any  `json:"messages"`
 }
 
 // Chain is the outcome of audit.Verify.
@@ -307,6 +325,24 @@ func canonical(ctx context.Context, trace string, st task.Store, r *runner) (*Ca
 			})
 		}
 	}
+	for _, id := range order {
+		if !r.continued[names[id]] {
+			continue
+		}
+		t, err := st.GetTask(ctx, id, -1)
+		if err != nil {
+			return nil, fmt.Errorf("read task %s: %w", id, err)
+		}
+		c := Conversation{Task: names[id], Messages: []any{}}
+		for i, m := range t.History {
+			v, err := jsonValue(m)
+			if err != nil {
+				return nil, fmt.Errorf("task %s: message %d: %w", id, i, err)
+			}
+			c.Messages = append(c.Messages, n.value(v))
+		}
+		doc.Conversations = append(doc.Conversations, c)
+	}
 	for _, e := range entries {
 		ae := AuditEntry{Seq: e.Seq, Kind: string(e.Kind), Task: names[e.TaskID], Actor: e.Actor}
 		if len(e.Data) > 0 {
@@ -321,6 +357,22 @@ func canonical(ctx context.Context, trace string, st task.Store, r *runner) (*Ca
 		doc.Audit = append(doc.Audit, ae)
 	}
 	return doc, nil
+}
+
+// jsonValue returns v encoded as JSON and decoded again, numbers kept as
+// written.
+func jsonValue(v any) (any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // marshal encodes doc as the golden files hold it: indented, keys sorted,

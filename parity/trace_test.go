@@ -28,6 +28,7 @@ const (
 	opCancel    = "cancel"     // cancel a task (A2A CancelTask, MCP cancel_task)
 	opRetry     = "retry"      // retry a task (Coordinator.Retry on the A2A run, MCP retry_task)
 	opWaitState = "wait_state" // poll with get until the task is in State
+	opContinue  = "continue"   // answer a task in input_required (A2A SendMessage naming the task, MCP continue_task)
 )
 
 // A Step is one operation of a trace.
@@ -36,7 +37,8 @@ type Step struct {
 
 	// submit: the agent, the input text and the envelope fields. MessageID
 	// is required, so that both transports submit the same message (the
-	// idempotency key defaults to it).
+	// idempotency key defaults to it). continue takes text, message_id,
+	// data and wait too: the answer to the task.
 	Agent string `json:"agent,omitempty"`
 	Text  string `json:"text,omitempty"`
 	// Data, a JSON object, is sent as a structured-data part after the
@@ -52,16 +54,16 @@ type Step struct {
 	ApprovalRef    string          `json:"approval_ref,omitempty"`
 	CorrelationID  string          `json:"correlation_id,omitempty"`
 	ContextID      string          `json:"context_id,omitempty"`
-	// Wait: A2A blocking SendMessage, MCP wait=true; otherwise A2A
-	// returnImmediately, MCP wait=false.
+	// Wait (submit, continue): A2A blocking SendMessage, MCP wait=true;
+	// otherwise A2A returnImmediately, MCP wait=false.
 	Wait bool `json:"wait,omitempty"`
 	// As names the submitted task for later steps. Naming a task that an
 	// earlier step named asserts that the submit answered that task (an
 	// idempotent duplicate).
 	As string `json:"as,omitempty"`
 
-	// get, cancel, retry, wait_state: the task, by the name a submit gave
-	// it.
+	// get, cancel, retry, wait_state, continue: the task, by the name a
+	// submit gave it.
 	Task string `json:"task,omitempty"`
 	// cancel: the reason to record (A2A metadata.pactum.reason, MCP
 	// reason); empty for the Coordinator's default.
@@ -141,9 +143,11 @@ func parseTrace(data []byte) (*Trace, error) {
 }
 
 func (s Step) check(named map[string]bool) error {
-	submitOnly := s.Agent != "" || s.Text != "" || s.Data != nil || s.MessageID != "" || s.IdempotencyKey != "" || s.Actor != "" ||
-		s.Matter != "" || s.Resource != "" || s.PolicyRef != "" || s.ApprovalRef != "" || s.CorrelationID != "" ||
-		s.ContextID != "" || s.Wait || s.As != ""
+	// message: the fields of a message, which submit and continue send.
+	message := s.Text != "" || s.Data != nil || s.MessageID != "" || s.Wait
+	// envelope: the fields only submit takes.
+	envelope := s.Agent != "" || s.IdempotencyKey != "" || s.Actor != "" || s.Matter != "" || s.Resource != "" ||
+		s.PolicyRef != "" || s.ApprovalRef != "" || s.CorrelationID != "" || s.ContextID != "" || s.As != ""
 	switch s.Op {
 	case opSubmit:
 		switch {
@@ -156,15 +160,24 @@ func (s Step) check(named map[string]bool) error {
 		case s.Task != "" || s.State != "" || s.Reason != "":
 			return fmt.Errorf("submit takes no task, state or reason")
 		}
-		if s.Data != nil {
-			if _, err := s.dataObject(); err != nil {
-				return err
-			}
+		return s.checkData()
+	case opContinue:
+		switch {
+		case envelope || s.State != "" || s.Reason != "":
+			return fmt.Errorf("continue takes only task, text, message_id, data and wait")
+		case s.Task == "":
+			return fmt.Errorf("continue needs task")
+		case !named[s.Task]:
+			return fmt.Errorf("task %q is not named by an earlier submit", s.Task)
+		case s.Text == "":
+			return fmt.Errorf("continue needs text")
+		case s.MessageID == "":
+			return fmt.Errorf("continue needs message_id, so that both transports send the same message")
 		}
-		return nil
+		return s.checkData()
 	case opGet, opCancel, opRetry, opWaitState:
 		switch {
-		case submitOnly:
+		case message || envelope:
 			return fmt.Errorf("%s takes only task (and reason for cancel, state for wait_state)", s.Op)
 		case s.Task == "":
 			return fmt.Errorf("%s needs task", s.Op)
@@ -182,7 +195,16 @@ func (s Step) check(named map[string]bool) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("unknown op %q (known: submit, get, cancel, retry, wait_state)", s.Op)
+	return fmt.Errorf("unknown op %q (known: submit, get, cancel, retry, wait_state, continue)", s.Op)
+}
+
+// checkData checks that Data, when given, is a JSON object.
+func (s Step) checkData() error {
+	if s.Data == nil {
+		return nil
+	}
+	_, err := s.dataObject()
+	return err
 }
 
 // dataObject decodes Data as a JSON object, keeping numbers exactly as

@@ -26,6 +26,9 @@ type driver interface {
 	get(ctx context.Context, id, agent string) (answer, error)
 	cancel(ctx context.Context, id, agent, reason string) (answer, error)
 	retry(ctx context.Context, id, agent string) (answer, error)
+	// continueTask answers the task, which waits in input_required, with
+	// the step's message (text, data, message_id, wait).
+	continueTask(ctx context.Context, id, agent string, s Step) (answer, error)
 	close()
 }
 
@@ -116,13 +119,9 @@ func (d *a2aDriver) submit(ctx context.Context, s Step) (answer, error) {
 			env[k] = v
 		}
 	}
-	parts := a2a.ContentParts{a2a.NewTextPart(s.Text)}
-	if s.Data != nil {
-		data, err := s.dataObject()
-		if err != nil {
-			return answer{}, err
-		}
-		parts = append(parts, a2a.NewDataPart(data))
+	parts, err := a2aParts(s)
+	if err != nil {
+		return answer{}, err
 	}
 	req := &a2a.SendMessageRequest{
 		Message:  &a2a.Message{ID: s.MessageID, Role: a2a.MessageRoleUser, ContextID: s.ContextID, Parts: parts},
@@ -180,6 +179,49 @@ func (d *a2aDriver) retry(ctx context.Context, id, _ string) (answer, error) {
 		return answer{}, err
 	}
 	return answer{TaskID: t.ID, State: string(t.State), Rejected: t.Rejected, ErrorCode: string(t.ErrorCode), Reason: t.Reason, Attempt: t.Attempt}, nil
+}
+
+// continueTask sends the step's message naming the task to the task's
+// agent: A2A answers a task in input_required with SendMessage, the
+// message's taskId naming the task.
+func (d *a2aDriver) continueTask(ctx context.Context, id, agent string, s Step) (answer, error) {
+	c, err := d.client(ctx, agent)
+	if err != nil {
+		return answer{}, err
+	}
+	parts, err := a2aParts(s)
+	if err != nil {
+		return answer{}, err
+	}
+	req := &a2a.SendMessageRequest{
+		Message: &a2a.Message{ID: s.MessageID, TaskID: a2a.TaskID(id), Role: a2a.MessageRoleUser, Parts: parts},
+	}
+	if !s.Wait {
+		req.Config = &a2a.SendMessageConfig{ReturnImmediately: true}
+	}
+	res, err := c.SendMessage(ctx, req)
+	if err != nil {
+		return answer{}, a2aErr(err)
+	}
+	t, ok := res.(*a2a.Task)
+	if !ok {
+		return answer{}, fmt.Errorf("SendMessage answered a %T, want a task", res)
+	}
+	return a2aAnswer(t)
+}
+
+// a2aParts returns the parts of the step's message: its text, then its
+// data as a data part.
+func a2aParts(s Step) (a2a.ContentParts, error) {
+	parts := a2a.ContentParts{a2a.NewTextPart(s.Text)}
+	if s.Data != nil {
+		data, err := s.dataObject()
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, a2a.NewDataPart(data))
+	}
+	return parts, nil
 }
 
 // a2aAnswer reads a task as A2A shows it: the id, TASK_STATE_REJECTED for
@@ -294,6 +336,23 @@ func (d *mcpDriver) cancel(ctx context.Context, id, _, reason string) (answer, e
 
 func (d *mcpDriver) retry(ctx context.Context, id, _ string) (answer, error) {
 	return d.call(ctx, mcpserver.ToolRetryTask, map[string]any{"task_id": id})
+}
+
+// continueTask calls continue_task; its answer embeds TaskInfo, which call
+// reads.
+func (d *mcpDriver) continueTask(ctx context.Context, id, _ string, s Step) (answer, error) {
+	args := map[string]any{"task_id": id, "text": s.Text, "message_id": s.MessageID}
+	if s.Data != nil {
+		data, err := s.dataObject()
+		if err != nil {
+			return answer{}, err
+		}
+		args["data"] = data
+	}
+	if s.Wait {
+		args["wait"] = true
+	}
+	return d.call(ctx, mcpserver.ToolContinueTask, args)
 }
 
 // call calls tool and reads its structured answer: a task, or a tool error
