@@ -1063,9 +1063,10 @@ func (c *Coordinator) ReapExpired(ctx context.Context) {
 			TaskID: t.ID, From: StateInProgress, LeaseOwner: t.LeaseOwner, LeaseExpiredBefore: now,
 			ErrorCode: CodeLeaseExpired, Reason: fmt.Sprintf("lease of %s expired during attempt %d", t.LeaseOwner, t.Attempt),
 		}
-		if spec, ok := c.agents[t.Agent]; ok && t.Attempt < t.MaxAttempts {
-			p.To, p.RunAfter = StateQueued, now.Add(spec.Retry.Backoff(t.Attempt))
-		} else if t.Attempt < t.MaxAttempts {
+		used, spent := c.turnAttempts(ctx, t)
+		if spec, ok := c.agents[t.Agent]; ok && !spent {
+			p.To, p.RunAfter = StateQueued, now.Add(spec.Retry.Backoff(used))
+		} else if !spent {
 			p.To, p.RunAfter = StateQueued, now
 		} else {
 			p.To = StateDeadLetter
@@ -1131,7 +1132,7 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 	if spec.Sensitive {
 		d, err := c.decide(ctx, StageExecute, spec, &t.Envelope)
 		if err != nil {
-			finish(c.failure(spec, t, err))
+			finish(c.failure(ctx, spec, t, err))
 			return
 		}
 		policyVersion = d.Version
@@ -1188,7 +1189,7 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 			log.Info("attempt interrupted by shutdown")
 			return
 		}
-		p := c.failure(spec, t, err)
+		p := c.failure(ctx, spec, t, err)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			p.ErrorCode = CodeTimeout
 			p.Reason = fmt.Sprintf("attempt %d exceeded the agent timeout of %s", t.Attempt, spec.Timeout)
@@ -1216,8 +1217,9 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 }
 
 // failure decides where a failed attempt goes: failed for permanent errors,
-// queued with backoff while attempts remain, dead_letter after the last.
-func (c *Coordinator) failure(spec *AgentSpec, t *Task, err error) TransitionParams {
+// queued with backoff while the turn has attempts left, dead_letter after
+// its last.
+func (c *Coordinator) failure(ctx context.Context, spec *AgentSpec, t *Task, err error) TransitionParams {
 	code := ErrorCode(err)
 	if code == CodeInternal {
 		code = CodeAgentFailed
@@ -1226,14 +1228,40 @@ func (c *Coordinator) failure(spec *AgentSpec, t *Task, err error) TransitionPar
 	if len(reason) > 4096 {
 		reason = reason[len(reason)-4096:]
 	}
-	switch {
-	case IsPermanent(err):
+	if IsPermanent(err) {
 		return TransitionParams{To: StateFailed, ErrorCode: code, Reason: reason}
-	case t.Attempt < t.MaxAttempts:
-		return TransitionParams{To: StateQueued, ErrorCode: code, Reason: reason, RunAfter: c.now().Add(spec.Retry.Backoff(t.Attempt))}
-	default:
-		return TransitionParams{To: StateDeadLetter, ErrorCode: code, Reason: fmt.Sprintf("attempt %d of %d failed: %s", t.Attempt, t.MaxAttempts, reason)}
 	}
+	used, spent := c.turnAttempts(ctx, t)
+	if !spent {
+		return TransitionParams{To: StateQueued, ErrorCode: code, Reason: reason, RunAfter: c.now().Add(spec.Retry.Backoff(used))}
+	}
+	return TransitionParams{To: StateDeadLetter, ErrorCode: code, Reason: fmt.Sprintf("attempt %d of %d failed: %s", used, t.MaxAttempts, reason)}
+}
+
+// turnAttempts returns how many attempts t's current turn has used and
+// whether that is all of them. A turn starts when the task is submitted
+// and again each time the caller answers it (input_required → queued):
+// every turn gets MaxAttempts attempts, so a long conversation does not use
+// up its retries. Attempt counts every claim of the task, so only a task
+// whose count reached MaxAttempts has its records read, to find where its
+// turn began.
+func (c *Coordinator) turnAttempts(ctx context.Context, t *Task) (used int, spent bool) {
+	if t.Attempt < t.MaxAttempts {
+		return t.Attempt, false
+	}
+	recs, err := c.store.Records(ctx, t.ID)
+	if err != nil {
+		c.log.Warn("read records to count the attempts of the turn; counting all of them", "task", t.ID, "err", err)
+		return t.Attempt, true
+	}
+	base := 0
+	for _, r := range recs {
+		if r.From == StateInputRequired && r.To == StateQueued {
+			base = r.Attempt
+		}
+	}
+	used = t.Attempt - base
+	return used, used >= t.MaxAttempts
 }
 
 func (c *Coordinator) renewLease(ctx context.Context, cancel context.CancelFunc, t *Task, log *slog.Logger) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -585,6 +586,76 @@ func TestInputRequiredThenContinue(t *testing.T) {
 	}
 	if _, err := b.coord.Continue(ctx, got.ID, text("more")); task.ErrorCode(err) != task.CodeUnsupported {
 		t.Fatalf("continue terminal: %v", err)
+	}
+}
+
+// TestEveryTurnGetsItsAttempts: attempts count every claim of a task, but
+// retries are bounded per turn, so a conversation longer than MaxAttempts
+// turns still gets its retries on each; a turn that fails MaxAttempts times
+// is dead-lettered as a first turn would be.
+func TestEveryTurnGetsItsAttempts(t *testing.T) {
+	t.Parallel()
+	// chatty fails the first attempt of every turn, then asks again until
+	// it has had three answers; with fail set it never recovers after the
+	// first answer.
+	var failLater atomic.Bool
+	var tries sync.Map // turn -> attempts so far
+	chatty := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		turn := 0
+		for _, m := range req.History {
+			if m.Role == task.RoleUser {
+				turn++
+			}
+		}
+		n, _ := tries.LoadOrStore(turn, new(atomic.Int32))
+		if k := n.(*atomic.Int32).Add(1); k == 1 || (failLater.Load() && turn > 1) {
+			return nil, fmt.Errorf("turn %d, try %d: flaky", turn, k)
+		}
+		if turn < 4 {
+			q := task.Message{Parts: []task.Part{task.TextPart(fmt.Sprintf("question %d", turn))}}
+			return &task.Result{InputRequired: true, Message: &q}, nil
+		}
+		return &task.Result{Artifacts: []task.Artifact{{Parts: []task.Part{task.TextPart("done")}}}}, nil
+	})
+	retry := task.RetryPolicy{MaxAttempts: 2, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond}
+	b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "chatty", Runner: chatty, Retry: retry}}})
+	ctx := context.Background()
+	res, err := b.coord.Submit(ctx, task.SubmitRequest{Envelope: envelope("chatty", "a", "talk")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Task.ID
+	for answer := 1; answer <= 3; answer++ {
+		got := wait(t, b, id)
+		if got.State != task.StateInputRequired {
+			t.Fatalf("before answer %d: state %s (%s), want input_required", answer, got.State, got.Reason)
+		}
+		if _, err := b.coord.Continue(ctx, id, text(fmt.Sprint("answer ", answer))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := wait(t, b, id)
+	if got.State != task.StateSucceeded || got.Attempt != 8 {
+		t.Fatalf("after 4 turns of 2 attempts: state %s, attempt %d (%s); want succeeded after 8 attempts", got.State, got.Attempt, got.Reason)
+	}
+
+	// A turn that fails all its attempts is dead-lettered.
+	failLater.Store(true)
+	tries.Clear()
+	res, err = b.coord.Submit(ctx, task.SubmitRequest{Envelope: envelope("chatty", "b", "talk")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id = res.Task.ID
+	if got := wait(t, b, id); got.State != task.StateInputRequired {
+		t.Fatalf("first turn: %s (%s)", got.State, got.Reason)
+	}
+	if _, err := b.coord.Continue(ctx, id, text("answer")); err != nil {
+		t.Fatal(err)
+	}
+	got = wait(t, b, id)
+	if got.State != task.StateDeadLetter || got.Attempt != 4 || !strings.HasPrefix(got.Reason, "attempt 2 of 2 failed") {
+		t.Fatalf("second turn failing twice: state %s, attempt %d, reason %q; want dead_letter at attempt 4, \"attempt 2 of 2 failed…\"", got.State, got.Attempt, got.Reason)
 	}
 }
 
