@@ -4,15 +4,20 @@
 package agenttest
 
 import (
+	"context"
 	"errors"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/pactum/pactum/agent"
+	"github.com/pactum/pactum/store"
+	_ "github.com/pactum/pactum/store/sqlite" // the store Coordinator opens
 	"github.com/pactum/pactum/task"
 )
 
@@ -144,4 +149,67 @@ func CheckChunks(tb testing.TB, chunks []task.ArtifactChunk, res *task.Result) {
 		}
 	}
 	tb.Errorf("result artifacts %+v do not include the streamed artifact %q", res.Artifacts, id)
+}
+
+// Coordinator starts a task.Coordinator named node over a SQLite file in a
+// temporary directory, with the given agents and a 10 ms poll, and stops it
+// (then closes the store) when the test ends: for runtime tests that go
+// through the whole lifecycle.
+func Coordinator(tb testing.TB, node string, agents ...task.AgentSpec) *task.Coordinator {
+	tb.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, "sqlite://"+filepath.Join(tb.TempDir(), "pactum.db"), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	coord, err := task.NewCoordinator(task.Options{Store: st, Agents: agents, PollInterval: 10 * time.Millisecond, Node: node})
+	if err != nil {
+		_ = st.Close()
+		tb.Fatal(err)
+	}
+	if err := coord.Start(ctx); err != nil {
+		_ = st.Close()
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := coord.Stop(sctx); err != nil {
+			tb.Errorf("stop coordinator: %v", err)
+		}
+		_ = st.Close()
+	})
+	return coord
+}
+
+// Run submits a task with a user message of parts to the agent named name
+// (actor "tester") and waits until it is final (terminal or waiting for
+// input). Any error fails the test.
+func Run(tb testing.TB, ctx context.Context, coord *task.Coordinator, name string, parts ...task.Part) *task.Task {
+	tb.Helper()
+	res, err := coord.Submit(ctx, task.SubmitRequest{Agent: name, Envelope: task.Envelope{
+		Actor: "tester", Input: task.Message{ID: task.NewID(), Role: task.RoleUser, Parts: parts},
+	}})
+	if err != nil {
+		tb.Fatalf("submit to %s: %v", name, err)
+	}
+	tk, err := coord.Wait(ctx, res.Task.ID)
+	if err != nil {
+		tb.Fatalf("wait for %s: %v", res.Task.ID, err)
+	}
+	return tk
+}
+
+// Answer answers task id, waiting in input_required, with text and waits
+// until it is final again. Any error fails the test.
+func Answer(tb testing.TB, ctx context.Context, coord *task.Coordinator, id, text string) *task.Task {
+	tb.Helper()
+	if _, err := coord.Continue(ctx, id, task.Message{ID: task.NewID(), Parts: []task.Part{task.TextPart(text)}}); err != nil {
+		tb.Fatalf("answer %s: %v", id, err)
+	}
+	tk, err := coord.Wait(ctx, id)
+	if err != nil {
+		tb.Fatalf("wait for %s: %v", id, err)
+	}
+	return tk
 }

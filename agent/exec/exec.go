@@ -99,6 +99,14 @@ type Settings struct {
 	// array a data part. Only with output "json". Default: "", the whole
 	// document.
 	Answer string `yaml:"answer"`
+	// InputRequired is a JSON pointer (RFC 6901, e.g. "/needs_input") to a
+	// boolean in JSON output. When it is true the command is asking for
+	// input: the answer becomes the agent's question and the task waits in
+	// input_required for the caller's reply, which reaches the command as
+	// the message of the next run. False, null or nothing there is an
+	// ordinary answer; another value fails the task permanently. Only with
+	// output "json". Default: "", the command never asks.
+	InputRequired string `yaml:"input_required"`
 	// Stream emits each line of standard output as an artifact chunk as
 	// soon as it is written. Default: false.
 	Stream bool `yaml:"stream"`
@@ -163,6 +171,14 @@ func (s Settings) validate() error {
 	if s.Answer != "" && s.Output != OutputJSON {
 		return errors.New("answer: needs output: json")
 	}
+	if s.InputRequired != "" && s.Output != OutputJSON {
+		return errors.New("input_required: needs output: json")
+	}
+	if s.InputRequired != "" && s.Stream {
+		// Streamed lines become the task's artifact before the question is
+		// known, and a question leaves no artifact of its own.
+		return errors.New("input_required: cannot be combined with stream: true (the streamed lines would stay on the task as its artifact)")
+	}
 	if s.Timeout < 0 {
 		return fmt.Errorf("timeout: must not be negative (got %s)", s.Timeout)
 	}
@@ -199,6 +215,7 @@ type Runtime struct {
 	s       Settings
 	argv    []*tmpl.Template
 	answer  answer.Pointer
+	ask     *answer.Pointer // input_required; nil when not set
 	inherit bool
 	env     []string // the Env entries, expanded, sorted by name
 }
@@ -230,6 +247,13 @@ func New(s Settings) (*Runtime, error) {
 		return nil, fmt.Errorf("answer: %w", err)
 	}
 	r.answer = p
+	if s.InputRequired != "" {
+		p, err := answer.ParsePointer(s.InputRequired)
+		if err != nil {
+			return nil, fmt.Errorf("input_required: %w", err)
+		}
+		r.ask = &p
+	}
 	if r.env, err = tmpl.ExpandEnvList(s.Env, os.LookupEnv); err != nil {
 		return nil, err
 	}
@@ -261,7 +285,8 @@ func (r *Runtime) Invoke(ctx context.Context, req *task.Request) (*task.Result, 
 
 // Stream runs the command once; with Stream set, each line of standard
 // output is emitted as a chunk as soon as the command writes it. The result
-// holds the whole answer as the same artifact.
+// holds the whole answer as the same artifact. (A command that may ask for
+// input, InputRequired, cannot stream.)
 func (r *Runtime) Stream(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
 	if !r.s.Stream {
 		emit = nil
@@ -370,7 +395,11 @@ func (r *Runtime) result(id, name string, out []byte) (*task.Result, error) {
 	if !ok {
 		return nil, fmt.Errorf("command %s: output has no value at answer pointer %q", name, r.answer)
 	}
-	return answer.Value(id, artifactName, v)
+	res, err := answer.FromJSON(id, artifactName, doc, v, r.ask)
+	if err != nil {
+		return nil, fmt.Errorf("command %s: output: %w", name, err)
+	}
+	return res, nil
 }
 
 func (r *Runtime) exitError(name string, exit *osexec.ExitError, stderr string) error {

@@ -3,14 +3,12 @@ package mcpagent
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/agenttest"
-	"github.com/pactum/pactum/store"
 	_ "github.com/pactum/pactum/store/sqlite"
 	"github.com/pactum/pactum/task"
 )
@@ -28,51 +26,17 @@ func TestCoordinatorEndToEnd(t *testing.T) {
 	echo := newAgent(t, settings("echo"))
 	sum := newAgent(t, settings("get-sum"))
 
-	ctx := context.Background()
-	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "pactum.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	retry := task.RetryPolicy{MaxAttempts: 3, InitialBackoff: 10 * time.Millisecond}
-	coord, err := task.NewCoordinator(task.Options{
-		Store: st,
-		Agents: []task.AgentSpec{
-			{Name: "echo", Runner: agent.Runner(echo), Timeout: callTimeout, Retry: retry},
-			{Name: "sum", Runner: agent.Runner(sum), Timeout: callTimeout, Retry: retry},
-		},
-		PollInterval: 10 * time.Millisecond,
-		Node:         "mcp-test",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := coord.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := coord.Stop(sctx); err != nil {
-			t.Errorf("stop coordinator: %v", err)
-		}
-		_ = st.Close()
-	})
+	coord := agenttest.Coordinator(t, "mcp-test",
+		task.AgentSpec{Name: "echo", Runner: agent.Runner(echo), Timeout: callTimeout, Retry: retry},
+		task.AgentSpec{Name: "sum", Runner: agent.Runner(sum), Timeout: callTimeout, Retry: retry},
+	)
 
 	run := func(name string, parts ...task.Part) *task.Task {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), callTimeout)
 		defer cancel()
-		res, err := coord.Submit(ctx, task.SubmitRequest{Agent: name, Envelope: task.Envelope{
-			Actor: "tester", Input: task.Message{ID: task.NewID(), Role: task.RoleUser, Parts: parts},
-		}})
-		if err != nil {
-			t.Fatalf("submit to %s: %v", name, err)
-		}
-		tk, err := coord.Wait(ctx, res.Task.ID)
-		if err != nil {
-			t.Fatalf("wait for %s: %v", res.Task.ID, err)
-		}
-		return tk
+		return agenttest.Run(t, ctx, coord, name, parts...)
 	}
 
 	tk := run("echo", task.TextPart("through the coordinator"))

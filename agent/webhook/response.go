@@ -96,11 +96,11 @@ func (r *Runtime) readJSON(body io.Reader, emit task.Emit) (*task.Result, error)
 		if err != nil {
 			return nil, err
 		}
-		v, err := r.pick(doc)
+		in, v, err := r.pick(doc)
 		if err != nil {
 			return nil, err
 		}
-		return answer.Value(answer.NewID(), artifactName, v)
+		return answer.FromJSON(answer.NewID(), artifactName, in, v, r.ask)
 	}
 	return r.readStream(emit, func(on func(string) error) error {
 		if err := on(string(first)); err != nil {
@@ -110,25 +110,28 @@ func (r *Runtime) readJSON(body io.Reader, emit task.Emit) (*task.Result, error)
 	})
 }
 
-// pick selects the answer in a JSON document.
-func (r *Runtime) pick(doc any) (any, error) {
+// pick selects the answer in a JSON document. It also returns the value the
+// pointers apply to, which the input_required pointer is looked up in too:
+// the document itself with an answer pointer; without one, the single item
+// of a one-element array, else the document.
+func (r *Runtime) pick(doc any) (in, v any, err error) {
 	if r.hasAnswer {
 		v, ok := r.answer.Lookup(doc)
 		if !ok {
-			return nil, fmt.Errorf("the response has no value at answer pointer %q", r.answer)
+			return nil, nil, fmt.Errorf("the response has no value at answer pointer %q", r.answer)
 		}
-		return v, nil
+		return doc, v, nil
 	}
-	in := doc
+	in = doc
 	if a, ok := doc.([]any); ok && len(a) == 1 {
 		in = a[0] // n8n's "all incoming items" with one item
 	}
 	for _, p := range defaultAnswers {
 		if v, ok := p.Lookup(in); ok {
-			return v, nil
+			return in, v, nil
 		}
 	}
-	return doc, nil
+	return in, doc, nil
 }
 
 // chunkText returns the text one streamed event carries: for a JSON object

@@ -115,6 +115,17 @@ type Settings struct {
 	// for streamed events the first string among text, content, output,
 	// answer, response and delta.
 	Answer string `yaml:"answer"`
+	// InputRequired is a JSON pointer (RFC 6901, e.g. "/needs_input") to a
+	// boolean in a JSON response, looked up in the same value as Answer:
+	// without Answer, inside a one-element array (n8n's single item). When
+	// it is true the endpoint is asking for input: the answer becomes the
+	// agent's question and the task waits in input_required for the
+	// caller's reply, which is sent as the message of the next call. False,
+	// null or nothing there is an ordinary answer; another value fails the
+	// task permanently. Streamed responses (server-sent events,
+	// newline-delimited JSON, several JSON documents) never ask. Default:
+	// "", the endpoint never asks.
+	InputRequired string `yaml:"input_required"`
 	// AllowPrivate allows loopback, private, link-local and unspecified
 	// destination addresses, e.g. an n8n on localhost. Default: false.
 	AllowPrivate bool `yaml:"allow_private"`
@@ -223,6 +234,7 @@ type Runtime struct {
 	body      *tmpl.Template // nil: the default payload
 	answer    answer.Pointer
 	hasAnswer bool
+	ask       *answer.Pointer // input_required; nil when not set
 	transport *http.Transport
 	client    *http.Client
 }
@@ -271,6 +283,13 @@ func New(s Settings) (*Runtime, error) {
 		return nil, fmt.Errorf("answer: %w", err)
 	}
 	r.answer, r.hasAnswer = p, s.Answer != ""
+	if s.InputRequired != "" {
+		p, err := answer.ParsePointer(s.InputRequired)
+		if err != nil {
+			return nil, fmt.Errorf("input_required: %w", err)
+		}
+		r.ask = &p
+	}
 
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	if !s.AllowPrivate {

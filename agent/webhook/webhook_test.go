@@ -554,6 +554,8 @@ func TestSettingsErrors(t *testing.T) {
 		{"url: https://example.com\nretry: {initial_backoff: -1s}", "retry.initial_backoff"},
 		{"url: https://example.com\nretry: {initial_backoff: 2s, max_backoff: 1s}", "retry.max_backoff"},
 		{"url: https://example.com\nanswer: output", "answer: JSON pointer"},
+		{"url: https://example.com\ninput_required: needs_input", "input_required: JSON pointer"},
+		{"url: https://example.com\ninput_required: /a~2", "input_required: JSON pointer"},
 		{"url: https://example.com\nmax_response_bytes: -5", "max_response_bytes"},
 		{"url: https://example.com\nretry: {attempts: 2}", "attempts"},
 	}

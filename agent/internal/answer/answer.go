@@ -73,25 +73,31 @@ func Decode(doc []byte) (any, error) {
 // the text of its JSON. The final agent message carries the text (the JSON
 // text for structured answers).
 func Value(id, name string, v any) (*task.Result, error) {
-	switch x := v.(type) {
-	case string:
-		return Text(id, name, x), nil
-	case map[string]any, []any:
-		raw, err := marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		return &task.Result{
-			Artifacts: []task.Artifact{{ID: id, Name: name, Parts: []task.Part{task.DataPart(raw)}}},
-			Message:   Message(string(raw)),
-		}, nil
-	default:
-		raw, err := marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		return Text(id, name, string(raw)), nil
+	part, text, err := partOf(v)
+	if err != nil {
+		return nil, err
 	}
+	return &task.Result{
+		Artifacts: []task.Artifact{{ID: id, Name: name, Parts: []task.Part{part}}},
+		Message:   Message(text),
+	}, nil
+}
+
+// partOf returns an answer decoded from JSON as one part (see Value) and as
+// the text shown for it.
+func partOf(v any) (task.Part, string, error) {
+	if x, ok := v.(string); ok {
+		return task.TextPart(x), x, nil
+	}
+	raw, err := marshal(v)
+	if err != nil {
+		return task.Part{}, "", err
+	}
+	switch v.(type) {
+	case map[string]any, []any:
+		return task.DataPart(raw), string(raw), nil
+	}
+	return task.TextPart(string(raw)), string(raw), nil
 }
 
 // marshal encodes v compactly without HTML escaping, so that the text shown
