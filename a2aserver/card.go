@@ -53,7 +53,8 @@ func capabilityProfile(spec task.AgentSpec, info AgentInfo) map[string]any {
 // endpoint, an absolute URL. The card lists JSON-RPC and HTTP+JSON for
 // protocol 1.0 and, at the same URL, for 0.3 (served to requests without an
 // A2A-Version header).
-func buildCard(spec task.AgentSpec, info AgentInfo, endpoint string) *a2a.AgentCard {
+// With bearer the card declares the bearer scheme and requires it.
+func buildCard(spec task.AgentSpec, info AgentInfo, endpoint string, bearer bool) *a2a.AgentCard {
 	desc := info.Description
 	if desc == "" {
 		desc = "pactum agent " + spec.Name + " (action " + spec.Action + ")"
@@ -78,7 +79,7 @@ func buildCard(spec task.AgentSpec, info AgentInfo, endpoint string) *a2a.AgentC
 			skills[i].Tags = []string{}
 		}
 	}
-	return &a2a.AgentCard{
+	card := &a2a.AgentCard{
 		Name:        spec.Name,
 		Description: desc,
 		Version:     version,
@@ -101,6 +102,13 @@ func buildCard(spec task.AgentSpec, info AgentInfo, endpoint string) *a2a.AgentC
 		DefaultOutputModes: out,
 		Skills:             skills,
 	}
+	if bearer {
+		card.SecuritySchemes = a2a.NamedSecuritySchemes{bearerScheme: a2a.HTTPAuthSecurityScheme{
+			Scheme: "Bearer", Description: "a token pactum's configuration gives an actor (auth: bearer)",
+		}}
+		card.SecurityRequirements = a2a.SecurityRequirementsOptions{{bearerScheme: a2a.SecuritySchemeScopes{}}}
+	}
+	return card
 }
 
 // joinURL appends path segments to an absolute base URL.

@@ -78,9 +78,13 @@ func readEnvelope(requestMeta, messageMeta map[string]any) (envelopeMeta, error)
 // the input message; the rest (task id, action, times) the Coordinator
 // fills in. The request metadata other than MetadataKey travels as the
 // envelope's metadata.
-func (e envelopeMeta) envelope(msg task.Message, requestMeta map[string]any, authenticated string) task.Envelope {
+func (e envelopeMeta) envelope(msg task.Message, requestMeta map[string]any, authenticated string) (task.Envelope, error) {
+	actor, err := task.ResolveActor(e.Actor, authenticated)
+	if err != nil {
+		return task.Envelope{}, err
+	}
 	env := task.Envelope{
-		Actor:          task.ResolveActor(e.Actor, authenticated),
+		Actor:          actor,
 		Matter:         e.Matter,
 		Resource:       e.Resource,
 		PolicyRef:      e.PolicyRef,
@@ -102,7 +106,7 @@ func (e envelopeMeta) envelope(msg task.Message, requestMeta map[string]any, aut
 		}
 		env.Metadata[k] = v
 	}
-	return env
+	return env, nil
 }
 
 // readCancelReason returns the reason a CancelTask request gives under

@@ -36,7 +36,10 @@ func FuzzEnvelope(f *testing.F) {
 			}
 			return
 		}
-		env := em.envelope(msg, req.Metadata, "")
+		env, err := em.envelope(msg, req.Metadata, "")
+		if err != nil {
+			t.Fatalf("envelope without an authenticated caller: %v", err)
+		}
 		if env.Actor == "" {
 			t.Fatal("accepted envelope without an actor")
 		}

@@ -87,7 +87,24 @@ func (h *Handler) owned(ctx context.Context, op, id string, historyLength int) (
 	if t.Agent != h.agent {
 		return nil, taskNotFound(id)
 	}
+	if c := caller(ctx); c != "" && t.Envelope.Actor != c {
+		// An authenticated caller sees only its own tasks.
+		return nil, taskNotFound(id)
+	}
 	return t, nil
+}
+
+// caller returns the authenticated actor of the request: the one pactum's
+// own authentication put in ctx (task.WithCaller), else the authenticated
+// user an a2asrv middleware set on the call context, else "".
+func caller(ctx context.Context) string {
+	if c := task.Caller(ctx); c != "" {
+		return c
+	}
+	if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.User != nil && cc.User.Authenticated {
+		return cc.User.Name
+	}
+	return ""
 }
 
 // SendMessage implements a2asrv.RequestHandler. A message without a task id
@@ -343,11 +360,10 @@ func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequ
 		if err != nil {
 			return nil, invalidParams(err.Error())
 		}
-		var authenticated string
-		if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.User != nil && cc.User.Authenticated {
-			authenticated = cc.User.Name
+		env, err := em.envelope(msg, req.Metadata, caller(ctx))
+		if err != nil {
+			return nil, h.wireErr(ctx, op, err)
 		}
-		env := em.envelope(msg, req.Metadata, authenticated)
 		if push != nil {
 			// Name the task now, so that the Pusher can deliver the
 			// task's very first events to the configuration that comes
@@ -435,9 +451,7 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 	if req.StatusTimestampAfter != nil {
 		p.UpdatedAfter = req.StatusTimestampAfter.UTC()
 	}
-	if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.User != nil && cc.User.Authenticated {
-		p.Actor = cc.User.Name
-	}
+	p.Actor = caller(ctx)
 	page, err := h.coord.List(ctx, p)
 	if err != nil {
 		return nil, h.wireErr(ctx, "ListTasks", err)

@@ -215,7 +215,10 @@ func TestReadEnvelope(t *testing.T) {
 	if e.Actor != "msg-actor" || e.PolicyRef != "P-1" || e.ApprovalRef != "A-1" {
 		t.Fatalf("envelope = %+v: the message must win, the request fill in", e)
 	}
-	env := envelopeMeta{}.envelope(task.Message{ID: "m-1", ContextID: "c-1"}, map[string]any{"pactum": map[string]any{}, "x": 1}, "")
+	env, err := envelopeMeta{}.envelope(task.Message{ID: "m-1", ContextID: "c-1"}, map[string]any{"pactum": map[string]any{}, "x": 1}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if env.Actor != AnonymousActor || env.IdempotencyKey != "m-1" || env.ContextID != "c-1" || env.Metadata["x"] != 1 || env.Metadata["pactum"] != nil {
 		t.Fatalf("defaults = %+v", env)
 	}
@@ -255,4 +258,33 @@ func TestPusherLifecycle(t *testing.T) {
 			t.Fatalf("stop #%d: %v", i+1, err)
 		}
 	}
+}
+
+// FuzzBearerHeader feeds arbitrary Authorization headers to the bearer
+// check: it never panics, lets a request through only with the scheme
+// Bearer (any case) and the known token, and then carries the token's
+// actor; everything else is a 401 with a challenge.
+func FuzzBearerHeader(f *testing.F) {
+	for _, s := range []string{"", "Bearer s3cret", "bearer s3cret", "Bearer  s3cret ", "Basic s3cret", "Bearer", "Bearer ", "Bearer wrong", "s3cret", "Bearer s3cret extra"} {
+		f.Add(s)
+	}
+	s := &Server{opts: Options{Authenticate: func(token string) (string, bool) {
+		return "alice", token == "s3cret"
+	}}}
+	f.Fuzz(func(t *testing.T, header string) {
+		r := httptest.NewRequest(http.MethodPost, "/", nil)
+		r.Header.Set("Authorization", header)
+		w := httptest.NewRecorder()
+		got := s.authenticate(w, r)
+		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		valid := strings.EqualFold(scheme, "Bearer") && strings.TrimSpace(token) == "s3cret"
+		switch {
+		case valid && (got == nil || task.Caller(got.Context()) != "alice"):
+			t.Fatalf("header %q: refused or without its actor", header)
+		case !valid && got != nil:
+			t.Fatalf("header %q: let through", header)
+		case !valid && (w.Code != http.StatusUnauthorized || !strings.HasPrefix(w.Header().Get("WWW-Authenticate"), "Bearer ")):
+			t.Fatalf("header %q: %d, challenge %q; want 401 with a Bearer challenge", header, w.Code, w.Header().Get("WWW-Authenticate"))
+		}
+	})
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
+	"github.com/pactum/pactum/internal/bearer"
 	"github.com/pactum/pactum/task"
 )
 
@@ -73,6 +74,14 @@ type Options struct {
 	// Push tunes webhook delivery; its AllowPrivate and Logger are taken
 	// from AllowPrivatePush and Logger.
 	Push PusherOptions
+	// Authenticate, when set, turns on bearer authentication: every request
+	// but the agent cards needs an "Authorization: Bearer TOKEN" header whose
+	// token Authenticate maps to an actor (ok false: unknown token). The
+	// call then runs as that actor (task.WithCaller): it submits under it,
+	// lists and addresses only its own tasks, and naming another actor is
+	// forbidden. A request without a valid token gets HTTP 401 with a
+	// WWW-Authenticate challenge. Cards declare the bearer scheme.
+	Authenticate func(token string) (actor string, ok bool)
 	// KeepAlive is the interval of SSE keep-alive comments on streams
 	// (default DefaultKeepAlive; negative disables them).
 	KeepAlive time.Duration
@@ -235,7 +244,7 @@ func (s *Server) Card(agent, base string) (*a2a.AgentCard, bool) {
 	if base == "" {
 		base = s.opts.BaseURL
 	}
-	return buildCard(ep.spec, ep.info, joinURL(base, "agents", agent)), true
+	return buildCard(ep.spec, ep.info, joinURL(base, "agents", agent), s.opts.Authenticate != nil), true
 }
 
 // ServeHTTP routes a request to an agent's card or transports.
@@ -255,6 +264,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.serveAgent(w, r, s.def, path, "")
 }
 
+// bearerScheme names the security scheme cards declare with Authenticate.
+const bearerScheme a2a.SecuritySchemeName = "bearer"
+
+// authenticate returns r with its caller in the context, or writes 401 and
+// returns nil. Without Options.Authenticate every request passes as is.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) *http.Request {
+	if s.opts.Authenticate == nil {
+		return r
+	}
+	token, sent := bearer.Token(r)
+	if sent {
+		if actor, ok := s.opts.Authenticate(token); ok {
+			return r.WithContext(task.WithCaller(r.Context(), actor))
+		}
+	}
+	msg := "this server needs an Authorization: Bearer token"
+	if sent {
+		msg = "the bearer token is not valid"
+	}
+	bearer.Challenge(w, sent)
+	writeRESTError(w, http.StatusUnauthorized, "UNAUTHENTICATED", a2a.ErrUnauthenticated, msg)
+	return nil
+}
+
 // serveAgent serves sub (the path below the agent's mount point) of ep.
 func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint, sub, mount string) {
 	switch sub {
@@ -263,6 +296,9 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint
 		return
 	case "/.well-known/agent.json":
 		s.serveCard(w, r, ep, mount, true)
+		return
+	}
+	if r = s.authenticate(w, r); r == nil {
 		return
 	}
 	rpc := sub == "/"
@@ -392,7 +428,7 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request, ep *endpoint,
 		}
 		base = scheme + "://" + r.Host
 	}
-	card := buildCard(ep.spec, ep.info, base+mount)
+	card := buildCard(ep.spec, ep.info, base+mount, s.opts.Authenticate != nil)
 	var body []byte
 	var err error
 	if legacy {

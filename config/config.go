@@ -79,6 +79,11 @@ type Config struct {
 	// Actors say which callers may call which actions (`actors`). Empty
 	// means every caller may call every action.
 	Actors []Actor `yaml:"actors"`
+	// Auth is how callers of the A2A and MCP endpoints are authenticated
+	// (`auth`): AuthNone (default), anyone may call, as any actor;
+	// AuthBearer, every call needs an actor's bearer token and acts as that
+	// actor. Agent cards, /healthz, /readyz and /metrics stay open.
+	Auth string `yaml:"auth"`
 	// Policy holds the approvals that sensitive actions need (`policy`).
 	Policy Policy `yaml:"policy"`
 
@@ -203,7 +208,20 @@ type Actor struct {
 	Name string `yaml:"name"`
 	// Actions it may call; "*" means all (required, each a known action).
 	Actions []string `yaml:"actions"`
+	// TokenSHA256 is the hex SHA-256 of the actor's bearer token
+	// (`token_sha256`), so that the configuration holds no secret. With
+	// auth: bearer an actor has it or TokenEnv (not both); without, neither.
+	TokenSHA256 string `yaml:"token_sha256"`
+	// TokenEnv names the environment variable that holds the actor's
+	// bearer token (`token_env`), read when the server starts.
+	TokenEnv string `yaml:"token_env"`
 }
+
+// Auth modes.
+const (
+	AuthNone   = "none"
+	AuthBearer = "bearer"
+)
 
 // Policy holds the approvals that sensitive actions need.
 type Policy struct {

@@ -45,6 +45,7 @@ func (c *Config) setDefaults(ttlSet bool) {
 	c.BaseURL = cmp.Or(c.BaseURL, DefaultBaseURL(c.Listen))
 	c.Store = cmp.Or(c.Store, DefaultStore)
 	c.Log.Level = cmp.Or(c.Log.Level, DefaultLogLevel)
+	c.Auth = cmp.Or(c.Auth, AuthNone)
 	c.Log.Format = cmp.Or(c.Log.Format, DefaultLogFormat)
 	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
 	c.Lease.Duration = cmp.Or(c.Lease.Duration, DefaultLease)

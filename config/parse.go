@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -52,6 +54,7 @@ type refNodes struct {
 	id      *yaml.Node
 	actions []*yaml.Node
 	actors  []*yaml.Node
+	token   *yaml.Node // an actor's token_sha256 or token_env
 }
 
 // config walks the document root into c, applies defaults and validates.
@@ -61,6 +64,7 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 		agents                                            []agentNodes
 		actors, approvals                                 []refNodes
 		ttlSet                                            bool
+		authN                                             *yaml.Node
 	)
 	set := func(dst *string, np **yaml.Node) handler {
 		return func(n *yaml.Node, path string) {
@@ -115,6 +119,10 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 					},
 					"wait_timeout": func(n *yaml.Node, path string) { c.MCP.WaitTimeout, _ = w.duration(n, path, time.Second) },
 				}, nil)
+			},
+			"auth": func(n *yaml.Node, path string) {
+				c.Auth, _ = w.oneOf(n, path, AuthNone, AuthBearer)
+				authN = n
 			},
 			"migrate": func(n *yaml.Node, path string) {
 				if v, ok := w.boolean(n, path); ok {
@@ -183,6 +191,7 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 		}
 	}
 	c.setDefaults(ttlSet)
+	w.checkAuth(c, root, authN, actors)
 
 	w.crossCheck(c, root, agentsN, defaultAgentN, agents, actors, approvals)
 }
@@ -498,7 +507,28 @@ func (w *walker) actor(n *yaml.Node, path string) (Actor, refNodes) {
 			actionsN = n
 			a.Actions, an.actions = w.strList(n, path)
 		},
+		"token_sha256": func(n *yaml.Node, path string) {
+			an.token = n
+			if s, ok := w.str(n, path); ok {
+				if b, err := hex.DecodeString(s); err != nil || len(b) != sha256.Size {
+					w.errorf(n, path, "must be 64 hex digits, the SHA-256 of the token (e.g. printf %%s \"$TOKEN\" | sha256sum)")
+				}
+				a.TokenSHA256 = strings.ToLower(s)
+			}
+		},
+		"token_env": func(n *yaml.Node, path string) {
+			an.token = n
+			if s, ok := w.str(n, path); ok {
+				if !envName.MatchString(s) {
+					w.errorf(n, path, "must be an environment variable name (letters, digits and _, not starting with a digit)")
+				}
+				a.TokenEnv = s
+			}
+		},
 	}, nil)
+	if a.TokenSHA256 != "" && a.TokenEnv != "" {
+		w.errorf(an.token, path, "give token_sha256 or token_env, not both")
+	}
 	w.required(n, an.id, path+".name")
 	w.requiredList(n, actionsN, path+".actions", "the actions this actor may call (\"*\" for all)")
 	return a, an
@@ -617,4 +647,33 @@ func checkStore(s string) error {
 		return fmt.Errorf("store %s:// names no database", scheme)
 	}
 	return nil
+}
+
+// envName matches an environment variable name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// checkAuth checks that the actors' tokens agree with the auth mode: with
+// bearer every actor has one (and there is at least one actor), without
+// none has.
+func (w *walker) checkAuth(c *Config, root, authN *yaml.Node, actors []refNodes) {
+	if c.Auth != AuthBearer {
+		for i, a := range c.Actors {
+			if a.TokenSHA256 != "" || a.TokenEnv != "" {
+				w.errorf(actors[i].token, actors[i].path, "a token needs auth: bearer (without it callers are not authenticated)")
+			}
+		}
+		return
+	}
+	if len(c.Actors) == 0 {
+		w.errorf(authN, "auth", "bearer needs actors with tokens: nobody could call")
+	}
+	for i, a := range c.Actors {
+		if a.TokenSHA256 == "" && a.TokenEnv == "" {
+			n := actors[i].id
+			if n == nil {
+				n = root
+			}
+			w.errorf(n, actors[i].path, "auth: bearer needs token_sha256 or token_env for every actor")
+		}
+	}
 }

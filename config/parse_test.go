@@ -190,6 +190,22 @@ func TestParseErrors(t *testing.T) {
 		{"no media types", "agents:\n  - name: a\n    type: echo\n    output_modes: []\n",
 			[]string{`pactum.yaml:4:19: agents[0].output_modes: must list at least one media type`}},
 
+		// Authentication.
+		{"unknown auth mode", "auth: oauth\n" + oneAgent,
+			[]string{`pactum.yaml:1:7: auth: must be one of none, bearer, got "oauth"`}},
+		{"bearer without actors", "auth: bearer\n" + oneAgent,
+			[]string{`pactum.yaml:1:7: auth: bearer needs actors with tokens: nobody could call`}},
+		{"bearer actor without token", "auth: bearer\n" + oneAgent + "actors:\n  - name: bob\n    actions: [a]\n",
+			[]string{`pactum.yaml:4:11: actors[0]: auth: bearer needs token_sha256 or token_env for every actor`}},
+		{"token without bearer", oneAgent + "actors:\n  - {name: bob, actions: [a], token_env: BOB_TOKEN}\n",
+			[]string{`pactum.yaml:3:42: actors[0]: a token needs auth: bearer (without it callers are not authenticated)`}},
+		{"both token kinds", "auth: bearer\n" + oneAgent + "actors:\n  - {name: bob, actions: [a], token_env: B, token_sha256: " + strings.Repeat("ab", 32) + "}\n",
+			[]string{`pactum.yaml:4:59: actors[0]: give token_sha256 or token_env, not both`}},
+		{"bad token hash", "auth: bearer\n" + oneAgent + "actors:\n  - {name: bob, actions: [a], token_sha256: abc}\n",
+			[]string{`pactum.yaml:4:45: actors[0].token_sha256: must be 64 hex digits, the SHA-256 of the token (e.g. printf %s "$TOKEN" | sha256sum)`}},
+		{"bad token env", "auth: bearer\n" + oneAgent + "actors:\n  - {name: bob, actions: [a], token_env: 1X}\n",
+			[]string{`pactum.yaml:4:42: actors[0].token_env: must be an environment variable name (letters, digits and _, not starting with a digit)`}},
+
 		// Actors and approvals.
 		{"actor naming unknown action", oneAgent + "actors:\n  - name: bob\n    actions: [a, deploy]\n",
 			[]string{`pactum.yaml:4:18: actors[0].actions[1]: unknown action "deploy" (actions: "a")`}},

@@ -40,7 +40,11 @@ func submitRequest(agentName, action string, in MessageInput, authActor string) 
 		ContextID:      msg.ContextID,
 		Input:          msg,
 	}
-	env.Actor = task.ResolveActor(env.Actor, authActor)
+	actor, err := task.ResolveActor(env.Actor, authActor)
+	if err != nil {
+		return task.SubmitRequest{}, err
+	}
+	env.Actor = actor
 	if env.IdempotencyKey == "" {
 		env.IdempotencyKey = msg.ID
 	}

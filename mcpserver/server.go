@@ -264,7 +264,25 @@ func (s *Server) authActor(ctx context.Context, req *mcp.CallToolRequest) string
 	if req != nil && req.Extra != nil && req.Extra.TokenInfo != nil {
 		return req.Extra.TokenInfo.UserID
 	}
-	return ""
+	return task.Caller(ctx)
+}
+
+// own checks that an authenticated caller asks about one of its own tasks:
+// another actor's task is not_found to it, as on A2A. Anonymous callers
+// (no authentication configured) may address any task.
+func (s *Server) own(ctx context.Context, req *mcp.CallToolRequest, id string) error {
+	caller := s.authActor(ctx, req)
+	if caller == "" {
+		return nil
+	}
+	t, err := s.coord.Get(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	if t.Envelope.Actor != caller {
+		return task.Errorf(task.CodeNotFound, "task %s not found", id)
+	}
+	return nil
 }
 
 func (s *Server) fail(ctx context.Context, tool string, err error) error {
@@ -449,6 +467,9 @@ func (s *Server) getTask(ctx context.Context, req *mcp.CallToolRequest, in GetTa
 	if in.HistoryLength != nil && *in.HistoryLength >= 0 {
 		hl = *in.HistoryLength
 	}
+	if err := s.own(ctx, req, in.TaskID); err != nil {
+		return nil, TaskInfo{}, s.fail(ctx, ToolGetTask, err)
+	}
 	t, err := s.coord.Get(ctx, in.TaskID, hl)
 	if err != nil {
 		return nil, TaskInfo{}, s.fail(ctx, ToolGetTask, err)
@@ -505,6 +526,9 @@ func (s *Server) cancelTask(ctx context.Context, req *mcp.CallToolRequest, in Ca
 	if in.TaskID == "" {
 		return nil, TaskInfo{}, invalidArgument("task_id is required")
 	}
+	if err := s.own(ctx, req, in.TaskID); err != nil {
+		return nil, TaskInfo{}, s.fail(ctx, ToolCancelTask, err)
+	}
 	// An empty reason records the Coordinator's default.
 	t, err := s.coord.Cancel(ctx, in.TaskID, in.Reason)
 	if err != nil {
@@ -516,6 +540,9 @@ func (s *Server) cancelTask(ctx context.Context, req *mcp.CallToolRequest, in Ca
 func (s *Server) retryTask(ctx context.Context, req *mcp.CallToolRequest, in RetryTaskInput) (*mcp.CallToolResult, TaskInfo, error) {
 	if in.TaskID == "" {
 		return nil, TaskInfo{}, invalidArgument("task_id is required")
+	}
+	if err := s.own(ctx, req, in.TaskID); err != nil {
+		return nil, TaskInfo{}, s.fail(ctx, ToolRetryTask, err)
 	}
 	t, err := s.coord.Retry(ctx, in.TaskID)
 	if err != nil {
@@ -537,6 +564,9 @@ func (s *Server) continueTask(ctx context.Context, req *mcp.CallToolRequest, in 
 	}
 	msg, err := userMessage(in.MessageID, in.Text, in.Data, "the answer is empty")
 	if err != nil {
+		return nil, ContinueTaskOutput{}, s.fail(ctx, ToolContinueTask, err)
+	}
+	if err := s.own(ctx, req, in.TaskID); err != nil {
 		return nil, ContinueTaskOutput{}, s.fail(ctx, ToolContinueTask, err)
 	}
 	t, err := s.coord.Continue(ctx, in.TaskID, msg)

@@ -2,6 +2,7 @@ package task
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 )
 
@@ -15,15 +16,34 @@ const AnonymousActor = "anonymous"
 
 // ResolveActor returns the actor a transport records for a request: the one
 // the request names, else the authenticated caller, else AnonymousActor.
-func ResolveActor(named, authenticated string) string {
+// An authenticated caller acts only as itself: naming another actor is
+// CodeForbidden.
+func ResolveActor(named, authenticated string) (string, error) {
 	switch {
+	case authenticated != "" && named != "" && named != authenticated:
+		return "", Errorf(CodeForbidden, "authenticated as %q, the request cannot act as %q", authenticated, named)
 	case named != "":
-		return named
+		return named, nil
 	case authenticated != "":
-		return authenticated
+		return authenticated, nil
 	default:
-		return AnonymousActor
+		return AnonymousActor, nil
 	}
+}
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying the actor a transport's authentication
+// established for the request (pactum serve's bearer tokens do this).
+func WithCaller(ctx context.Context, actor string) context.Context {
+	return context.WithValue(ctx, callerKey{}, actor)
+}
+
+// Caller returns the authenticated actor ctx carries, or "" when the
+// request was not authenticated.
+func Caller(ctx context.Context) string {
+	s, _ := ctx.Value(callerKey{}).(string)
+	return s
 }
 
 // EncodeData encodes a structured value as a data part holds it: compact

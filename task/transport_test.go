@@ -1,6 +1,7 @@
 package task_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -19,10 +20,16 @@ func TestSettledAndResolveActor(t *testing.T) {
 			t.Errorf("%s.Settled() = false", s)
 		}
 	}
-	for _, tc := range [][3]string{{"alice", "bob", "alice"}, {"", "bob", "bob"}, {"", "", task.AnonymousActor}} {
-		if got := task.ResolveActor(tc[0], tc[1]); got != tc[2] {
-			t.Errorf("ResolveActor(%q, %q) = %q, want %q", tc[0], tc[1], got, tc[2])
+	for _, tc := range [][3]string{{"alice", "", "alice"}, {"bob", "bob", "bob"}, {"", "bob", "bob"}, {"", "", task.AnonymousActor}} {
+		if got, err := task.ResolveActor(tc[0], tc[1]); got != tc[2] || err != nil {
+			t.Errorf("ResolveActor(%q, %q) = %q, %v; want %q", tc[0], tc[1], got, err, tc[2])
 		}
+	}
+	if got, err := task.ResolveActor("alice", "bob"); task.ErrorCode(err) != task.CodeForbidden || got != "" {
+		t.Errorf("ResolveActor naming another actor than the authenticated one = %q, %v; want forbidden", got, err)
+	}
+	if task.Caller(context.Background()) != "" || task.Caller(task.WithCaller(context.Background(), "bob")) != "bob" {
+		t.Error("Caller does not return what WithCaller stored")
 	}
 }
 

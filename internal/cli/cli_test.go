@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -213,8 +215,8 @@ type node struct {
 
 // serve starts `pactum serve` in a goroutine on a free loopback port and
 // waits until /readyz answers. It retries on another port if the one it
-// picked was taken meanwhile.
-func serve(t *testing.T) *node {
+// picked was taken meanwhile. extra are further serve arguments.
+func serve(t *testing.T, extra ...string) *node {
 	t.Helper()
 	dir := t.TempDir()
 	for try := 0; ; try++ {
@@ -225,7 +227,7 @@ func serve(t *testing.T) *node {
 		ctx, cancel := context.WithCancel(context.Background())
 		n.cancel = cancel
 		root := cli.NewRoot(n.stdout, n.stderr)
-		root.SetArgs([]string{"serve", "--listen", addr, "--store", n.dsn, "--log-format", "json", "--drain", "5s"})
+		root.SetArgs(append([]string{"serve", "--listen", addr, "--store", n.dsn, "--log-format", "json", "--drain", "5s"}, extra...))
 		go func() { n.done <- root.ExecuteContext(ctx) }()
 		err := n.waitReady(20 * time.Second)
 		if err == nil {
@@ -591,5 +593,25 @@ func tamper(t *testing.T, path string, stmts ...string) {
 				t.Fatalf("%s changed %d rows, want 1", s, n)
 			}
 		}
+	}
+}
+
+// TestSendWithToken: against a node with auth: bearer, send without a
+// token is refused with the server's 401, and --token gets the answer.
+func TestSendWithToken(t *testing.T) {
+	t.Parallel()
+	sum := sha256.Sum256([]byte("cli-secret"))
+	cfg := filepath.Join(t.TempDir(), "auth.yaml")
+	src := "auth: bearer\nagents:\n  - {name: echo, type: echo}\nactors:\n  - {name: ops, actions: ['*'], token_sha256: " + hex.EncodeToString(sum[:]) + "}\n"
+	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := serve(t, "--config", cfg)
+	if out, err := run(t, "send", "--token", "", n.url+"/agents/echo", "no token"); err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("send without a token: %v (stdout %q), want the server's 401", err, out)
+	}
+	out := mustRun(t, "send", "--token", "cli-secret", n.url+"/agents/echo", "with a token")
+	if !strings.Contains(out, "with a token") {
+		t.Errorf("send --token printed %q, want the echo", out)
 	}
 }

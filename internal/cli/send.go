@@ -1,15 +1,19 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"os"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/pactum/pactum/internal/bearer"
 	"github.com/spf13/cobra"
 )
 
@@ -28,6 +32,7 @@ type sendOptions struct {
 	headers   []string
 	cardPath  string
 	returnNow bool
+	token     string
 }
 
 func newSendCmd() *cobra.Command {
@@ -57,6 +62,7 @@ streaming. With --json every event is printed as one JSON line.`,
 	f.StringVar(&o.resource, "resource", "", "pactum envelope: resource")
 	f.StringArrayVarP(&o.headers, "header", "H", nil, "extra HTTP header for card discovery, Name: value")
 	f.StringVar(&o.cardPath, "card-path", "", "card path (default /.well-known/agent-card.json)")
+	f.StringVar(&o.token, "token", "", "bearer token for a server with auth: bearer (default $PACTUM_TOKEN)")
 	return cmd
 }
 
@@ -76,7 +82,12 @@ func runSend(ctx context.Context, out io.Writer, url, text string, o sendOptions
 	if err != nil {
 		return fmt.Errorf("discover agent card at %s: %w", url, err)
 	}
-	client, err := a2aclient.NewFromCard(ctx, card)
+	var copts []a2aclient.FactoryOption
+	if token := cmp.Or(o.token, os.Getenv("PACTUM_TOKEN")); token != "" {
+		hc := &http.Client{Transport: bearer.Transport{Token: token}}
+		copts = append(copts, a2aclient.WithJSONRPCTransport(hc), a2aclient.WithRESTTransport(hc))
+	}
+	client, err := a2aclient.NewFromCard(ctx, card, copts...)
 	if err != nil {
 		return fmt.Errorf("connect to %s: %w", card.Name, err)
 	}

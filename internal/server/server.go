@@ -59,6 +59,12 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	// Tokens first: a missing one is a configuration error that should
+	// not open (or create) the store.
+	tokens, err := bearerTokens(cfg)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, log: log}
 	defer func() {
 		if err != nil {
@@ -137,6 +143,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	s.a2a, err = a2aserver.New(a2aserver.Options{
 		Coordinator: s.coord, Agents: infos, DefaultAgent: defaultAgent, BaseURL: cfg.BaseURL,
 		MaxBodyBytes: cfg.MaxBodyBytes, AllowPrivatePush: cfg.Push.AllowPrivate, Logger: log,
+		Authenticate: tokens.authenticate(),
 	})
 	if err != nil {
 		return nil, err
@@ -155,9 +162,9 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		WaitTimeout: cfg.MCP.WaitTimeout.Duration,
 	})
 	if !cfg.MCP.Disabled {
-		mux.Handle("/mcp", s.mcp.Handler(mcpserver.HTTPOptions{
+		mux.Handle("/mcp", tokens.requireMCP(s.mcp.Handler(mcpserver.HTTPOptions{
 			AllowedHosts: mcpHosts(cfg), MaxBodyBytes: cfg.MaxBodyBytes,
-		}))
+		})))
 	}
 	mux.Handle("/", s.a2a)
 	s.handler = mux
