@@ -63,6 +63,46 @@ func TestJSClient(t *testing.T) {
 	}
 }
 
+// TestJSClientBearer runs js/auth.mjs, the official JavaScript client,
+// against a pactum subprocess with auth: bearer: the card declares the
+// scheme, and calls need the token on JSON-RPC and HTTP+JSON alike.
+func TestJSClientBearer(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("PACTUM_REQUIRE_INTEROP") == "1" {
+			t.Fatalf("node is not on PATH and PACTUM_REQUIRE_INTEROP=1: %v", err)
+		}
+		t.Skipf("node is not on PATH (%v); set PACTUM_REQUIRE_INTEROP=1 to make this a failure", err)
+	}
+	jsDir, err := filepath.Abs("js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	npmCI(t, jsDir)
+	cfg := filepath.Join(t.TempDir(), "auth.yaml")
+	const src = "auth: bearer\nagents:\n  - {name: echo, type: echo}\nactors:\n  - {name: js-client, actions: ['*'], token_env: PACTUM_INTEROP_TOKEN}\n"
+	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const token = "interop-token-7f3a"
+	srv := setupWith(t, cfg, "PACTUM_INTEROP_TOKEN="+token)
+
+	ctx, cancel := context.WithTimeout(t.Context(), nodeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "auth.mjs", srv.AgentURL("echo"), token)
+	cmd.Dir = jsDir
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	logLines(t, out)
+	if err != nil {
+		t.Fatalf("node auth.mjs: %v (see FAIL lines above)", err)
+	}
+	if n := bytes.Count(out, []byte("PASS ")); n != 7 {
+		t.Fatalf("auth.mjs passed %d checks, want 7", n)
+	}
+}
+
 // npmCI installs the pinned JavaScript dependencies if they are missing.
 func npmCI(t *testing.T, dir string) {
 	t.Helper()

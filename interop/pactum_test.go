@@ -79,15 +79,22 @@ var errAddrInUse = errors.New("address already in use")
 // failed; its log is printed if t failed (or always with PACTUM_INTEROP_LOG=1).
 func setup(t *testing.T) *pactumServer {
 	t.Helper()
-	bin := pactumBinary(t)
 	cfg, err := filepath.Abs("pactum-interop.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return setupWith(t, cfg)
+}
+
+// setupWith is setup with the configuration file cfg and extra environment
+// variables (NAME=value) for the server process.
+func setupWith(t *testing.T, cfg string, env ...string) *pactumServer {
+	t.Helper()
+	bin := pactumBinary(t)
 	// The port is picked free and then handed over, so another process can
 	// take it in between; try again in that case.
 	for attempt := 1; ; attempt++ {
-		srv, err := startServer(t, bin, cfg)
+		srv, err := startServer(t, bin, cfg, env...)
 		if err == nil {
 			return srv
 		}
@@ -99,7 +106,7 @@ func setup(t *testing.T) *pactumServer {
 	}
 }
 
-func startServer(t *testing.T, bin, cfg string) (*pactumServer, error) {
+func startServer(t *testing.T, bin, cfg string, env ...string) (*pactumServer, error) {
 	t.Helper()
 	port, err := freePort()
 	if err != nil {
@@ -109,6 +116,9 @@ func startServer(t *testing.T, bin, cfg string) (*pactumServer, error) {
 	srv := &pactumServer{URL: "http://" + addr, logs: &lockedBuffer{}}
 	dsn := "sqlite://" + filepath.Join(t.TempDir(), "pactum.db")
 	cmd := exec.Command(bin, "serve", "--config", cfg, "--listen", addr, "--base-url", srv.URL, "--store", dsn)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout = srv.logs
 	cmd.Stderr = srv.logs
 	configureProcess(cmd)
