@@ -33,6 +33,13 @@ type Data struct {
 	Message task.Message
 	// Metadata is the envelope's metadata.
 	Metadata map[string]any
+	// History is the task's conversation so far, oldest first, the newest
+	// user message included: after input_required, the earlier turns too.
+	History []task.Message
+	// Transcript is History as text, one "role: text" line per message
+	// that has text (a message's text parts joined by newlines), for
+	// agents that take the whole conversation as one prompt.
+	Transcript string
 }
 
 // NewData returns the template data of req.
@@ -47,7 +54,22 @@ func NewData(req *task.Request) Data {
 		Data:      "null",
 		Message:   req.Message,
 		Metadata:  req.Envelope.Metadata,
+		History:   req.History,
 	}
+	var tr strings.Builder
+	for _, m := range req.History {
+		text := m.Text()
+		if text == "" {
+			continue
+		}
+		if tr.Len() > 0 {
+			tr.WriteByte('\n')
+		}
+		tr.WriteString(string(m.Role))
+		tr.WriteString(": ")
+		tr.WriteString(text)
+	}
+	d.Transcript = tr.String()
 	for _, p := range req.Message.Parts {
 		if p.Kind == task.PartData && len(p.Data) > 0 {
 			d.Data = string(p.Data)

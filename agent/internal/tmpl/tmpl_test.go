@@ -57,8 +57,22 @@ func TestTemplate(t *testing.T) {
 	if got != want {
 		t.Errorf("Execute =\n%s\nwant\n%s", got, want)
 	}
-	if d := NewData(&task.Request{}); d.Data != "null" {
-		t.Errorf("Data without a data part = %q, want null", d.Data)
+	if d := NewData(&task.Request{}); d.Data != "null" || d.Transcript != "" {
+		t.Errorf("Data, Transcript without a data part or history = %q, %q; want null and empty", d.Data, d.Transcript)
+	}
+	// After input_required the conversation has several turns.
+	turns := &task.Request{Message: task.Message{Role: task.RoleUser, Parts: []task.Part{task.TextPart("in Paris")}}, History: []task.Message{
+		{ID: "u1", Role: task.RoleUser, Parts: []task.Part{task.TextPart("weather?")}},
+		{ID: "a1", Role: task.RoleAgent, Parts: []task.Part{task.TextPart("Which city?")}},
+		{ID: "d1", Role: task.RoleUser, Parts: []task.Part{task.DataPart(json.RawMessage(`{}`))}},
+		{ID: "u2", Role: task.RoleUser, Parts: []task.Part{task.TextPart("in Paris")}},
+	}}
+	hist, err := Parse("hist", `{{.Transcript}}|{{len .History}}|{{range .History}}{{.ID}},{{end}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := hist.Execute(NewData(turns)); err != nil || got != "user: weather?\nagent: Which city?\nuser: in Paris|4|u1,a1,d1,u2," {
+		t.Errorf("history template = %q, %v", got, err)
 	}
 	lit, err := Parse("lit", "no actions")
 	if err != nil {
