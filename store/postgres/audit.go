@@ -3,11 +3,8 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/pactum/pactum/store/internal/driver"
 	"github.com/pactum/pactum/task"
@@ -25,11 +22,8 @@ func (s *Store) AppendAudit(ctx context.Context, entries []task.AuditInput) erro
 	}
 	now := driver.Norm(s.now())
 	err := s.inTx(ctx, func(x *txn) error {
-		h := x.lockHead(sqlLockHead)
-		if err := x.flush(); err != nil {
-			return err
-		}
-		return x.seal(h, now, entries)
+		x.sealAudit(now, entries)
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: append audit: %w", err)
@@ -73,60 +67,38 @@ func (s *Store) AuditEntries(ctx context.Context, after int64, limit int) ([]tas
 	return out, nil
 }
 
-// head is the audit chain's head as a transaction locked it.
-type head struct {
-	found bool
-	seq   int64
-	hash  string
-}
-
-// lockHead queues the statement that locks the chain's head (sqlLockHead,
-// or sqlLockHeadIfKey with its arguments) into the returned head. Callers
-// queue it last before a flush, so the lock is taken as late as possible;
-// it is held until the transaction ends.
-func (x *txn) lockHead(sql string, args ...any) *head {
-	h := &head{}
-	x.queue(sql, args...).QueryRow(func(r pgx.Row) error {
-		err := r.Scan(&h.seq, &h.hash)
-		h.found = err == nil
-		return noRows(err)
-	})
-	return h
-}
-
-var errNoHead = errors.New("audit_head has no row: the schema is damaged (was the table emptied?)")
-
-// seal queues the insert of entries, chained from h at now, and the move of
-// the head. h must have been locked and flushed in this transaction.
-func (x *txn) seal(h *head, now time.Time, entries []task.AuditInput) error {
+// sealAudit has the transaction append entries to the audit chain at now
+// when it commits: pactum_seal (migration 0003) hashes and inserts them in
+// the server and moves the chain's head, which it locks until the
+// transaction ends. The statement travels with COMMIT (txn.commit), so the
+// lock is held for that statement and the commit only. A transaction seals
+// once.
+func (x *txn) sealAudit(now time.Time, entries []task.AuditInput) {
 	if len(entries) == 0 {
-		return nil
+		return
 	}
-	if h == nil || !h.found {
-		return errNoHead
-	}
+	x.seal, x.sealArgs = sqlSeal, sealArgs(now, entries)
+}
+
+// sealNewTask is sealAudit for the transaction that creates task id under
+// the idempotency key (actor, key): it seals only if that key names the
+// task, and otherwise fails the commit with PTDUP (isDuplicateKey).
+func (x *txn) sealNewTask(now time.Time, entries []task.AuditInput, actor, key, id string) {
+	x.seal, x.sealArgs = sqlSealNewTask, append(sealArgs(now, entries), actor, key, id)
+}
+
+// sealArgs are pactum_seal's arguments for entries sealed at now.
+func sealArgs(now time.Time, entries []task.AuditInput) []any {
 	n := len(entries)
-	var (
-		seqs                                 = make([]int64, n)
-		ats                                  = make([]time.Time, n)
-		kinds, taskIDs, actors, prevs, hashs = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		datas                                = make([][]byte, n)
-	)
-	seq, prev := h.seq, h.hash
+	kinds, taskIDs, actors := make([]string, n), make([]string, n), make([]string, n)
+	datas := make([][]byte, n)
 	for i, in := range entries {
-		e := task.AuditEntry{
-			Seq: seq + 1, At: now, Kind: in.Kind, TaskID: in.TaskID, Actor: in.Actor,
-			Data: in.Data, PrevHash: prev,
+		kinds[i], taskIDs[i], actors[i] = string(in.Kind), in.TaskID, in.Actor
+		if len(in.Data) > 0 {
+			datas[i] = []byte(in.Data)
 		}
-		e.Hash = e.ComputeHash()
-		seqs[i], ats[i], kinds[i], taskIDs[i], actors[i], prevs[i], hashs[i] = e.Seq, e.At, string(e.Kind), e.TaskID, e.Actor, e.PrevHash, e.Hash
-		if len(e.Data) > 0 {
-			datas[i] = []byte(e.Data)
-		}
-		seq, prev = e.Seq, e.Hash
 	}
-	x.queue(sqlInsertAudit, seqs, ats, kinds, taskIDs, actors, datas, prevs, hashs)
-	x.queue(sqlMoveHead, seq, prev)
-	h.seq, h.hash = seq, prev
-	return nil
+	// The time as task.AuditEntry.ComputeHash formats it, so that the
+	// server hashes the same bytes.
+	return []any{now, now.UTC().Format(time.RFC3339Nano), kinds, taskIDs, actors, datas}
 }

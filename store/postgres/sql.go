@@ -74,18 +74,12 @@ const (
 		WHERE state = 'in_progress' AND lease_expires < $1 ORDER BY lease_expires, id LIMIT $2`
 	sqlNextRunAfter = `SELECT min(coalesce(run_after, updated_at)) FROM tasks WHERE state = 'queued'`
 
-	// sqlLockHead locks the audit chain's head; sqlLockHeadIfKey does so
-	// only when the idempotency key ($1, $2) names task $3, that is when
-	// this transaction took it (a duplicate submit seals nothing).
-	sqlLockHead      = `SELECT seq, hash FROM audit_head FOR UPDATE`
-	sqlLockHeadIfKey = `SELECT seq, hash FROM audit_head
-		WHERE EXISTS (SELECT 1 FROM idempotency_keys WHERE actor = $1 AND key = $2 AND task_id = $3)
-		FOR UPDATE`
-	sqlMoveHead    = `UPDATE audit_head SET seq = $1, hash = $2`
-	sqlInsertAudit = `INSERT INTO audit_log (seq, at, kind, task_id, actor, data, prev_hash, hash)
-		SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[],
-			$6::bytea[], $7::text[], $8::text[])`
-	sqlAuditAfter = `SELECT seq, at, kind, task_id, actor, data, prev_hash, hash
+	// sqlSeal appends audit entries (see seal); sqlSealNewTask does so for
+	// the transaction creating task $9, only if the idempotency key ($7,
+	// $8) names it, and raises PTDUP otherwise.
+	sqlSeal        = `SELECT pactum_seal($1, $2, $3::text[], $4::text[], $5::text[], $6::bytea[])`
+	sqlSealNewTask = `SELECT pactum_seal_new_task($1, $2, $3::text[], $4::text[], $5::text[], $6::bytea[], $7, $8, $9)`
+	sqlAuditAfter  = `SELECT seq, at, kind, task_id, actor, data, prev_hash, hash
 		FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`
 
 	sqlPutPush = `INSERT INTO push_configs (task_id, id, url, token, auth, created_at) VALUES ($1, $2, $3, $4, $5, $6)

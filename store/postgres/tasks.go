@@ -17,9 +17,28 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
-// errDuplicateKey ends a CreateTask transaction whose idempotency key names
-// another live task.
-var errDuplicateKey = errors.New("duplicate idempotency key")
+// isDuplicateKey reports whether err is pactum_seal_new_task's refusal: the
+// idempotency key names another live task.
+func isDuplicateKey(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "PTDUP"
+}
+
+// taskByKey returns, whole, the task the idempotency key (actor, key) names.
+func (s *Store) taskByKey(ctx context.Context, actor, key string) (*task.Task, error) {
+	var t *task.Task
+	err := s.inReadTx(ctx, func(x *txn) error {
+		var owner string
+		x.queue(sqlIdemGet, actor, key).QueryRow(func(r pgx.Row) error { return r.Scan(&owner) })
+		if err := x.flush(); err != nil {
+			return fmt.Errorf("read idempotency key: %w", err)
+		}
+		var err error
+		t, err = x.fullTask(owner, -1)
+		return err
+	})
+	return t, err
+}
 
 // CreateTask implements task.Store. It stores p.Task's ID, ContextID, Agent,
 // Envelope, PayloadHash, MaxAttempts, RunAfter and History (the initial
@@ -98,17 +117,15 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 	actor, key := t.Envelope.Actor, t.Envelope.IdempotencyKey
 	idem := p.IdempotencyTTL > 0 && key != ""
 
-	var dup *task.Task
+	// Two round trips: the statements, then the seal and COMMIT (see
+	// txn.commit). A key another live task holds makes the seal raise
+	// PTDUP, which rolls the whole transaction back; the task holding the
+	// key is then read and returned.
 	err = s.inTx(ctx, func(x *txn) error {
-		dup = nil
-		took := true
 		if idem {
 			// First, so that a duplicate waits here for the transaction
 			// holding the key, before it writes anything.
-			took = false
-			x.queue(sqlIdemPut, actor, key, id, driver.Norm(now.Add(p.IdempotencyTTL)), now).QueryRow(func(r pgx.Row) error {
-				return noRows(r.Scan(&took))
-			})
+			x.queue(sqlIdemPut, actor, key, id, driver.Norm(now.Add(p.IdempotencyTTL)), now)
 		}
 		x.queue(sqlInsertTask, t.ID, t.ContextID, t.Agent, actor, string(env), t.PayloadHash, string(t.State),
 			t.Attempt, t.MaxAttempts, tsArg(t.RunAfter), t.LeaseOwner, tsArg(t.LeaseExpires), string(t.ErrorCode),
@@ -117,39 +134,23 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 			x.queue(sqlAppendMessages, id, history)
 		}
 		x.insertRecords(w.Records)
-		var h *head
-		if len(w.Audit) > 0 {
-			if idem {
-				h = x.lockHead(sqlLockHeadIfKey, actor, key, id)
-			} else {
-				h = x.lockHead(sqlLockHead)
-			}
+		if idem {
+			x.sealNewTask(now, w.Audit, actor, key, id)
+		} else {
+			x.sealAudit(now, w.Audit)
 		}
-		if err := x.flush(); err != nil {
-			if isUniqueViolation(err, "tasks_pkey") {
-				return task.Errorf(task.CodeConflict, "task %q already exists", id)
-			}
-			return err
-		}
-		if !took {
-			var owner string
-			x.queue(sqlIdemGet, actor, key).QueryRow(func(r pgx.Row) error { return r.Scan(&owner) })
-			if err := x.flush(); err != nil {
-				return fmt.Errorf("read idempotency key: %w", err)
-			}
-			d, err := x.fullTask(owner, -1)
-			if err != nil {
-				return fmt.Errorf("load task %q named by idempotency key: %w", owner, err)
-			}
-			dup = d
-			return errDuplicateKey
-		}
-		return x.seal(h, now, w.Audit)
+		return nil
 	})
-	if dup != nil {
+	switch {
+	case isDuplicateKey(err):
+		dup, err := s.taskByKey(ctx, actor, key)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: create task %q: load the task named by (actor %q, key %q): %w", id, actor, key, err)
+		}
 		return dup, fmt.Errorf("postgres: create task %q: (actor %q, key %q) already names task %q: %w", id, actor, key, dup.ID, task.ErrDuplicate)
-	}
-	if err != nil {
+	case isUniqueViolation(err, "tasks_pkey"):
+		return nil, fmt.Errorf("postgres: create task %q: %w", id, task.Errorf(task.CodeConflict, "task %q already exists", id))
+	case err != nil:
 		return nil, fmt.Errorf("postgres: create task %q: %w", id, err)
 	}
 	t.History = driver.CloneMessages(p.Task.History)
@@ -212,11 +213,8 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		for i, a := range arts {
 			x.queue(sqlUpsertArtifact, t.ID, p.Artifacts[i].ID, a)
 		}
-		h := x.lockHead(sqlLockHead)
-		if err := x.flush(); err != nil {
-			return err
-		}
-		return x.seal(h, now, w.Audit)
+		x.sealAudit(now, w.Audit)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: transition task %q %s → %s: %w", p.TaskID, p.From, p.To, err)
@@ -293,11 +291,8 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 			x.artifacts(t)
 			t.MarkComplete()
 		}
-		h := x.lockHead(sqlLockHead)
-		if err := x.flush(); err != nil {
-			return err
-		}
-		return x.seal(h, now, w.Audit)
+		x.sealAudit(now, w.Audit)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: claim for %q: %w", p.Owner, err)

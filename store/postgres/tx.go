@@ -27,6 +27,15 @@ type txn struct {
 	// commitSent is set once COMMIT has been sent: from then on a lost
 	// connection leaves the outcome unknown.
 	commitSent bool
+	// flushed is set by the first flush that sent statements: the
+	// connection answered, so a failure after it is not a stale one.
+	flushed bool
+	// write marks a read-write transaction (inTx).
+	write bool
+	// seal is the statement that seals the transaction's audit entries,
+	// sent with COMMIT (see txn.seal); "" when there is none.
+	seal     string
+	sealArgs []any
 }
 
 // queue adds a statement to the next flush.
@@ -42,11 +51,25 @@ func (x *txn) flush() error {
 	}
 	b := x.batch
 	x.batch = &pgx.Batch{}
+	x.flushed = true
 	return x.conn.SendBatch(x.ctx, b).Close()
 }
 
-// commit sends what is queued followed by COMMIT.
+// commit sends what is queued, then the audit seal and COMMIT. A write
+// transaction that has not heard from the server yet flushes first: a
+// connection the server dropped while it sat idle in the pool then fails
+// before COMMIT is sent, and the transaction is retried, instead of leaving
+// its outcome unknown. The seal always travels with COMMIT, so the audit
+// chain's head stays locked for no round trip.
 func (x *txn) commit() error {
+	if x.write && !x.flushed {
+		if err := x.flush(); err != nil {
+			return err
+		}
+	}
+	if x.seal != "" {
+		x.queue(x.seal, x.sealArgs...)
+	}
 	x.queue("COMMIT").Exec(func(ct pgconn.CommandTag) error {
 		// COMMIT of a failed transaction answers ROLLBACK, without error.
 		if ct.String() != "COMMIT" {
@@ -79,7 +102,7 @@ func (s *Store) inTx(ctx context.Context, fn func(x *txn) error) error {
 		if err != nil {
 			return false, err
 		}
-		x := &txn{ctx: ctx, conn: conn.Conn(), batch: &pgx.Batch{}}
+		x := &txn{ctx: ctx, conn: conn.Conn(), batch: &pgx.Batch{}, write: true}
 		defer func() {
 			s.endTx(x)
 			conn.Release()
