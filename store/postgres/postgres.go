@@ -14,10 +14,11 @@
 // one task.
 //
 // The audit log is one hash chain whatever the number of writers: each
-// transaction that seals entries locks the one-row audit_head table as its
-// last step, computes the entries' hashes from the head, inserts them and
-// moves the head, and commits in the same pipeline, so the lock is held for
-// about one round trip plus the commit.
+// transaction that seals entries ends with pactum_seal (migration 0003),
+// which locks the one-row audit_head table, computes the entries' hashes
+// from the head in the server, inserts them and moves the head, in the
+// pipeline that carries the COMMIT, so the lock is held for that statement
+// and the commit, not across a round trip.
 //
 // A transaction that fails with a serialization failure or deadlock, or
 // because its connection was lost before it was committed, is retried a
