@@ -271,16 +271,20 @@ func (s *Server) authActor(ctx context.Context, req *mcp.CallToolRequest) string
 // another actor's task is not_found to it, as on A2A. Anonymous callers
 // (no authentication configured) may address any task.
 func (s *Server) own(ctx context.Context, req *mcp.CallToolRequest, id string) error {
-	caller := s.authActor(ctx, req)
-	if caller == "" {
+	if s.authActor(ctx, req) == "" {
 		return nil
 	}
 	t, err := s.coord.Get(ctx, id, 0)
 	if err != nil {
 		return err
 	}
-	if t.Envelope.Actor != caller {
-		return task.Errorf(task.CodeNotFound, "task %s not found", id)
+	return s.owned(ctx, req, t)
+}
+
+// owned is own for a task already read.
+func (s *Server) owned(ctx context.Context, req *mcp.CallToolRequest, t *task.Task) error {
+	if caller := s.authActor(ctx, req); caller != "" && t.Envelope.Actor != caller {
+		return task.Errorf(task.CodeNotFound, "task %s not found", t.ID)
 	}
 	return nil
 }
@@ -467,10 +471,10 @@ func (s *Server) getTask(ctx context.Context, req *mcp.CallToolRequest, in GetTa
 	if in.HistoryLength != nil && *in.HistoryLength >= 0 {
 		hl = *in.HistoryLength
 	}
-	if err := s.own(ctx, req, in.TaskID); err != nil {
-		return nil, TaskInfo{}, s.fail(ctx, ToolGetTask, err)
-	}
 	t, err := s.coord.Get(ctx, in.TaskID, hl)
+	if err == nil {
+		err = s.owned(ctx, req, t)
+	}
 	if err != nil {
 		return nil, TaskInfo{}, s.fail(ctx, ToolGetTask, err)
 	}
