@@ -607,8 +607,11 @@ func TestSendWithToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := serve(t, "--config", cfg)
-	if out, err := run(t, "send", "--token", "", n.url+"/agents/echo", "no token"); err == nil || !strings.Contains(err.Error(), "401") {
-		t.Errorf("send without a token: %v (stdout %q), want the server's 401", err, out)
+	if out, err := run(t, "send", "--token", "", n.url+"/agents/echo", "no token"); err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "pass --token") {
+		t.Errorf("send without a token: %v (stdout %q), want the server's 401 and the hint", err, out)
+	}
+	if _, err := run(t, "send", "--token", "wrong", n.url+"/agents/echo", "bad token"); err == nil || !strings.Contains(err.Error(), "did not accept the bearer token") {
+		t.Errorf("send with a wrong token: %v, want a refusal saying so", err)
 	}
 	out := mustRun(t, "send", "--token", "cli-secret", n.url+"/agents/echo", "with a token")
 	if !strings.Contains(out, "with a token") {

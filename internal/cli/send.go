@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -114,7 +115,7 @@ func runSend(ctx context.Context, out io.Writer, url, text string, o sendOptions
 	if card.Capabilities.Streaming && !o.noStream && !o.returnNow {
 		for ev, err := range client.SendStreamingMessage(ctx, req) {
 			if err != nil {
-				return fmt.Errorf("stream: %w", err)
+				return fmt.Errorf("stream: %w", authHint(err, o.token))
 			}
 			if err := p.event(ev); err != nil {
 				return err
@@ -124,7 +125,7 @@ func runSend(ctx context.Context, out io.Writer, url, text string, o sendOptions
 	}
 	res, err := client.SendMessage(ctx, req)
 	if err != nil {
-		return fmt.Errorf("send: %w", err)
+		return fmt.Errorf("send: %w", authHint(err, o.token))
 	}
 	if err := p.event(res); err != nil {
 		return err
@@ -236,4 +237,16 @@ func partsString(parts a2a.ContentParts) string {
 		}
 	}
 	return b.String()
+}
+
+// authHint adds to a refusal for lack of authentication what to do about
+// it.
+func authHint(err error, token string) error {
+	if !errors.Is(err, a2a.ErrUnauthenticated) && !strings.Contains(err.Error(), "401") {
+		return err
+	}
+	if token == "" && os.Getenv("PACTUM_TOKEN") == "" {
+		return fmt.Errorf("%w (the server wants a bearer token: pass --token or set PACTUM_TOKEN)", err)
+	}
+	return fmt.Errorf("%w (the server did not accept the bearer token)", err)
 }
