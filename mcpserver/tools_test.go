@@ -3,6 +3,8 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pactum/pactum/mcpserver"
+	"github.com/pactum/pactum/task"
 )
 
 func TestListTools(t *testing.T) {
@@ -635,5 +638,31 @@ func TestContinueTask(t *testing.T) {
 	}
 	if fin := waitState(t, cs, second.TaskID, "succeeded"); fin.Artifacts[0].Text != "hello Grace" {
 		t.Errorf("second task's greeting = %q", fin.Artifacts[0].Text)
+	}
+}
+
+// TestCallerFromContext: an HTTP middleware in front of the handler that
+// puts the authenticated actor in the request context (task.WithCaller),
+// as a library user's own authentication would, makes the tools act as
+// that actor.
+func TestCallerFromContext(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	h := b.srv.Handler(mcpserver.HTTPOptions{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(task.WithCaller(r.Context(), "alice")))
+	}))
+	t.Cleanup(srv.Close)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(testCtx(t), &mcp.StreamableClientTransport{Endpoint: srv.URL, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	got := call[mcpserver.SubmitTaskOutput](t, cs, mcpserver.ToolSubmitTask, map[string]any{"agent": "echo", "text": "hi", "wait": true})
+	if got.Actor != "alice" {
+		t.Errorf("submit through the middleware recorded actor %q, want alice", got.Actor)
+	}
+	if e := callErr(t, cs, mcpserver.ToolSubmitTask, map[string]any{"agent": "echo", "text": "hi", "actor": "mallory"}); e.Code != "forbidden" {
+		t.Errorf("alice acting as mallory: %s (%s), want forbidden", e.Code, e.Message)
 	}
 }
