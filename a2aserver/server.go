@@ -82,6 +82,9 @@ type Options struct {
 	// forbidden. A request without a valid token gets HTTP 401 with a
 	// WWW-Authenticate challenge. Cards declare the bearer scheme.
 	Authenticate func(token string) (actor string, ok bool)
+	// Refused, when set, is told of each request Authenticate refused:
+	// invalid when it carried a token, else it had none (for metrics).
+	Refused func(invalid bool)
 	// KeepAlive is the interval of SSE keep-alive comments on streams
 	// (default DefaultKeepAlive; negative disables them).
 	KeepAlive time.Duration
@@ -282,6 +285,9 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) *http.Requ
 	msg := "this server needs an Authorization: Bearer token"
 	if sent {
 		msg = "the bearer token is not valid"
+	}
+	if s.opts.Refused != nil {
+		s.opts.Refused(sent)
 	}
 	bearer.Challenge(w, sent)
 	writeRESTError(w, http.StatusUnauthorized, "UNAUTHENTICATED", a2a.ErrUnauthenticated, msg)

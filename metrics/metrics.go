@@ -22,6 +22,7 @@ type Metrics struct {
 	attempts    *prometheus.HistogramVec
 	retries     *prometheus.CounterVec
 	deadLetters *prometheus.CounterVec
+	refusals    *prometheus.CounterVec
 }
 
 var _ task.Observer = (*Metrics)(nil)
@@ -44,8 +45,11 @@ func New(store task.Store, logger *slog.Logger) *Metrics {
 		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pactum_task_dead_letters_total", Help: "Tasks moved to dead_letter.",
 		}, []string{"agent"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pactum_auth_refusals_total", Help: "Requests refused for want of a valid bearer token (auth: bearer).",
+		}, []string{"endpoint", "reason"}),
 	}
-	m.reg.MustRegister(m.transitions, m.attempts, m.retries, m.deadLetters,
+	m.reg.MustRegister(m.transitions, m.attempts, m.retries, m.deadLetters, m.refusals,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&stateCollector{store: store, log: logger})
 	return m
@@ -69,6 +73,17 @@ func (m *Metrics) AttemptFinished(agent string, d time.Duration, err error) {
 		outcome = "error"
 	}
 	m.attempts.WithLabelValues(agent, outcome).Observe(d.Seconds())
+}
+
+// AuthRefused counts a request to endpoint ("a2a" or "mcp") refused with
+// 401: invalid says it carried a bearer token no actor has, else it had
+// none.
+func (m *Metrics) AuthRefused(endpoint string, invalid bool) {
+	reason := "missing"
+	if invalid {
+		reason = "invalid"
+	}
+	m.refusals.WithLabelValues(endpoint, reason).Inc()
 }
 
 // Handler serves the registry in the Prometheus text format.

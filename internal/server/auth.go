@@ -75,7 +75,8 @@ func (t tokens) authenticate() func(string) (string, bool) {
 // requireMCP puts the MCP endpoint behind the same tokens, through the MCP
 // SDK's bearer middleware (401 with a WWW-Authenticate challenge); the
 // tools then act as the token's actor (mcpserver reads TokenInfo.UserID).
-func (t tokens) requireMCP(h http.Handler) http.Handler {
+// refused is told of each refusal (invalid: a token was sent).
+func (t tokens) requireMCP(h http.Handler, refused func(invalid bool)) http.Handler {
 	if t == nil {
 		return h
 	}
@@ -98,6 +99,7 @@ func (t tokens) requireMCP(h http.Handler) http.Handler {
 				return
 			}
 		}
+		refused(sent)
 		bearer.Challenge(w, sent)
 		http.Error(w, "this endpoint needs a valid Authorization: Bearer token", http.StatusUnauthorized)
 	})

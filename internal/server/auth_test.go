@@ -91,6 +91,23 @@ actors:
 			t.Errorf("%s %s with token %q: %s, WWW-Authenticate %q; want 401 with %q", method, tc.path, tc.token, resp.Status, resp.Header.Get("WWW-Authenticate"), tc.challenge)
 		}
 	}
+	// Each refusal is counted, by endpoint and reason.
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsText, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`pactum_auth_refusals_total{endpoint="a2a",reason="missing"} 2`,
+		`pactum_auth_refusals_total{endpoint="a2a",reason="invalid"} 1`,
+		`pactum_auth_refusals_total{endpoint="mcp",reason="missing"} 1`,
+		`pactum_auth_refusals_total{endpoint="mcp",reason="invalid"} 1`,
+	} {
+		if !strings.Contains(string(metricsText), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 	for _, path := range []string{"/healthz", "/agents/echo/.well-known/agent-card.json", "/.well-known/agent.json"} {
 		resp, err := http.Get(base + path)
 		if err != nil {

@@ -144,6 +144,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		Coordinator: s.coord, Agents: infos, DefaultAgent: defaultAgent, BaseURL: cfg.BaseURL,
 		MaxBodyBytes: cfg.MaxBodyBytes, AllowPrivatePush: cfg.Push.AllowPrivate, Logger: log,
 		Authenticate: tokens.authenticate(),
+		Refused:      func(invalid bool) { s.metrics.AuthRefused("a2a", invalid) },
 	})
 	if err != nil {
 		return nil, err
@@ -164,7 +165,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	if !cfg.MCP.Disabled {
 		mux.Handle("/mcp", tokens.requireMCP(s.mcp.Handler(mcpserver.HTTPOptions{
 			AllowedHosts: mcpHosts(cfg), MaxBodyBytes: cfg.MaxBodyBytes,
-		})))
+		}), func(invalid bool) { s.metrics.AuthRefused("mcp", invalid) }))
 	}
 	mux.Handle("/", s.a2a)
 	s.handler = mux
