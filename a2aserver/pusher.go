@@ -94,8 +94,11 @@ type Pusher struct {
 	// without any skips the per-task lookups.
 	anyAt      time.Time
 	anyConfigs bool
-	cache      map[string]cachedConfigs
-	pending    map[string][]task.PushConfig // see expect
+	// anyCall is the HasPushConfigs lookup under way, which lanes that
+	// need the same answer wait for instead of asking too.
+	anyCall *anyLookup
+	cache   map[string]cachedConfigs
+	pending map[string][]task.PushConfig // see expect
 
 	// queues holds the delivery queue of each task with deliveries under
 	// way; a queue's goroutine removes it when it runs dry.
@@ -460,15 +463,10 @@ func (p *Pusher) configs(ctx context.Context, taskID string) ([]task.PushConfig,
 	p.cacheMu.Unlock()
 
 	if !anyKnown {
-		has, err := p.coord.HasPushConfigs(ctx)
+		has, err := p.hasConfigs(ctx, gen)
 		if err != nil {
 			return nil, err
 		}
-		p.cacheMu.Lock()
-		if p.gen == gen {
-			p.anyAt, p.anyConfigs = time.Now(), has
-		}
-		p.cacheMu.Unlock()
 		if !has {
 			return pending, nil
 		}
@@ -486,6 +484,46 @@ func (p *Pusher) configs(ctx context.Context, taskID string) ([]task.PushConfig,
 	}
 	p.cacheMu.Unlock()
 	return withPending(cs, pending), nil
+}
+
+// anyLookup is one HasPushConfigs call that several lanes may share.
+type anyLookup struct {
+	gen  uint64 // Pusher.gen when it started
+	done chan struct{}
+	has  bool
+	err  error
+}
+
+// hasConfigs asks the store whether any task has push configurations,
+// sharing the answer of a lookup already under way unless an Invalidate
+// came after it started; the answer is cached (anyAt) if nothing was
+// invalidated meanwhile. gen is Pusher.gen when the caller began.
+func (p *Pusher) hasConfigs(ctx context.Context, gen uint64) (bool, error) {
+	p.cacheMu.Lock()
+	if call := p.anyCall; call != nil && call.gen == gen {
+		p.cacheMu.Unlock()
+		select {
+		case <-call.done:
+			return call.has, call.err
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	call := &anyLookup{gen: gen, done: make(chan struct{})}
+	p.anyCall = call
+	p.cacheMu.Unlock()
+
+	call.has, call.err = p.coord.HasPushConfigs(ctx)
+	p.cacheMu.Lock()
+	if p.anyCall == call {
+		p.anyCall = nil
+	}
+	if call.err == nil && p.gen == gen {
+		p.anyAt, p.anyConfigs = time.Now(), call.has
+	}
+	p.cacheMu.Unlock()
+	close(call.done)
+	return call.has, call.err
 }
 
 // withPending returns stored plus the pending configurations it lacks.
