@@ -270,11 +270,14 @@ func (p *Pusher) forget(taskID string) {
 	p.cacheMu.Unlock()
 }
 
-func slotOf(taskID string) int {
+// hashID spreads task ids over the lanes and the invalidation slots.
+func hashID(taskID string) uint32 {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(taskID))
-	return int(h.Sum32() % invalidSlots)
+	return h.Sum32()
 }
+
+func slotOf(taskID string) int { return int(hashID(taskID) % invalidSlots) }
 
 // dispatch moves broker events into the lanes without ever blocking, and
 // resubscribes when the broker drops the subscription.
@@ -310,9 +313,7 @@ func (p *Pusher) dispatch(intake <-chan struct{}, ch <-chan task.Event, unsubscr
 				// that published it pushes it, so it is pushed once.
 				continue
 			}
-			h := fnv.New32a()
-			_, _ = h.Write([]byte(ev.TaskID))
-			lane := lanes[int(h.Sum32()%uint32(len(lanes)))]
+			lane := lanes[int(hashID(ev.TaskID)%uint32(len(lanes)))]
 			select {
 			case lane <- ev:
 			default:

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 )
@@ -108,7 +109,7 @@ func (s *Store) runOptimistic(batch []*writeReq) bool {
 			errs[i] = err // skipped: it wrote nothing
 			continue
 		}
-		x := &txn{ctx: ctx, tx: tx, st: &s.w, headLoaded: head.headLoaded, headSeq: head.headSeq, headHash: head.headHash}
+		x := s.batchTxn(ctx, tx, &head)
 		if err := r.fn(x); err != nil {
 			return false
 		}
@@ -153,7 +154,7 @@ func (s *Store) runIsolated(batch []*writeReq) {
 			errs[i] = err
 			continue
 		}
-		x := &txn{ctx: ctx, tx: tx, st: &s.w, headLoaded: head.headLoaded, headSeq: head.headSeq, headHash: head.headHash}
+		x := s.batchTxn(ctx, tx, &head)
 		if single {
 			errs[i] = r.fn(x)
 			if errors.Is(errs[i], errRollback) {
@@ -200,4 +201,10 @@ func (s *Store) runIsolated(batch []*writeReq) {
 		return
 	}
 	answer(nil)
+}
+
+// batchTxn returns the txn of the next function of a batch in tx, carrying
+// the audit head the previous one left (head).
+func (s *Store) batchTxn(ctx context.Context, tx *sql.Tx, head *txn) *txn {
+	return &txn{ctx: ctx, tx: tx, st: &s.w, headLoaded: head.headLoaded, headSeq: head.headSeq, headHash: head.headHash}
 }
