@@ -50,13 +50,13 @@ const (
 	sqlArtifacts = `SELECT artifact FROM task_artifacts WHERE task_id = $1 ORDER BY position`
 
 	// sqlIdemPut takes the key unless a live one holds it: an expired key
-	// (expiry at or before $5, now) is replaced; a live one leaves the
-	// statement without a row. A key another transaction is taking makes
-	// it wait for that transaction, then see its outcome.
+	// (expiry at or before $5, now) is replaced; a live one is left as it
+	// is (sqlSealNewTask then finds it names another task). A key another
+	// transaction is taking makes it wait for that transaction, then see
+	// its outcome.
 	sqlIdemPut = `INSERT INTO idempotency_keys (actor, key, task_id, expires_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (actor, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at
-		WHERE idempotency_keys.expires_at <= $5
-		RETURNING true`
+		WHERE idempotency_keys.expires_at <= $5`
 	sqlIdemGet   = `SELECT task_id FROM idempotency_keys WHERE actor = $1 AND key = $2`
 	sqlIdemPurge = `DELETE FROM idempotency_keys WHERE expires_at <= $1`
 
