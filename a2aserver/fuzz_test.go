@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,8 +16,9 @@ import (
 
 // FuzzJSONRPC posts arbitrary bytes, under an arbitrary A2A-Version, to the
 // JSON-RPC endpoint. The server must never panic and must always answer
-// with a JSON-RPC response (a result or an error), directly or as the
-// events of an SSE stream.
+// with a JSON-RPC response (a result or an error) carrying null or the
+// request's id as sent, directly or as the events of an SSE stream, except
+// to a notification, which gets 204 and nothing.
 func FuzzJSONRPC(f *testing.F) {
 	var logs syncbuf.Buffer
 	b := setup(f, func(c *setupConfig) {
@@ -42,6 +44,19 @@ func FuzzJSONRPC(f *testing.F) {
 		{"1.0", ``},
 		{"0.3", `null`},
 		{"1.0", `{"jsonrpc":"2.0","id":1e999,"method":"GetTask"}`},
+		{"1.0", `{"jsonrpc":2.0,"id":1,"method":"GetTask","params":{"id":"x"}}`},
+		{"1.0", `{"jsonrpc":"2.0","id":1,"method":5,"params":{}}`},
+		{"1.0", `{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"GetTask","params":{"id":"x"}}`},
+		{"1.0", `{"jsonrpc":"2.0","id":"\u00e9","id":2,"method":"GetTask","params":{"id":"x"}}`},
+		{"1.0", `{"jsonrpc":"2.0","id":-0,"method":"GetTask","params":["x"]}`},
+		{"1.0", `{"jsonrpc":"2.0","method":"SendMessage","params":{"message":{"messageId":"n1","role":"ROLE_USER","parts":[{"text":"n"}]}}}`},
+		{"1.0", `{"jsonrpc":"2.0","method":"GetTask","params":{"id":5}}`},
+		{"1.0", `{"jsonrpc":"2.0","id":3,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"kind":"blob"}]}}}`},
+		{"1.0", `{"jsonrpc":"2.0","id":"t","method":"ListTasks","params":{"statusTimestampAfter":"yesterday","historyLength":-1,"pageToken":"%%"}}`},
+		{"1.0", `{"jsonrpc":"2.0","id":4,"method":"SendMessage","params":{"metadata":{"a":1,"b":{"c":[1]}},"message":{"messageId":"m4","role":"ROLE_USER","parts":[{"text":"x","metadata":{"k":"v"}}]}}}`},
+		{"1.0", `{"jsonrpc":"2.0","id":5,"method":"SendStreamingMessage","params":{"message":{"messageId":"m5","role":"ROLE_USER","parts":[{"url":""}]}}} `},
+		{"", `{"jsonrpc":"2.0","id":6,"method":"message/send","params":{"message":{"kind":"message","messageId":"m6","role":"user","parts":[{"kind":"blob"}]}}}`},
+		{"", `{"jsonrpc":"2.0","method":"message/send","params":{"message":{"kind":"message","messageId":"n2","role":"user","parts":[{"kind":"text","text":"n"}]}}}`},
 	} {
 		f.Add(seed.version, []byte(seed.body))
 	}
@@ -60,13 +75,27 @@ func FuzzJSONRPC(f *testing.F) {
 			t.Fatalf("no answer: %v", err)
 		}
 		defer resp.Body.Close()
+		var reqID json.RawMessage
+		var members map[string]json.RawMessage
+		isObject := json.Unmarshal(body, &members) == nil && members != nil
+		if isObject {
+			reqID = members["id"]
+		}
+		if resp.StatusCode == http.StatusNoContent {
+			// A notification: a valid request object without an id, answered
+			// with nothing.
+			if rest, _ := io.ReadAll(resp.Body); len(rest) != 0 || !isObject || reqID != nil {
+				t.Fatalf("204 for a request that is not a notification (%q), or with a body %q", body, rest)
+			}
+			return
+		}
 		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 			sc := bufio.NewScanner(resp.Body)
 			sc.Buffer(nil, 16<<20)
 			n := 0
 			for sc.Scan() {
 				if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-					checkRPCResponse(t, []byte(data))
+					checkRPCResponse(t, []byte(data), reqID)
 					n++
 				}
 			}
@@ -78,7 +107,7 @@ func FuzzJSONRPC(f *testing.F) {
 			if _, err := buf.ReadFrom(resp.Body); err != nil {
 				t.Fatal(err)
 			}
-			checkRPCResponse(t, buf.Bytes())
+			checkRPCResponse(t, buf.Bytes(), reqID)
 		}
 		if strings.Contains(logs.String(), "panicked") {
 			t.Fatalf("a request panicked:\n%s", logs.String())
@@ -87,11 +116,13 @@ func FuzzJSONRPC(f *testing.F) {
 }
 
 // checkRPCResponse asserts that data is one JSON-RPC 2.0 response: a result
-// or an error with a numeric code.
-func checkRPCResponse(t *testing.T, data []byte) {
+// or an error with a numeric code, whose id is null or the request's id
+// (reqID) byte for byte.
+func checkRPCResponse(t *testing.T, data []byte, reqID json.RawMessage) {
 	t.Helper()
 	var r struct {
 		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
 		Result  json.RawMessage `json:"result"`
 		Error   *struct {
 			Code    *int   `json:"code"`
@@ -106,6 +137,12 @@ func checkRPCResponse(t *testing.T, data []byte) {
 	}
 	if r.Error != nil && (r.Error.Code == nil || r.Error.Message == "") {
 		t.Fatalf("error without code or message: %s", data)
+	}
+	if string(r.ID) != "null" && !bytes.Equal(r.ID, reqID) {
+		t.Fatalf("response id %s, want null or the request's id %s", r.ID, reqID)
+	}
+	if r.Result != nil && !bytes.Equal(r.ID, reqID) {
+		t.Fatalf("a result with id %s for the request id %s", r.ID, reqID)
 	}
 }
 

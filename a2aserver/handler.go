@@ -321,6 +321,11 @@ func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequ
 	if req == nil || req.Message == nil {
 		return nil, invalidParams("message is required")
 	}
+	if req.Config != nil {
+		if err := checkHistoryLength("configuration.historyLength", req.Config.HistoryLength); err != nil {
+			return nil, err
+		}
+	}
 	m := req.Message
 	switch {
 	case m.ID == "":
@@ -402,10 +407,23 @@ func (h *Handler) expectPush(c *task.PushConfig, taskID string) func() {
 	return h.pusher.expect(ann)
 }
 
+// checkHistoryLength refuses a negative historyLength: the specification
+// has no meaning for one, and serving it as "all history" would hide a
+// caller's bug.
+func checkHistoryLength(field string, n *int) error {
+	if n != nil && *n < 0 {
+		return invalidParams(fmt.Sprintf("%s must not be negative, got %d", field, *n))
+	}
+	return nil
+}
+
 // GetTask implements a2asrv.RequestHandler.
 func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	if req == nil {
 		return nil, invalidParams("task id is required")
+	}
+	if err := checkHistoryLength("historyLength", req.HistoryLength); err != nil {
+		return nil, err
 	}
 	hl := historyLen(req.HistoryLength, -1)
 	t, err := h.owned(ctx, "GetTask", string(req.ID), hl)
@@ -425,6 +443,9 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 	states, rejected, ok := domainStates(req.Status)
 	if !ok {
 		return nil, invalidParams(fmt.Sprintf("status %q is not an A2A task state", req.Status))
+	}
+	if err := checkHistoryLength("historyLength", req.HistoryLength); err != nil {
+		return nil, err
 	}
 	if req.PageSize < 0 || req.PageSize > maxPageSize {
 		return nil, invalidParams(fmt.Sprintf("pageSize must be between 1 and %d, got %d", maxPageSize, req.PageSize))

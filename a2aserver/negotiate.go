@@ -72,40 +72,16 @@ var (
 	}
 )
 
-// rpcEnvelope is the part of a JSON-RPC request the server reads itself.
-type rpcEnvelope struct {
-	Method string `json:"method"`
-	ID     any    `json:"id"`
-}
-
-// rpcID returns the request id of a JSON-RPC body, or nil when it has none
-// or is not JSON-RPC.
-func rpcID(body []byte) any {
-	var env rpcEnvelope
-	if json.Unmarshal(body, &env) != nil {
-		return nil
-	}
-	switch env.ID.(type) {
-	case string, float64:
-		return env.ID
-	}
-	return nil
-}
-
 // crossVersionHint returns a MethodNotFound error that names the header
 // when a JSON-RPC request uses the other protocol version's method name.
-func crossVersionHint(served a2a.ProtocolVersion, body []byte) error {
-	var env rpcEnvelope
-	if json.Unmarshal(body, &env) != nil {
-		return nil
-	}
+func crossVersionHint(served a2a.ProtocolVersion, method string) error {
 	switch {
-	case served == a2av0.Version && v1Methods[env.Method]:
+	case served == a2av0.Version && v1Methods[method]:
 		return a2a.NewError(a2a.ErrMethodNotFound, fmt.Sprintf(
-			"method %q belongs to A2A 1.0, but the request is served as A2A 0.3 because it carries no A2A-Version header; send A2A-Version: 1.0", env.Method))
-	case served == a2a.Version && v0Methods[env.Method]:
+			"method %q belongs to A2A 1.0, but the request is served as A2A 0.3 because it carries no A2A-Version header; send A2A-Version: 1.0", method))
+	case served == a2a.Version && v0Methods[method]:
 		return a2a.NewError(a2a.ErrMethodNotFound, fmt.Sprintf(
-			"method %q belongs to A2A 0.3, but the request asks for A2A 1.0; use the 1.0 method names or omit A2A-Version", env.Method))
+			"method %q belongs to A2A 0.3, but the request asks for A2A 1.0; use the 1.0 method names or omit A2A-Version", method))
 	}
 	return nil
 }
@@ -152,7 +128,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, rpc bool) ([]b
 
 // writeVersionNotSupported answers a request for a protocol version the
 // server does not speak.
-func writeVersionNotSupported(w http.ResponseWriter, rpc bool, requested string, body []byte) {
+func writeVersionNotSupported(w http.ResponseWriter, rpc bool, requested string, id json.RawMessage) {
 	supported := make([]string, len(supportedVersions))
 	for i, v := range supportedVersions {
 		supported[i] = string(v)
@@ -162,7 +138,7 @@ func writeVersionNotSupported(w http.ResponseWriter, rpc bool, requested string,
 		"requestedVersion": requested, "supportedVersions": strings.Join(supported, ","),
 	})
 	if rpc {
-		writeRPCError(w, http.StatusOK, rpcID(body), err)
+		writeRPCError(w, http.StatusOK, id, err)
 		return
 	}
 	writeRESTError(w, http.StatusBadRequest, "FAILED_PRECONDITION", err, msg)
@@ -181,9 +157,17 @@ var rpcErrorCodes = []struct {
 	{a2a.ErrVersionNotSupported, -32009},
 }
 
-// writeRPCError writes a JSON-RPC 2.0 error response in the form the SDK
+// writeRPCError writes a JSON-RPC 2.0 error response with id (as sent by
+// the caller; nil writes null).
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(rpcErrorBody(id, err), '\n'))
+}
+
+// rpcErrorBody encodes a JSON-RPC 2.0 error response in the form the SDK
 // uses: code, message, and a google.rpc.ErrorInfo in data.
-func writeRPCError(w http.ResponseWriter, status int, id any, err error) {
+func rpcErrorBody(id json.RawMessage, err error) []byte {
 	code := -32603
 	for _, c := range rpcErrorCodes {
 		if errors.Is(err, c.err) {
@@ -191,18 +175,25 @@ func writeRPCError(w http.ResponseWriter, status int, id any, err error) {
 			break
 		}
 	}
-	resp := map[string]any{
-		"jsonrpc": "2.0",
-		"id":      id,
-		"error": map[string]any{
-			"code":    code,
-			"message": err.Error(),
-			"data":    []*errordetails.Typed{errorInfo(err)},
-		},
+	errJSON, mErr := json.Marshal(struct {
+		Code    int                   `json:"code"`
+		Message string                `json:"message"`
+		Data    []*errordetails.Typed `json:"data"`
+	}{code, err.Error(), []*errordetails.Typed{errorInfo(err)}})
+	if mErr != nil {
+		errJSON = []byte(`{"code":-32603,"message":"internal error"}`)
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(resp)
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	// The id is spliced in as sent: json.Marshal would re-escape it
+	// (a string id "&" would come back as "\u0026").
+	out := make([]byte, 0, len(errJSON)+len(id)+40)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	out = append(out, `,"error":`...)
+	out = append(out, errJSON...)
+	return append(out, '}')
 }
 
 // writeRESTError writes an HTTP+JSON error in the google.rpc.Status form

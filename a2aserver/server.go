@@ -1,14 +1,12 @@
 package a2aserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -304,44 +302,31 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint
 		s.serveCard(w, r, ep, mount, true)
 		return
 	}
+	rpc := sub == "/"
+	if rpc && r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeRPCError(w, http.StatusMethodNotAllowed, nil, a2a.NewError(a2a.ErrInvalidRequest,
+			fmt.Sprintf("this is a JSON-RPC endpoint: send requests with POST, not %s (agent cards are at %s)", r.Method, mount+a2asrv.WellKnownAgentCardPath)))
+		return
+	}
 	if r = s.authenticate(w, r); r == nil {
 		return
 	}
-	rpc := sub == "/"
 	body, ok := s.readBody(w, r, rpc)
 	if !ok {
+		return
+	}
+	if rpc {
+		s.serveJSONRPC(w, r, ep, body)
 		return
 	}
 	requested := requestedVersion(r)
 	version, ok := negotiate(requested)
 	if !ok {
-		writeVersionNotSupported(w, rpc, requested, body)
+		writeVersionNotSupported(w, false, requested, nil)
 		return
 	}
 	w.Header().Set(a2a.SvcParamVersion, string(version))
-	if rpc {
-		if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] != '{' && json.Valid(trimmed) {
-			writeRPCError(w, http.StatusOK, nil, a2a.NewError(a2a.ErrInvalidRequest,
-				"a JSON-RPC request must be a JSON object (batches are not supported)"))
-			return
-		}
-		if hint := crossVersionHint(version, body); hint != nil {
-			writeRPCError(w, http.StatusOK, rpcID(body), hint)
-			return
-		}
-		if withParams, changed := defaultParams(body); changed {
-			// JSON-RPC 2.0 lets a request omit params; a2a-go's handler
-			// would report that as a parse error (-32700).
-			r.Body = io.NopCloser(bytes.NewReader(withParams))
-			r.ContentLength = int64(len(withParams))
-		}
-		if version == a2a.Version {
-			ep.v1RPC.ServeHTTP(w, r)
-		} else {
-			ep.v0RPC.ServeHTTP(w, r)
-		}
-		return
-	}
 	r2 := r.Clone(r.Context())
 	r2.URL.Path, r2.URL.RawPath = sub, ""
 	// a2a-go's HTTP+JSON transports open the SSE stream before they call the
@@ -381,6 +366,41 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint
 		return
 	}
 	ep.v0REST.ServeHTTP(w, r2)
+}
+
+// serveJSONRPC serves a JSON-RPC request to ep: the envelope is checked
+// here (JSON-RPC 2.0 codes, ids echoed as sent, notifications answered
+// with 204), then the version's SDK handler serves it.
+func (s *Server) serveJSONRPC(w http.ResponseWriter, r *http.Request, ep *endpoint, body []byte) {
+	q, refusal := parseRPCRequest(body)
+	if refusal != nil {
+		writeRPCError(w, http.StatusOK, refusal.id, refusal.err)
+		return
+	}
+	requested := requestedVersion(r)
+	version, ok := negotiate(requested)
+	if !ok {
+		if q.notification() {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		writeVersionNotSupported(w, true, requested, q.id)
+		return
+	}
+	w.Header().Set(a2a.SvcParamVersion, string(version))
+	if hint := crossVersionHint(version, q.method); hint != nil {
+		if q.notification() {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		writeRPCError(w, http.StatusOK, q.id, hint)
+		return
+	}
+	if version == a2a.Version {
+		serveRPC(w, r, ep.v1RPC, q, false)
+	} else {
+		serveRPC(w, r, ep.v0RPC, q, true)
+	}
 }
 
 // subscribeTarget returns the task id of an HTTP+JSON SubscribeToTask
@@ -492,25 +512,4 @@ func restRoutes(h http.Handler, prefix string) http.Handler {
 		writeRESTError(w, http.StatusNotFound, "NOT_FOUND", a2a.ErrMethodNotFound, msg)
 	})
 	return mux
-}
-
-// defaultParams adds "params": {} to a JSON-RPC request object that has a
-// method but no params member, and reports whether it did.
-func defaultParams(body []byte) ([]byte, bool) {
-	var req map[string]json.RawMessage
-	if json.Unmarshal(body, &req) != nil {
-		return body, false
-	}
-	if _, ok := req["method"]; !ok {
-		return body, false
-	}
-	if _, ok := req["params"]; ok {
-		return body, false
-	}
-	req["params"] = json.RawMessage(`{}`)
-	out, err := json.Marshal(req)
-	if err != nil {
-		return body, false
-	}
-	return out, true
 }

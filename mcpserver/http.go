@@ -43,7 +43,8 @@ type HTTPOptions struct {
 // whose Host is not a loopback name or address nor one of
 // opts.AllowedHosts, and one that carries an Origin header whose host is
 // neither: a web page cannot reach a local server through DNS rebinding or
-// a cross-site request.
+// a cross-site request. It also answers malformed JSON-RPC messages itself
+// with JSON-RPC 2.0 error codes (see rpcGuard).
 func (s *Server) Handler(opts HTTPOptions) http.Handler {
 	timeout := opts.SessionTimeout
 	switch {
@@ -66,7 +67,11 @@ func (s *Server) Handler(opts HTTPOptions) http.Handler {
 		// not be reached by its public name).
 		DisableLocalhostProtection: true,
 	})
-	return hostGuard(newHostList(opts.AllowedHosts), h)
+	limit := opts.MaxBodyBytes
+	if limit == 0 {
+		limit = mcp.DefaultMaxRequestBodyBytes
+	}
+	return hostGuard(newHostList(opts.AllowedHosts), rpcGuard(limit, h))
 }
 
 // hostList is a parsed HTTPOptions.AllowedHosts.

@@ -468,7 +468,10 @@ func (s *Server) getTask(ctx context.Context, req *mcp.CallToolRequest, in GetTa
 		return nil, TaskInfo{}, invalidArgument("task_id is required")
 	}
 	hl := -1
-	if in.HistoryLength != nil && *in.HistoryLength >= 0 {
+	if in.HistoryLength != nil {
+		if *in.HistoryLength < 0 {
+			return nil, TaskInfo{}, invalidArgument("history_length must not be negative, got %d", *in.HistoryLength)
+		}
 		hl = *in.HistoryLength
 	}
 	t, err := s.coord.Get(ctx, in.TaskID, hl)
@@ -513,7 +516,10 @@ func (s *Server) listTasks(ctx context.Context, req *mcp.CallToolRequest, in Lis
 		p.UpdatedAfter = at.UTC()
 	}
 	if in.HistoryLength != nil {
-		p.HistoryLength = max(*in.HistoryLength, -1)
+		if *in.HistoryLength < 0 {
+			return nil, ListTasksOutput{}, invalidArgument("history_length must not be negative, got %d", *in.HistoryLength)
+		}
+		p.HistoryLength = *in.HistoryLength
 	}
 	page, err := s.coord.List(ctx, p)
 	if err != nil {

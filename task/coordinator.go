@@ -311,6 +311,15 @@ const (
 	maxParts    = 256
 )
 
+// Limits on caller metadata: the envelope's, the input message's (and a
+// continuing message's) and each part's metadata object may have at most
+// MaxMetadataKeys top-level keys and take at most MaxMetadataBytes as JSON.
+// Submit and Continue refuse more with CodeInvalidArgument.
+const (
+	MaxMetadataKeys  = 256
+	MaxMetadataBytes = 64 << 10
+)
+
 // Submit validates an envelope, records it and queues it (or records its
 // rejection). Caller errors (unknown agent, malformed envelope, idempotency
 // conflict) return an *Error and store nothing.
@@ -483,6 +492,12 @@ func (c *Coordinator) validateEnvelope(env *Envelope) error {
 			return Errorf(CodeInvalidArgument, "envelope.%s is longer than %d bytes", name, maxFieldLen)
 		}
 	}
+	if err := checkMetadata(env.Metadata); err != nil {
+		return Errorf(CodeInvalidArgument, "envelope.metadata %v", err)
+	}
+	if err := checkMetadata(env.Input.Metadata); err != nil {
+		return Errorf(CodeInvalidArgument, "envelope.input.metadata %v", err)
+	}
 	if len(env.Input.Parts) == 0 {
 		return Errorf(CodeInvalidArgument, "envelope.input has no parts")
 	}
@@ -497,7 +512,29 @@ func (c *Coordinator) validateEnvelope(env *Envelope) error {
 	return nil
 }
 
+// checkMetadata applies MaxMetadataKeys and MaxMetadataBytes to one
+// metadata object; the error reads after the object's name.
+func checkMetadata(m map[string]any) error {
+	if len(m) == 0 {
+		return nil
+	}
+	if len(m) > MaxMetadataKeys {
+		return fmt.Errorf("has %d keys; at most %d are allowed", len(m), MaxMetadataKeys)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("is not JSON: %w", err)
+	}
+	if len(b) > MaxMetadataBytes {
+		return fmt.Errorf("takes %d bytes as JSON; at most %d are allowed", len(b), MaxMetadataBytes)
+	}
+	return nil
+}
+
 func validatePart(p Part) error {
+	if err := checkMetadata(p.Metadata); err != nil {
+		return fmt.Errorf("metadata %w", err)
+	}
 	switch p.Kind {
 	case PartText:
 	case PartData:
@@ -682,6 +719,9 @@ func (c *Coordinator) Continue(ctx context.Context, id string, msg Message) (*Ta
 	}
 	if len(msg.Parts) == 0 {
 		return nil, Errorf(CodeInvalidArgument, "message has no parts")
+	}
+	if err := checkMetadata(msg.Metadata); err != nil {
+		return nil, Errorf(CodeInvalidArgument, "message.metadata %v", err)
 	}
 	for i, p := range msg.Parts {
 		if err := validatePart(p); err != nil {

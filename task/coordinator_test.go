@@ -589,6 +589,82 @@ func TestInputRequiredThenContinue(t *testing.T) {
 	}
 }
 
+// metaWith returns a metadata object of n keys whose values are strings of
+// size bytes.
+func metaWith(n, size int) map[string]any {
+	m := map[string]any{}
+	for i := range n {
+		m[fmt.Sprintf("k%d", i)] = strings.Repeat("x", size)
+	}
+	return m
+}
+
+func TestMetadataLimits(t *testing.T) {
+	t.Parallel()
+	b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "echo", Runner: echoRunner(nil)}}})
+	ctx := context.Background()
+	tooMany := metaWith(task.MaxMetadataKeys+1, 0)
+	tooBig := metaWith(1, task.MaxMetadataBytes)
+	withMeta := func(env, msg, part map[string]any) task.Envelope {
+		e := envelope("echo", "a", "x")
+		e.Metadata, e.Input.Metadata, e.Input.Parts[0].Metadata = env, msg, part
+		return e
+	}
+	for _, c := range []struct {
+		name string
+		env  task.Envelope
+		says string // "" wants the submit to pass
+	}{
+		{"200,000 envelope keys", withMeta(metaWith(200_000, 0), nil, nil), "envelope.metadata has 200000 keys"},
+		{"too many envelope keys", withMeta(tooMany, nil, nil), "envelope.metadata has 257 keys"},
+		{"too many message keys", withMeta(nil, tooMany, nil), "envelope.input.metadata"},
+		{"too many part keys", withMeta(nil, nil, tooMany), "envelope.input.parts[0]: metadata"},
+		{"envelope too big", withMeta(tooBig, nil, nil), "envelope.metadata takes"},
+		{"part too big", withMeta(nil, nil, tooBig), "envelope.input.parts[0]: metadata takes"},
+		{"at the limits", withMeta(metaWith(task.MaxMetadataKeys, 200), metaWith(task.MaxMetadataKeys, 200), metaWith(task.MaxMetadataKeys, 200)), ""},
+	} {
+		_, err := b.coord.Submit(ctx, task.SubmitRequest{Envelope: c.env})
+		switch {
+		case c.says == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.says != "" && (task.ErrorCode(err) != task.CodeInvalidArgument || !strings.Contains(err.Error(), c.says)):
+			t.Errorf("%s: err %v, want invalid_argument saying %q", c.name, err, c.says)
+		}
+	}
+	page, err := b.coord.List(ctx, task.ListParams{})
+	if err != nil || len(page.Tasks) != 1 {
+		t.Fatalf("refused submits stored tasks: %d, %v", len(page.Tasks), err)
+	}
+}
+
+func TestContinueMetadataLimits(t *testing.T) {
+	t.Parallel()
+	asker := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		q := task.Message{Parts: []task.Part{task.TextPart("which city?")}}
+		return &task.Result{InputRequired: true, Message: &q}, nil
+	})
+	b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "ask", Runner: asker}}})
+	ctx := context.Background()
+	res, err := b.coord.Submit(ctx, task.SubmitRequest{Envelope: envelope("ask", "a", "weather")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := wait(t, b, res.Task.ID)
+	msg := text("Lyon")
+	msg.Metadata = metaWith(task.MaxMetadataKeys+1, 0)
+	if _, err := b.coord.Continue(ctx, got.ID, msg); task.ErrorCode(err) != task.CodeInvalidArgument || !strings.Contains(err.Error(), "message.metadata") {
+		t.Fatalf("continue with too much metadata: %v", err)
+	}
+	msg = text("Lyon")
+	msg.Parts[0].Metadata = metaWith(1, task.MaxMetadataBytes)
+	if _, err := b.coord.Continue(ctx, got.ID, msg); task.ErrorCode(err) != task.CodeInvalidArgument || !strings.Contains(err.Error(), "message.parts[0]: metadata") {
+		t.Fatalf("continue with an oversized part: %v", err)
+	}
+	if now := wait(t, b, got.ID); now.State != task.StateInputRequired || now.Seq != got.Seq {
+		t.Fatalf("a refused answer changed the task: %s seq %d, was seq %d", now.State, now.Seq, got.Seq)
+	}
+}
+
 // TestEveryTurnGetsItsAttempts: attempts count every claim of a task, but
 // retries are bounded per turn, so a conversation longer than MaxAttempts
 // turns still gets its retries on each; a turn that fails MaxAttempts times

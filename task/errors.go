@@ -59,6 +59,10 @@ var (
 	ErrDuplicate = errors.New("duplicate idempotency key")
 )
 
+// ErrBadPageToken is what a store answers to a ListTasks page token it did
+// not issue. Its message is the caller's: it names no driver.
+var ErrBadPageToken = &Error{Code: CodeInvalidArgument, Message: "page token is not valid: pass the nextPageToken of an earlier page, unchanged"}
+
 // Error is the domain error: a code for machines, a message for people.
 type Error struct {
 	Code    Code

@@ -732,7 +732,7 @@ func decodeToken(tok string) (time.Time, string, error) {
 			return driver.FromMicros(micros), id, nil
 		}
 	}
-	return time.Time{}, "", task.Errorf(task.CodeInvalidArgument, "postgres: list tasks: invalid page token %q", tok)
+	return time.Time{}, "", task.ErrBadPageToken
 }
 
 // Times are timestamptz, which holds microseconds; NULL is the zero time.

@@ -719,7 +719,7 @@ func decodeToken(tok string) (int64, string, error) {
 			return created, id, nil
 		}
 	}
-	return 0, "", task.Errorf(task.CodeInvalidArgument, "sqlite: list tasks: invalid page token %q", tok)
+	return 0, "", task.ErrBadPageToken
 }
 
 // Times are stored as unix microseconds; NULL is the zero time.

@@ -1271,8 +1271,16 @@ func testListHistoryArtifacts(t *testing.T, b *bundle) {
 
 func testListBadToken(t *testing.T, b *bundle) {
 	b.create(spec{id: "t1"})
-	if _, err := b.s.ListTasks(b.ctx, task.ListParams{PageToken: "not a token!"}); err == nil {
-		t.Error("ListTasks with a malformed page token succeeded")
+	for _, tok := range []string{"not a token!", "%%%", "bm8tc2xhc2g", "LTEv"} {
+		_, err := b.s.ListTasks(b.ctx, task.ListParams{PageToken: tok})
+		if err == nil {
+			t.Errorf("ListTasks with the malformed page token %q succeeded", tok)
+			continue
+		}
+		// The caller sees this message: a domain error that names no driver.
+		if !errors.Is(err, task.ErrBadPageToken) || task.ErrorCode(err) != task.CodeInvalidArgument {
+			t.Errorf("ListTasks with the malformed page token %q: err = %v, want task.ErrBadPageToken", tok, err)
+		}
 	}
 }
 
