@@ -8,6 +8,16 @@
 // (canceled, timed out, output over the limit) the whole group gets SIGTERM
 // and, after a grace period, SIGKILL; whatever is left of the group when the
 // command exits is killed too, so an attempt never leaves processes behind.
+//
+// The command does not outlive pactum either. On Linux it gets SIGKILL
+// when the pactum process ends, however it ends (kill -9 included). Each
+// running group is recorded under RunDir; constructing a runtime kills
+// every recorded group whose pactum process is gone (what a crash left
+// behind: the command's own children, or everything where there is no
+// parent-death signal) before it returns, so a node kills its leftovers
+// before it claims work. A new attempt of a task waits until the group of
+// the task's previous attempt in this runtime is gone (it is killed), and
+// Close kills the groups still running.
 package exec
 
 import (
@@ -15,18 +25,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
+	"github.com/pactum/pactum/agent/internal/procgroup"
 	"github.com/pactum/pactum/agent/internal/tmpl"
 	"github.com/pactum/pactum/task"
 )
@@ -71,6 +85,9 @@ func init() {
 			s.Dir = spec.BaseDir
 		case !filepath.IsAbs(s.Dir) && spec.BaseDir != "":
 			s.Dir = filepath.Join(spec.BaseDir, s.Dir)
+		}
+		if s.RunDir != "" && !filepath.IsAbs(s.RunDir) && spec.BaseDir != "" {
+			s.RunDir = filepath.Join(spec.BaseDir, s.RunDir)
 		}
 		return New(s)
 	})
@@ -134,6 +151,18 @@ type Settings struct {
 	// MaxOutputBytes bounds standard output; a command that writes more is
 	// stopped and the attempt fails permanently. Default: 4194304 (4 MiB).
 	MaxOutputBytes int `yaml:"max_output_bytes"`
+	// RunDir is the directory where the runtime records the process group
+	// of each running attempt, so that the groups a crashed server left
+	// behind are found and killed at the next start (see the package
+	// documentation). It is meant to be one per machine and user: a
+	// runtime kills only groups whose pactum process is gone, never those
+	// of another running server. Created with mode 0700; it must belong to
+	// the user pactum runs as. In configuration a relative RunDir is
+	// relative to the configuration file's directory. Default: pactum/procs
+	// under the user's cache directory ($XDG_CACHE_HOME or ~/.cache on
+	// Linux), or pactum-UID/procs under the temporary directory when there
+	// is none.
+	RunDir string `yaml:"run_dir"`
 }
 
 func (s Settings) withDefaults() Settings {
@@ -218,17 +247,36 @@ type Runtime struct {
 	ask     *answer.Pointer // input_required; nil when not set
 	inherit bool
 	env     []string // the Env entries, expanded, sorted by name
+	procs   *procgroup.Dir
+
+	mu      sync.Mutex
+	closed  bool
+	running map[*attemptProc]struct{}
+	byTask  map[string]*attemptProc // the latest attempt of each task
+}
+
+// attemptProc is the command of a running attempt.
+type attemptProc struct {
+	attempt int
+	pgid    int           // 0 until started
+	done    chan struct{} // closed once its group is gone
 }
 
 var (
 	_ agent.Agent            = (*Runtime)(nil)
 	_ agent.Streamer         = (*Runtime)(nil)
 	_ agent.MetadataProvider = (*Runtime)(nil)
+	_ io.Closer              = (*Runtime)(nil)
 )
+
+// ErrClosed is returned by attempts started after Close.
+var ErrClosed = errors.New("exec: runtime closed")
 
 // New returns a runtime for s, or an error naming the setting that is
 // wrong. It expands ${VAR} references in Env now, from the current
-// environment.
+// environment. Before it returns it kills the process groups that pactum
+// processes now gone left running (recorded under RunDir), and waits
+// until they are gone; an error then names run_dir.
 func New(s Settings) (*Runtime, error) {
 	s = s.withDefaults()
 	if err := s.validate(); err != nil {
@@ -260,7 +308,87 @@ func New(s Settings) (*Runtime, error) {
 	if r.env == nil && !r.inherit {
 		r.env = []string{} // nil would mean "inherit" to os/exec
 	}
+	if r.procs, err = procgroup.Open(s.RunDir); err != nil {
+		return nil, fmt.Errorf("run_dir: %w", err)
+	}
+	if _, err := r.procs.Sweep(context.Background(), slog.Default()); err != nil {
+		return nil, fmt.Errorf("run_dir: kill what a stopped pactum left running: %w", err)
+	}
+	r.running = map[*attemptProc]struct{}{}
+	r.byTask = map[string]*attemptProc{}
 	return r, nil
+}
+
+// Close kills the commands still running and waits until their process
+// groups are gone; attempts started after Close fail with ErrClosed. A
+// server drains its attempts before it closes its runtimes, so this
+// matters only for commands that outlived the drain. Closing twice is
+// safe.
+func (r *Runtime) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	procs := make([]*attemptProc, 0, len(r.running))
+	for p := range r.running {
+		procs = append(procs, p)
+	}
+	r.mu.Unlock()
+	for _, p := range procs {
+		r.mu.Lock()
+		pgid := p.pgid
+		r.mu.Unlock()
+		if pgid != 0 {
+			_ = procgroup.Signal(pgid, syscall.SIGKILL)
+		}
+		<-p.done
+	}
+	return nil
+}
+
+// claim registers an attempt of taskID. A command of an earlier attempt
+// of the task still running here has lost its lease (the task was claimed
+// again, which counts up its attempt): it is killed, and claim returns
+// once its group is gone, so two attempts of one task never run at once
+// in one runtime. Calls without a task id, or repeating an attempt number
+// (a caller of Invoke, not a Coordinator), are not matched.
+func (r *Runtime) claim(ctx context.Context, taskID string, attempt int) (*attemptProc, error) {
+	for {
+		r.mu.Lock()
+		if r.closed {
+			r.mu.Unlock()
+			return nil, ErrClosed
+		}
+		prev := r.byTask[taskID]
+		if taskID == "" || prev == nil || prev.attempt >= attempt {
+			p := &attemptProc{attempt: attempt, done: make(chan struct{})}
+			r.running[p] = struct{}{}
+			if taskID != "" && prev == nil {
+				r.byTask[taskID] = p
+			}
+			r.mu.Unlock()
+			return p, nil
+		}
+		pgid := prev.pgid
+		r.mu.Unlock()
+		if pgid != 0 {
+			_ = procgroup.Signal(pgid, syscall.SIGKILL)
+		}
+		select {
+		case <-prev.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// release ends p's registration once its group is gone.
+func (r *Runtime) release(taskID string, p *attemptProc) {
+	r.mu.Lock()
+	delete(r.running, p)
+	if r.byTask[taskID] == p {
+		delete(r.byTask, taskID)
+	}
+	r.mu.Unlock()
+	close(p.done)
 }
 
 // Metadata implements agent.MetadataProvider.
@@ -320,8 +448,7 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 	cmd := osexec.CommandContext(runCtx, name, argv[1:]...)
 	cmd.Dir = r.s.Dir
 	cmd.Env = r.environ()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.Cancel = func() error { return procgroup.Signal(cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = r.s.KillGrace
 	if r.s.Input == InputStdin {
 		cmd.Stdin = strings.NewReader(data.Input)
@@ -335,15 +462,36 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 	cmd.Stdout = stdout
 	cmd.Stderr = &stderr
 
-	if err := cmd.Start(); err != nil {
+	ap, err := r.claim(ctx, req.TaskID, req.Attempt)
+	if err != nil {
+		return nil, fmt.Errorf("command %s: %w", name, err)
+	}
+	group, err := r.procs.Start(cmd, procgroup.Label{Kind: Type, Agent: req.Agent, TaskID: req.TaskID, Attempt: req.Attempt})
+	if err != nil {
+		r.release(req.TaskID, ap)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("command %s: %w", name, ctxErr)
 		}
+		if errors.Is(err, procgroup.ErrRecord) {
+			return nil, fmt.Errorf("command %s: %w", name, err)
+		}
 		return nil, startError(name, err)
 	}
+	r.mu.Lock()
+	ap.pgid = group.Pgid
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		_ = procgroup.Signal(group.Pgid, syscall.SIGKILL)
+	}
 	waitErr := cmd.Wait()
-	// Whatever the command left running in its group goes with it.
-	_ = signalGroup(cmd.Process.Pid, syscall.SIGKILL)
+	// Whatever the command left running in its group goes with it, before
+	// the attempt counts as over.
+	gerr := group.Done(context.WithoutCancel(ctx))
+	r.release(req.TaskID, ap)
+	if gerr != nil {
+		return nil, fmt.Errorf("command %s: %w", name, gerr)
+	}
 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("command %s: %w", name, err)
@@ -438,15 +586,6 @@ func startError(name string, err error) error {
 		if errors.Is(err, perm) {
 			return task.Permanent(err)
 		}
-	}
-	return err
-}
-
-// signalGroup signals the process group the command leads.
-func signalGroup(pid int, sig syscall.Signal) error {
-	err := syscall.Kill(-pid, sig)
-	if errors.Is(err, syscall.ESRCH) {
-		return os.ErrProcessDone
 	}
 	return err
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
 	"github.com/pactum/pactum/agent/internal/header"
+	"github.com/pactum/pactum/agent/internal/procgroup"
 	"github.com/pactum/pactum/agent/internal/tmpl"
 	"github.com/pactum/pactum/task"
 )
@@ -88,7 +89,8 @@ type Runtime struct {
 	client *sdk.Client
 
 	// Stdio servers.
-	env []string // the server's environment; nil inherits pactum's
+	env   []string // the server's environment; nil inherits pactum's
+	procs *procgroup.Dir
 	// HTTP servers.
 	httpClient *http.Client
 	idle       interface{ CloseIdleConnections() }
@@ -154,6 +156,17 @@ func New(s Settings, opts ...Option) (*Runtime, error) {
 		o(r)
 	}
 	r.log = r.log.With("agent", r.name, "runtime", Type)
+	if s.Command != "" {
+		// Kill what servers of a pactum process that is gone left running
+		// before this one starts its own.
+		var err error
+		if r.procs, err = procgroup.Open(""); err != nil {
+			return nil, fmt.Errorf("mcp: process record directory: %w", err)
+		}
+		if _, err := r.procs.Sweep(context.Background(), r.log); err != nil {
+			return nil, fmt.Errorf("mcp: kill what a stopped pactum left running in %s: %w", r.procs.Path(), err)
+		}
+	}
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
 	r.client = sdk.NewClient(&sdk.Implementation{Name: "pactum", Version: version()}, &sdk.ClientOptions{
 		Logger: r.log,
@@ -301,6 +314,10 @@ func (r *Runtime) Close() error {
 	r.mu.Unlock()
 
 	r.cancel(errClosed)
+	// A session being started stops its server when the start fails,
+	// which canceling r.ctx makes it do: wait for that, and keep the slot
+	// so that no start follows.
+	r.connecting <- struct{}{}
 	if s != nil {
 		s.closing.Store(true)
 		_ = s.close()

@@ -2,6 +2,7 @@ package mcpagent
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/pactum/pactum/agent/internal/procgroup"
 )
 
 const (
@@ -32,6 +35,7 @@ const (
 // end itself once the program is gone.
 type proc struct {
 	cmd    *exec.Cmd
+	group  *procgroup.Group
 	stdin  *os.File // pactum's end, written by the SDK
 	stdout *os.File // pactum's end, read by the SDK through a progressTap
 	stderr *tailWriter
@@ -42,10 +46,11 @@ type proc struct {
 	stopOnce sync.Once
 }
 
-// startProc starts the program in its own process group: the group is
-// killed when the program is gone, and a terminal's signals are for
-// pactum, not for it.
-func startProc(name string, args []string, dir string, env []string, logLine func(string)) (*proc, error) {
+// startProc starts the program in its own process group, recorded in
+// procs: the group is killed when the program is gone, a terminal's
+// signals are for pactum, not for it, and the program dies with pactum
+// (see package procgroup).
+func startProc(procs *procgroup.Dir, label procgroup.Label, name string, args []string, dir string, env []string, logLine func(string)) (*proc, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -59,9 +64,8 @@ func startProc(name string, args []string, dir string, env []string, logLine fun
 	cmd := exec.Command(name, args...)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = stderrWaitDelay
-	err = cmd.Start()
+	p.group, err = procs.Start(cmd, label)
 	// The program holds its own copies now.
 	_, _ = inR.Close(), outW.Close()
 	if err != nil {
@@ -93,7 +97,7 @@ func (p *proc) wait(d time.Duration) bool {
 
 // signal signals the program's process group.
 func (p *proc) signal(sig syscall.Signal) {
-	_ = syscall.Kill(-p.pid(), sig)
+	_ = procgroup.Signal(p.pid(), sig)
 }
 
 // stop shuts the program down as the MCP specification asks of a client:
@@ -110,7 +114,9 @@ func (p *proc) stop() {
 				<-p.exited
 			}
 		}
-		p.signal(syscall.SIGKILL)
+		// Whatever it left running in its group goes too; its record
+		// goes once the group is gone.
+		_ = p.group.Done(context.Background())
 		_ = p.stdout.Close()
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pactum/pactum/agent/internal/procgroup"
 	"github.com/pactum/pactum/task"
 )
 
@@ -133,7 +134,8 @@ func (r *Runtime) connect(ctx context.Context) (*session, error) {
 	s := &session{want: r.s.Tool, log: r.log}
 	var transport sdk.Transport
 	if r.s.Command != "" {
-		p, err := startProc(r.s.Command, r.s.Args, r.s.Dir, r.env, func(line string) {
+		label := procgroup.Label{Kind: Type, Agent: r.name}
+		p, err := startProc(r.procs, label, r.s.Command, r.s.Args, r.s.Dir, r.env, func(line string) {
 			r.log.Debug("mcp: server stderr", "line", line)
 		})
 		if err != nil {

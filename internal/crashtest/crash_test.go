@@ -1,6 +1,7 @@
 // Package crashtest kills a real pactum server with SIGKILL in the middle of
 // work and checks, after a restart, that every acknowledged task ends in a
-// terminal state with its attempts recorded.
+// terminal state with its attempts recorded, and that no attempt's process
+// worked on after the kill or ran alongside the task's next attempt.
 package crashtest
 
 import (
@@ -26,6 +27,8 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
+// config serves the agent "slow": testdata/attempt.sh logging into
+// %[3]s/attempts.log and recording its process groups in %[3]s/runs.
 const config = `
 listen: %[1]s
 base_url: http://%[1]s
@@ -39,7 +42,8 @@ agents:
     timeout: 30s
     retry: {max_attempts: 5, initial_backoff: 100ms, max_backoff: 1s}
     exec:
-      command: ["sh", "-c", "sleep 0.3; cat"]
+      command: ["%[4]s", "%[3]s/attempts.log", "{{.TaskID}}", "{{.Attempt}}", "0.3"]
+      run_dir: %[3]s/runs
 `
 
 func buildPactum(t *testing.T) string {
@@ -116,7 +120,11 @@ func TestKill9MidFlightLosesNothing(t *testing.T) {
 	addr := freeAddr(t)
 	dbPath := filepath.Join(dir, "pactum.db")
 	cfgPath := filepath.Join(dir, "pactum.yaml")
-	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(config, addr, dbPath)), 0o600); err != nil {
+	script, err := filepath.Abs("testdata/attempt.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(config, addr, dbPath, dir, script)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	bin := buildPactum(t)
@@ -158,10 +166,12 @@ func TestKill9MidFlightLosesNothing(t *testing.T) {
 	}
 	// Let some work start, then kill -9 mid-flight.
 	time.Sleep(800 * time.Millisecond)
-	if err := syscall.Kill(-srv.Process.Pid, syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(srv.Process.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = srv.Wait()
+	// Only the server: its attempts' processes must die with it.
+	killedAt := time.Now()
 
 	// Count what the crash left in flight.
 	st, err := store.Open(ctx, "sqlite://"+dbPath, nil)
@@ -178,6 +188,7 @@ func TestKill9MidFlightLosesNothing(t *testing.T) {
 		t.Fatal("the kill found no task in progress; the test did not test a crash mid-flight")
 	}
 
+	restartAt := time.Now()
 	srv = start(t, bin, cfgPath, addr)
 	c = client(t, ctx, addr)
 	pending := map[a2a.TaskID]bool{}
@@ -240,6 +251,9 @@ func TestKill9MidFlightLosesNothing(t *testing.T) {
 	if requeued < inFlight.TotalSize {
 		t.Fatalf("%d lease expiries recorded, %d tasks were in flight", requeued, inFlight.TotalSize)
 	}
+	attempts := readAttempts(t, filepath.Join(dir, "attempts.log"))
+	checkNoOverlap(t, attempts)
+	checkQuietBetween(t, attempts, killedAt, restartAt)
 	rep, err := audit.Verify(ctx, st)
 	if err != nil || !rep.OK {
 		t.Fatalf("audit after crash: %+v %v", rep, err)

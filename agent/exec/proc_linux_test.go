@@ -1,0 +1,169 @@
+package exec_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pactum/pactum/agent/agenttest"
+	pexec "github.com/pactum/pactum/agent/exec"
+	"github.com/pactum/pactum/agent/internal/procgroup/proctest"
+)
+
+func TestMain(m *testing.M) {
+	proctest.Main(m, map[string]proctest.Helper{"attempt": attemptHelper})
+}
+
+// longScript records its process id in leader, starts a child that records
+// its own in child, and waits.
+const longScript = `echo $$ > "$1/leader"; sleep 60 & echo $! > "$1/child"; wait`
+
+// attemptHelper runs one long attempt in the helper process, then retires
+// threads as a Go program may, and returns with the attempt running.
+func attemptHelper(dir string) error {
+	r, err := pexec.New(pexec.Settings{
+		Command: []string{"sh", "-c", longScript, "sh", dir},
+		RunDir:  filepath.Join(dir, "runs"),
+	})
+	if err != nil {
+		return err
+	}
+	go func() { _, _ = r.Invoke(context.Background(), agenttest.Request("")) }()
+	for _, f := range []string{"leader", "child"} {
+		for {
+			if b, err := os.ReadFile(filepath.Join(dir, f)); err == nil && strings.HasSuffix(string(b), "\n") {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	proctest.ChurnThreads(200)
+	return nil
+}
+
+// TestCommandDiesWithServer: an attempt's command survives the Go
+// runtime retiring threads, dies as soon as its pactum process is killed
+// with SIGKILL, and what it started is killed by the next runtime built
+// on the same machine, before that constructor returns.
+func TestCommandDiesWithServer(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	helper := proctest.Start(t, "attempt", dir)
+	leader := proctest.ReadPID(t, filepath.Join(dir, "leader"))
+	child := proctest.ReadPID(t, filepath.Join(dir, "child"))
+	if !proctest.Running(leader) {
+		t.Fatal("the command died while its pactum process was still running (after threads were retired)")
+	}
+	proctest.KillAndWait(t, helper)
+	if !proctest.WaitStopped(leader, 10*time.Second) {
+		t.Fatalf("the command (pid %d) still runs 10s after its pactum process was killed", leader)
+	}
+	if !proctest.Running(child) {
+		t.Fatal("precondition: the command's own child should have outlived the kill (only the sweep ends it)")
+	}
+	if _, err := pexec.New(pexec.Settings{Command: []string{"true"}, RunDir: filepath.Join(dir, "runs")}); err != nil {
+		t.Fatal(err)
+	}
+	if proctest.Running(child) {
+		t.Fatalf("the command's child (pid %d) still runs after a new runtime swept the records", child)
+	}
+	if left, _ := os.ReadDir(filepath.Join(dir, "runs")); len(left) != 0 {
+		t.Errorf("records left after the sweep: %v", left)
+	}
+}
+
+// TestSweepSparesRunningServers: a runtime built while another one (of
+// this very process, so of a running pactum) has an attempt running
+// leaves that attempt alone.
+func TestSweepSparesRunningServers(t *testing.T) {
+	t.Parallel()
+	dir, runs := t.TempDir(), t.TempDir()
+	r, err := pexec.New(pexec.Settings{Command: []string{"sh", "-c", longScript, "sh", dir}, RunDir: runs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	go func() { _, _ = r.Invoke(context.Background(), agenttest.Request("")) }()
+	leader := proctest.ReadPID(t, filepath.Join(dir, "leader"))
+	child := proctest.ReadPID(t, filepath.Join(dir, "child"))
+	if _, err := pexec.New(pexec.Settings{Command: []string{"true"}, RunDir: runs}); err != nil {
+		t.Fatal(err)
+	}
+	if !proctest.Running(leader) || !proctest.Running(child) {
+		t.Fatal("a sweep killed the attempt of a running pactum process")
+	}
+}
+
+// TestNewAttemptKillsThePrevious: when a task is claimed again while the
+// command of its previous attempt still runs here (its lease was lost),
+// that command and its children are gone before the new one starts.
+func TestNewAttemptKillsThePrevious(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script := `if [ "$2" = 1 ]; then ` + longScript + `; else
+for f in leader child; do p=$(cat "$1/$f"); s=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null); echo "$f:${s:-gone}"; done; fi`
+	r, err := pexec.New(pexec.Settings{Command: []string{"sh", "-c", script, "sh", dir, "{{.Attempt}}"}, RunDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), stuck)
+	defer cancel()
+	first := make(chan error, 1)
+	go func() {
+		req := agenttest.Request("")
+		req.Attempt = 1
+		_, err := r.Invoke(ctx, req)
+		first <- err
+	}()
+	proctest.ReadPID(t, filepath.Join(dir, "child"))
+	req := agenttest.Request("")
+	req.Attempt = 2
+	res, err := r.Invoke(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := agenttest.ResultText(t, res)
+	for _, line := range strings.Split(got, "\n") {
+		if _, state, _ := strings.Cut(line, ":"); state != "gone" && state != "Z" {
+			t.Errorf("attempt 2 started while attempt 1's process ran: %q", got)
+		}
+	}
+	if err := <-first; err == nil {
+		t.Error("attempt 1 succeeded; it should have been killed")
+	}
+}
+
+// TestCloseKillsRunningCommands: Close ends the commands still running and
+// their children, and later attempts fail.
+func TestCloseKillsRunningCommands(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r, err := pexec.New(pexec.Settings{Command: []string{"sh", "-c", longScript, "sh", dir}, RunDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Invoke(context.Background(), agenttest.Request(""))
+		done <- err
+	}()
+	leader := proctest.ReadPID(t, filepath.Join(dir, "leader"))
+	child := proctest.ReadPID(t, filepath.Join(dir, "child"))
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if proctest.Running(leader) || proctest.Running(child) {
+		t.Fatal("processes of the attempt still run after Close returned")
+	}
+	if err := <-done; err == nil {
+		t.Error("the attempt succeeded; Close should have killed it")
+	}
+	if _, err := r.Invoke(context.Background(), agenttest.Request("")); !errors.Is(err, pexec.ErrClosed) {
+		t.Errorf("Invoke after Close: %v, want ErrClosed", err)
+	}
+}
