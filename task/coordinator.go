@@ -1099,6 +1099,12 @@ func (c *Coordinator) ReapExpired(ctx context.Context) {
 		return
 	}
 	for _, t := range tasks {
+		if c.runningHere(t.ID) {
+			// This node's attempt has not returned yet (its lease watch
+			// is stopping it): a new attempt would run beside it. Its
+			// own end records the outcome, or the next reap requeues it.
+			continue
+		}
 		p := TransitionParams{
 			TaskID: t.ID, From: StateInProgress, LeaseOwner: t.LeaseOwner, LeaseExpiredBefore: now,
 			ErrorCode: CodeLeaseExpired, Reason: fmt.Sprintf("lease of %s expired during attempt %d", t.LeaseOwner, t.Attempt),
@@ -1307,22 +1313,51 @@ func (c *Coordinator) turnAttempts(ctx context.Context, t *Task) (used int, spen
 func (c *Coordinator) renewLease(ctx context.Context, cancel context.CancelFunc, t *Task, log *slog.Logger) {
 	tick := time.NewTicker(c.leaseFor / 3)
 	defer tick.Stop()
+	// held is when this node's lease ends as far as it can know: the
+	// claim's expiry, then each successful renewal's, counted from before
+	// the renewal was sent so that it never overstates. Past it another
+	// node may claim the task, so an attempt whose renewals kept failing
+	// (the store unreachable) stops there instead of running on beside the
+	// next attempt.
+	held := t.LeaseExpires
+	if held.IsZero() {
+		held = c.now().Add(c.leaseFor)
+	}
+	expiry := time.NewTimer(held.Sub(c.clock()))
+	defer expiry.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-expiry.C:
+			log.Warn("lease expired without a renewal; stopping attempt", "lease_expired", held)
+			cancel()
+			return
 		case <-tick.C:
 		}
-		err := c.store.RenewLease(ctx, RenewParams{TaskID: t.ID, Owner: t.LeaseOwner, Now: c.now(), LeaseFor: c.leaseFor})
-		if errors.Is(err, ErrStateConflict) || errors.Is(err, ErrNotFound) {
+		sent := c.now()
+		err := c.store.RenewLease(ctx, RenewParams{TaskID: t.ID, Owner: t.LeaseOwner, Now: sent, LeaseFor: c.leaseFor})
+		switch {
+		case errors.Is(err, ErrStateConflict) || errors.Is(err, ErrNotFound):
 			log.Info("lease lost; stopping attempt")
 			cancel()
 			return
-		}
-		if err != nil && ctx.Err() == nil {
-			log.Warn("renew lease", "err", err)
+		case err == nil:
+			held = sent.Add(c.leaseFor)
+			expiry.Reset(held.Sub(c.clock()))
+		case ctx.Err() == nil:
+			log.Warn("renew lease", "err", err, "lease_expires", held)
 		}
 	}
+}
+
+// runningHere reports whether an attempt of task id is still executing on
+// this node.
+func (c *Coordinator) runningHere(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.running[id]
+	return ok
 }
 
 // accumulator folds streamed chunks into whole artifacts so that the stored

@@ -1000,3 +1000,81 @@ func TestBacklogRunsWhenAWorkerFrees(t *testing.T) {
 		}
 	}
 }
+
+// renewFails is a store whose lease renewals fail as if the database could
+// not be reached.
+type renewFails struct{ task.Store }
+
+func (renewFails) RenewLease(context.Context, task.RenewParams) error {
+	return errors.New("connection refused")
+}
+
+// An attempt whose lease could not be renewed stops when the lease ends:
+// past it another node may claim the task, and two attempts would run at
+// once (issue 14 §1). The agent's own timeout is far away. Nor does this
+// node's reaper start a new attempt while the old one is still returning.
+func TestAttemptStopsWhenItsLeaseEndsUnrenewed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "pactum.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan error, 16)
+	var running, overlapped atomic.Int64
+	block := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		if running.Add(1) > 1 {
+			overlapped.Add(1)
+		}
+		<-ctx.Done()
+		// Returning takes a while, as a process group's exit does.
+		time.Sleep(200 * time.Millisecond)
+		running.Add(-1)
+		select {
+		case stopped <- ctx.Err():
+		default:
+		}
+		return nil, ctx.Err()
+	})
+	c, err := task.NewCoordinator(task.Options{
+		Store: renewFails{st}, LeaseFor: 300 * time.Millisecond, PollInterval: 20 * time.Millisecond,
+		Agents: []task.AgentSpec{{Name: "block", Runner: block, Timeout: time.Hour,
+			Retry: task.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Millisecond}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = c.Stop(sctx)
+		_ = st.Close()
+	})
+	res, err := c.Submit(ctx, task.SubmitRequest{Envelope: envelope("block", "a", "x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("attempt stopped with %v, want it canceled by the lease watch", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the attempt ran on long after its unrenewed lease ended")
+	}
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	got, err := c.Wait(wctx, res.Task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != task.StateDeadLetter {
+		t.Fatalf("task ended %s, want dead_letter after 3 attempts that each lost their lease", got.State)
+	}
+	if n := overlapped.Load(); n != 0 {
+		t.Fatalf("%d attempts started while an earlier attempt of the task still ran on this node", n)
+	}
+}
