@@ -137,8 +137,10 @@ func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 // continues) like SendMessage, then streams the task, its status and
 // artifact updates until the task is terminal or waits for input.
 func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
-	ctx = withCaller(ctx)
 	return func(yield func(a2a.Event, error) bool) {
+		// Read the caller when the stream starts: an a2asrv interceptor
+		// may set it on the call context only then.
+		ctx := withCaller(ctx)
 		t, ok := ctx.Value(startedKey{}).(*task.Task)
 		if !ok || t == nil {
 			var err error
@@ -165,8 +167,10 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 // input. A task that is already terminal cannot be subscribed to
 // (UnsupportedOperation, as the specification requires).
 func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
-	ctx = withCaller(ctx)
 	return func(yield func(a2a.Event, error) bool) {
+		// Read the caller when the stream starts: an a2asrv interceptor
+		// may set it on the call context only then.
+		ctx := withCaller(ctx)
 		if req == nil || req.ID == "" {
 			yield(nil, invalidParams("task id is required"))
 			return
