@@ -31,6 +31,13 @@ func ResolveActor(named, authenticated string) (string, error) {
 	}
 }
 
+// AuditRef returns the reference every transport's answer gives to the
+// audit entries of task id: "audit:task/" followed by the id. It names
+// every entry of the hash-chained audit log whose task id is id (the
+// submission, each policy decision, one per transition, push config
+// changes).
+func AuditRef(id string) string { return "audit:task/" + id }
+
 type callerKey struct{}
 
 // WithCaller returns ctx carrying the actor a transport's authentication
