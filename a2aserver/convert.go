@@ -17,7 +17,10 @@ import (
 const MetadataKey = "pactum"
 
 // pactumMetadata returns the canonical fields of t that A2A has no place
-// for, published under metadata.pactum.
+// for, published under metadata.pactum. audit points at the task's
+// execution record and audit entries, as MCP's audit does: recordSeq is
+// the sequence number of its newest record, ref names its entries in the
+// audit log.
 func pactumMetadata(t *task.Task) map[string]any {
 	m := map[string]any{
 		"state":       string(t.State),
@@ -26,6 +29,7 @@ func pactumMetadata(t *task.Task) map[string]any {
 		"agent":       t.Agent,
 		"action":      t.Envelope.Action,
 		"actor":       t.Envelope.Actor,
+		"audit":       map[string]any{"recordSeq": t.Seq, "ref": task.AuditRef(t.ID)},
 	}
 	if t.ErrorCode != "" {
 		m["errorCode"] = string(t.ErrorCode)

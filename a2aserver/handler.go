@@ -73,6 +73,8 @@ func (h *Handler) wireErr(ctx context.Context, op string, err error) error {
 }
 
 // owned reads a task and checks that it belongs to this handler's agent.
+// Whether the caller may see it at all the Coordinator decides: another
+// actor's task is not found, as one that does not exist.
 func (h *Handler) owned(ctx context.Context, op, id string, historyLength int) (*task.Task, error) {
 	if id == "" {
 		return nil, invalidParams("task id is required")
@@ -87,24 +89,22 @@ func (h *Handler) owned(ctx context.Context, op, id string, historyLength int) (
 	if t.Agent != h.agent {
 		return nil, taskNotFound(id)
 	}
-	if c := caller(ctx); c != "" && t.Envelope.Actor != c {
-		// An authenticated caller sees only its own tasks.
-		return nil, taskNotFound(id)
-	}
 	return t, nil
 }
 
-// caller returns the authenticated actor of the request: the one pactum's
-// own authentication put in ctx (task.WithCaller), else the authenticated
-// user an a2asrv middleware set on the call context, else "".
-func caller(ctx context.Context) string {
-	if c := task.Caller(ctx); c != "" {
-		return c
+// withCaller returns ctx carrying the authenticated actor of the request
+// for the Coordinator (task.WithCaller), which shows a caller only its own
+// tasks: the one pactum's own authentication put there, else the
+// authenticated user an a2asrv middleware set on the call context. Every
+// operation of the Handler starts with it.
+func withCaller(ctx context.Context) context.Context {
+	if task.Caller(ctx) != "" {
+		return ctx
 	}
-	if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.User != nil && cc.User.Authenticated {
-		return cc.User.Name
+	if cc, ok := a2asrv.CallContextFrom(ctx); ok && cc.User != nil && cc.User.Authenticated && cc.User.Name != "" {
+		return task.WithCaller(ctx, cc.User.Name)
 	}
-	return ""
+	return ctx
 }
 
 // SendMessage implements a2asrv.RequestHandler. A message without a task id
@@ -112,6 +112,7 @@ func caller(ctx context.Context) string {
 // Unless the configuration asks to return immediately, the call waits until
 // the task is terminal or waits for input.
 func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	ctx = withCaller(ctx)
 	wait := req != nil && (req.Config == nil || !req.Config.ReturnImmediately)
 	t, err := h.start(ctx, "SendMessage", req, wait)
 	if err != nil {
@@ -137,6 +138,9 @@ func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 // artifact updates until the task is terminal or waits for input.
 func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
+		// Read the caller when the stream starts: an a2asrv interceptor
+		// may set it on the call context only then.
+		ctx := withCaller(ctx)
 		t, ok := ctx.Value(startedKey{}).(*task.Task)
 		if !ok || t == nil {
 			var err error
@@ -164,6 +168,9 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 // (UnsupportedOperation, as the specification requires).
 func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
+		// Read the caller when the stream starts: an a2asrv interceptor
+		// may set it on the call context only then.
+		ctx := withCaller(ctx)
 		if req == nil || req.ID == "" {
 			yield(nil, invalidParams("task id is required"))
 			return
@@ -202,6 +209,7 @@ func terminalSubscribeError(t *task.Task) error {
 // checkSubscribable returns the error SubscribeToTask would stream for id,
 // so that a transport can answer it before it opens the stream.
 func (h *Handler) checkSubscribable(ctx context.Context, id string) error {
+	ctx = withCaller(ctx)
 	t, err := h.owned(ctx, "SubscribeToTask", id, 0)
 	if err != nil {
 		return err
@@ -318,6 +326,7 @@ func (h *Handler) stream(ctx context.Context, snap *task.Task, ch <-chan task.Ev
 // With wait, a new task is submitted with Coordinator.SubmitAndWait and the
 // returned task is final (or waiting for input) already.
 func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequest, wait bool) (*task.Task, error) {
+	ctx = withCaller(ctx)
 	if req == nil || req.Message == nil {
 		return nil, invalidParams("message is required")
 	}
@@ -365,7 +374,7 @@ func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequ
 		if err != nil {
 			return nil, invalidParams(err.Error())
 		}
-		env, err := em.envelope(msg, req.Metadata, caller(ctx))
+		env, err := em.envelope(msg, req.Metadata, task.Caller(ctx))
 		if err != nil {
 			return nil, h.wireErr(ctx, op, err)
 		}
@@ -419,6 +428,7 @@ func checkHistoryLength(field string, n *int) error {
 
 // GetTask implements a2asrv.RequestHandler.
 func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	ctx = withCaller(ctx)
 	if req == nil {
 		return nil, invalidParams("task id is required")
 	}
@@ -437,6 +447,7 @@ func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Ta
 // (the SDK's own handler refuses them); an authenticated caller sees the
 // tasks it submitted. Only this agent's tasks are listed.
 func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	ctx = withCaller(ctx)
 	if req == nil {
 		req = &a2a.ListTasksRequest{}
 	}
@@ -472,7 +483,6 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 	if req.StatusTimestampAfter != nil {
 		p.UpdatedAfter = req.StatusTimestampAfter.UTC()
 	}
-	p.Actor = caller(ctx)
 	page, err := h.coord.List(ctx, p)
 	if err != nil {
 		return nil, h.wireErr(ctx, "ListTasks", err)
@@ -490,6 +500,7 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 // Coordinator's default, as for MCP's cancel_task: the execution record does
 // not depend on the transport the cancel came through.
 func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	ctx = withCaller(ctx)
 	if req == nil {
 		return nil, invalidParams("task id is required")
 	}

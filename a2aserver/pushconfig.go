@@ -114,6 +114,7 @@ func (h *Handler) putPushConfig(ctx context.Context, op string, c task.PushConfi
 // is stored durably; a configuration with the id of an existing one
 // replaces it.
 func (h *Handler) CreateTaskPushConfig(ctx context.Context, req *a2a.PushConfig) (*a2a.PushConfig, error) {
+	ctx = withCaller(ctx)
 	if req == nil {
 		return nil, invalidParams("push notification config is required")
 	}
@@ -135,6 +136,7 @@ func (h *Handler) CreateTaskPushConfig(ctx context.Context, req *a2a.PushConfig)
 
 // GetTaskPushConfig implements a2asrv.RequestHandler.
 func (h *Handler) GetTaskPushConfig(ctx context.Context, req *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
+	ctx = withCaller(ctx)
 	if req == nil {
 		return nil, invalidParams("task id is required")
 	}
@@ -158,6 +160,7 @@ func (h *Handler) GetTaskPushConfig(ctx context.Context, req *a2a.GetTaskPushCon
 // ListTaskPushConfigs implements a2asrv.RequestHandler. All of the task's
 // configurations are returned on one page.
 func (h *Handler) ListTaskPushConfigs(ctx context.Context, req *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
+	ctx = withCaller(ctx)
 	if req == nil {
 		return nil, invalidParams("task id is required")
 	}
@@ -180,6 +183,7 @@ func (h *Handler) ListTaskPushConfigs(ctx context.Context, req *a2a.ListTaskPush
 // configuration that does not exist succeeds (the operation is idempotent);
 // the task must exist.
 func (h *Handler) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteTaskPushConfigRequest) error {
+	ctx = withCaller(ctx)
 	if req == nil {
 		return invalidParams("task id is required")
 	}

@@ -78,10 +78,13 @@ type Options struct {
 	// call then runs as that actor (task.WithCaller): it submits under it,
 	// lists and addresses only its own tasks, and naming another actor is
 	// forbidden. A request without a valid token gets HTTP 401 with a
-	// WWW-Authenticate challenge. Cards declare the bearer scheme.
+	// WWW-Authenticate challenge; one with more than one Authorization
+	// header gets HTTP 400 (error="invalid_request"), whatever they hold.
+	// Cards declare the bearer scheme.
 	Authenticate func(token string) (actor string, ok bool)
 	// Refused, when set, is told of each request Authenticate refused:
-	// invalid when it carried a token, else it had none (for metrics).
+	// invalid when it carried a token (or several Authorization headers),
+	// else it had none (for metrics).
 	Refused func(invalid bool)
 	// KeepAlive is the interval of SSE keep-alive comments on streams
 	// (default DefaultKeepAlive; negative disables them).
@@ -274,21 +277,22 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) *http.Requ
 	if s.opts.Authenticate == nil {
 		return r
 	}
-	token, sent := bearer.Token(r)
-	if sent {
-		if actor, ok := s.opts.Authenticate(token); ok {
+	token, err := bearer.Token(r)
+	if err == nil {
+		actor, ok := s.opts.Authenticate(token)
+		if ok {
 			return r.WithContext(task.WithCaller(r.Context(), actor))
 		}
-	}
-	msg := "this server needs an Authorization: Bearer token"
-	if sent {
-		msg = "the bearer token is not valid"
+		err = bearer.ErrInvalidToken
 	}
 	if s.opts.Refused != nil {
-		s.opts.Refused(sent)
+		s.opts.Refused(!errors.Is(err, bearer.ErrNoToken))
 	}
-	bearer.Challenge(w, sent)
-	writeRESTError(w, http.StatusUnauthorized, "UNAUTHENTICATED", a2a.ErrUnauthenticated, msg)
+	if status := bearer.Refuse(w, err); status != http.StatusUnauthorized {
+		writeRESTError(w, status, "INVALID_ARGUMENT", a2a.ErrInvalidRequest, err.Error())
+		return nil
+	}
+	writeRESTError(w, http.StatusUnauthorized, "UNAUTHENTICATED", a2a.ErrUnauthenticated, err.Error())
 	return nil
 }
 

@@ -7,12 +7,9 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
-// auditRefPrefix starts AuditInfo.Ref; the task id follows.
-const auditRefPrefix = "audit:task/"
-
 // AuditRef returns the reference of a task's audit entries, as answers
-// carry it in audit.ref.
-func AuditRef(taskID string) string { return auditRefPrefix + taskID }
+// carry it in audit.ref (task.AuditRef: A2A answers carry the same one).
+func AuditRef(taskID string) string { return task.AuditRef(taskID) }
 
 // taskInfo converts a stored task. historyLength < 0 keeps the whole
 // history, 0 drops it, n > 0 keeps the newest n messages.

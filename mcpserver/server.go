@@ -147,31 +147,31 @@ func (s *Server) addTools() {
 			"(or asks for input) and reports each state change as a progress notification; otherwise it returns the queued task. " +
 			"A task refused by permissions or policy is returned with state failed, rejected=true and its error_code.",
 		Annotations: &mcp.ToolAnnotations{Title: "Submit a task", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
-	}, s.submitTask)
+	}, scoped(s, s.submitTask))
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        ToolGetTask,
 		Title:       "Get a task",
 		Description: "Read a task: its state, attempts, artifacts, status message, failure reason and conversation history.",
 		Annotations: &mcp.ToolAnnotations{Title: "Get a task", ReadOnlyHint: true, OpenWorldHint: boolPtr(false)},
-	}, s.getTask)
+	}, scoped(s, s.getTask))
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        ToolListTasks,
 		Title:       "List tasks",
 		Description: "List tasks, newest first, filtered by context, agent, states, rejection and update time, a page at a time.",
 		Annotations: &mcp.ToolAnnotations{Title: "List tasks", ReadOnlyHint: true, OpenWorldHint: boolPtr(false)},
-	}, s.listTasks)
+	}, scoped(s, s.listTasks))
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        ToolCancelTask,
 		Title:       "Cancel a task",
 		Description: "Cancel a task that has not finished; a running attempt is stopped. A finished task answers not_cancelable.",
 		Annotations: &mcp.ToolAnnotations{Title: "Cancel a task", DestructiveHint: boolPtr(true), IdempotentHint: true, OpenWorldHint: boolPtr(false)},
-	}, s.cancelTask)
+	}, scoped(s, s.cancelTask))
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        ToolRetryTask,
 		Title:       "Retry a task",
 		Description: "Start a new, recorded attempt of a failed or dead_letter task. A rejected task cannot be retried: submit a new one.",
 		Annotations: &mcp.ToolAnnotations{Title: "Retry a task", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
-	}, s.retryTask)
+	}, scoped(s, s.retryTask))
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:  ToolContinueTask,
 		Title: "Answer a task that asks for input",
@@ -180,13 +180,13 @@ func (s *Server) addTools() {
 			"the task is finished or asks again. A task in any other state answers conflict (still working) or " +
 			"unsupported (finished).",
 		Annotations: &mcp.ToolAnnotations{Title: "Answer a task", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
-	}, s.continueTask)
+	}, scoped(s, s.continueTask))
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        ToolListAgents,
 		Title:       "List agents",
 		Description: "List the agents tasks can be submitted to: name, action, whether the action is sensitive, retry and timeout bounds.",
 		Annotations: &mcp.ToolAnnotations{Title: "List agents", ReadOnlyHint: true, OpenWorldHint: boolPtr(false)},
-	}, s.listAgents)
+	}, scoped(s, s.listAgents))
 	if s.opts.PerAgentTools {
 		s.addAgentTools()
 	}
@@ -217,9 +217,9 @@ func (s *Server) addAgentTools() {
 			Title:       "Run " + a.Name,
 			Description: desc,
 			Annotations: &mcp.ToolAnnotations{Title: "Run " + a.Name, DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
-		}, func(ctx context.Context, req *mcp.CallToolRequest, in AgentTaskInput) (*mcp.CallToolResult, SubmitTaskOutput, error) {
+		}, scoped(s, func(ctx context.Context, req *mcp.CallToolRequest, in AgentTaskInput) (*mcp.CallToolResult, SubmitTaskOutput, error) {
 			return s.submit(ctx, req, name, agentName, "", in.MessageInput, true, in.WaitInput)
-		})
+		}))
 	}
 }
 
@@ -267,26 +267,18 @@ func (s *Server) authActor(ctx context.Context, req *mcp.CallToolRequest) string
 	return task.Caller(ctx)
 }
 
-// own checks that an authenticated caller asks about one of its own tasks:
-// another actor's task is not_found to it, as on A2A. Anonymous callers
-// (no authentication configured) may address any task.
-func (s *Server) own(ctx context.Context, req *mcp.CallToolRequest, id string) error {
-	if s.authActor(ctx, req) == "" {
-		return nil
+// scoped runs a tool as its caller: the authenticated actor goes into ctx
+// (task.WithCaller), and the Coordinator shows it only its own tasks
+// (another actor's task is not_found, as one that does not exist) and lets
+// it submit only as itself. Anonymous calls (no authentication configured)
+// address any task.
+func scoped[In, Out any](s *Server, h mcp.ToolHandlerFor[In, Out]) mcp.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		if a := s.authActor(ctx, req); a != "" && a != task.Caller(ctx) {
+			ctx = task.WithCaller(ctx, a)
+		}
+		return h(ctx, req, in)
 	}
-	t, err := s.coord.Get(ctx, id, 0)
-	if err != nil {
-		return err
-	}
-	return s.owned(ctx, req, t)
-}
-
-// owned is own for a task already read.
-func (s *Server) owned(ctx context.Context, req *mcp.CallToolRequest, t *task.Task) error {
-	if caller := s.authActor(ctx, req); caller != "" && t.Envelope.Actor != caller {
-		return task.Errorf(task.CodeNotFound, "task %s not found", t.ID)
-	}
-	return nil
 }
 
 func (s *Server) fail(ctx context.Context, tool string, err error) error {
@@ -475,9 +467,6 @@ func (s *Server) getTask(ctx context.Context, req *mcp.CallToolRequest, in GetTa
 		hl = *in.HistoryLength
 	}
 	t, err := s.coord.Get(ctx, in.TaskID, hl)
-	if err == nil {
-		err = s.owned(ctx, req, t)
-	}
 	if err != nil {
 		return nil, TaskInfo{}, s.fail(ctx, ToolGetTask, err)
 	}
@@ -498,8 +487,8 @@ func (s *Server) listTasks(ctx context.Context, req *mcp.CallToolRequest, in Lis
 		PageSize:         in.PageSize,
 		PageToken:        in.PageToken,
 		IncludeArtifacts: in.IncludeArtifacts,
-		// An authenticated caller sees the tasks it submitted, as on A2A.
-		Actor: s.authActor(ctx, req),
+		// An authenticated caller sees the tasks it submitted: the
+		// Coordinator filters them.
 	}
 	for _, v := range in.States {
 		st, err := task.ParseState(v)
@@ -536,9 +525,6 @@ func (s *Server) cancelTask(ctx context.Context, req *mcp.CallToolRequest, in Ca
 	if in.TaskID == "" {
 		return nil, TaskInfo{}, invalidArgument("task_id is required")
 	}
-	if err := s.own(ctx, req, in.TaskID); err != nil {
-		return nil, TaskInfo{}, s.fail(ctx, ToolCancelTask, err)
-	}
 	// An empty reason records the Coordinator's default.
 	t, err := s.coord.Cancel(ctx, in.TaskID, in.Reason)
 	if err != nil {
@@ -550,9 +536,6 @@ func (s *Server) cancelTask(ctx context.Context, req *mcp.CallToolRequest, in Ca
 func (s *Server) retryTask(ctx context.Context, req *mcp.CallToolRequest, in RetryTaskInput) (*mcp.CallToolResult, TaskInfo, error) {
 	if in.TaskID == "" {
 		return nil, TaskInfo{}, invalidArgument("task_id is required")
-	}
-	if err := s.own(ctx, req, in.TaskID); err != nil {
-		return nil, TaskInfo{}, s.fail(ctx, ToolRetryTask, err)
 	}
 	t, err := s.coord.Retry(ctx, in.TaskID)
 	if err != nil {
@@ -574,9 +557,6 @@ func (s *Server) continueTask(ctx context.Context, req *mcp.CallToolRequest, in 
 	}
 	msg, err := userMessage(in.MessageID, in.Text, in.Data, "the answer is empty")
 	if err != nil {
-		return nil, ContinueTaskOutput{}, s.fail(ctx, ToolContinueTask, err)
-	}
-	if err := s.own(ctx, req, in.TaskID); err != nil {
 		return nil, ContinueTaskOutput{}, s.fail(ctx, ToolContinueTask, err)
 	}
 	t, err := s.coord.Continue(ctx, in.TaskID, msg)

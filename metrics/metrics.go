@@ -75,9 +75,9 @@ func (m *Metrics) AttemptFinished(agent string, d time.Duration, err error) {
 	m.attempts.WithLabelValues(agent, outcome).Observe(d.Seconds())
 }
 
-// AuthRefused counts a request to endpoint ("a2a" or "mcp") refused with
-// 401: invalid says it carried a bearer token no actor has, else it had
-// none.
+// AuthRefused counts a request to endpoint ("a2a" or "mcp") refused by the
+// bearer check: invalid says it carried a bearer token no actor has (or
+// more than one Authorization header), else it had none.
 func (m *Metrics) AuthRefused(endpoint string, invalid bool) {
 	reason := "missing"
 	if invalid {

@@ -226,13 +226,20 @@ func a2aParts(s Step) (a2a.ContentParts, error) {
 
 // a2aAnswer reads a task as A2A shows it: the id, TASK_STATE_REJECTED for
 // a rejection, and the pactum state, attempt, error code and reason that
-// a2aserver puts under metadata.pactum.
+// a2aserver puts under metadata.pactum, whose audit.ref must name the
+// task's audit entries.
 func a2aAnswer(t *a2a.Task) (answer, error) {
 	md, ok := t.Metadata[a2aserver.MetadataKey].(map[string]any)
 	if !ok {
 		return answer{}, fmt.Errorf("task %s has no metadata.%s: %v", t.ID, a2aserver.MetadataKey, t.Metadata)
 	}
 	str := func(k string) string { s, _ := md[k].(string); return s }
+	// Every answer is attributable: it names the task's audit entries,
+	// as MCP's answers do.
+	audit, _ := md["audit"].(map[string]any)
+	if ref, _ := audit["ref"].(string); ref != task.AuditRef(string(t.ID)) {
+		return answer{}, fmt.Errorf("task %s: metadata.%s.audit.ref is %v, want %q", t.ID, a2aserver.MetadataKey, audit["ref"], task.AuditRef(string(t.ID)))
+	}
 	a := answer{
 		TaskID: string(t.ID), State: str("state"), Rejected: t.Status.State == a2a.TaskStateRejected,
 		ErrorCode: str("errorCode"), Reason: str("reason"),
@@ -379,6 +386,9 @@ func (d *mcpDriver) call(ctx context.Context, tool string, args map[string]any) 
 	var ti mcpserver.TaskInfo
 	if err := json.Unmarshal(raw, &ti); err != nil {
 		return answer{}, fmt.Errorf("%s: decode the answer %s: %w", tool, raw, err)
+	}
+	if ti.Audit.Ref != task.AuditRef(ti.TaskID) {
+		return answer{}, fmt.Errorf("%s: task %s answered with audit.ref %q, want %q", tool, ti.TaskID, ti.Audit.Ref, task.AuditRef(ti.TaskID))
 	}
 	return answer{TaskID: ti.TaskID, State: ti.State, Rejected: ti.Rejected, ErrorCode: ti.ErrorCode, Reason: ti.Reason, Attempt: ti.Attempt}, nil
 }

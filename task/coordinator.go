@@ -322,7 +322,8 @@ const (
 
 // Submit validates an envelope, records it and queues it (or records its
 // rejection). Caller errors (unknown agent, malformed envelope, idempotency
-// conflict) return an *Error and store nothing.
+// conflict, an envelope naming another actor than the authenticated caller
+// in ctx) return an *Error and store nothing.
 func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (*SubmitResult, error) {
 	env := req.Envelope
 	spec, err := c.resolve(req.Agent, env.Action)
@@ -331,6 +332,10 @@ func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (*SubmitRes
 	}
 	env.Action = spec.Action
 	if err := c.validateEnvelope(&env); err != nil {
+		return nil, err
+	}
+	if _, err := ResolveActor(env.Actor, Caller(ctx)); err != nil {
+		// An authenticated caller submits only as itself.
 		return nil, err
 	}
 	now := c.now()
@@ -609,13 +614,12 @@ func (c *Coordinator) decisionAudit(env *Envelope, stage Stage, d Decision) Audi
 	return AuditInput{Kind: AuditPolicy, TaskID: env.TaskID, Actor: env.Actor, Data: data}
 }
 
-// Get returns a task; historyLength < 0 returns the whole history.
+// Get returns a task; historyLength < 0 returns the whole history. An
+// authenticated caller (WithCaller) gets CodeNotFound for another actor's
+// task, as for a task that does not exist; so do Timeline, Cancel, Retry,
+// Continue, Subscribe, Wait and the push config operations.
 func (c *Coordinator) Get(ctx context.Context, id string, historyLength int) (*Task, error) {
-	t, err := c.store.GetTask(ctx, id, historyLength)
-	if err != nil {
-		return nil, c.notFound(id, err)
-	}
-	return t, nil
+	return c.read(ctx, id, historyLength)
 }
 
 func (c *Coordinator) notFound(id string, err error) error {
@@ -625,7 +629,9 @@ func (c *Coordinator) notFound(id string, err error) error {
 	return err
 }
 
-// List lists tasks.
+// List lists tasks. An authenticated caller (WithCaller) lists only its own
+// tasks: p.Actor is set to it, and a p.Actor naming another actor lists
+// nothing.
 func (c *Coordinator) List(ctx context.Context, p ListParams) (*TaskPage, error) {
 	if p.PageSize <= 0 {
 		p.PageSize = 50
@@ -638,6 +644,12 @@ func (c *Coordinator) List(ctx context.Context, p ListParams) (*TaskPage, error)
 			return nil, Errorf(CodeInvalidArgument, "unknown state %q", s)
 		}
 	}
+	if caller := Caller(ctx); caller != "" {
+		if p.Actor != "" && p.Actor != caller {
+			return &TaskPage{Tasks: []*Task{}}, nil
+		}
+		p.Actor = caller
+	}
 	page, err := c.store.ListTasks(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
@@ -647,8 +659,8 @@ func (c *Coordinator) List(ctx context.Context, p ListParams) (*TaskPage, error)
 
 // Timeline returns a task's execution record.
 func (c *Coordinator) Timeline(ctx context.Context, id string) ([]Record, error) {
-	if _, err := c.store.GetTask(ctx, id, 0); err != nil {
-		return nil, c.notFound(id, err)
+	if _, err := c.read(ctx, id, 0); err != nil {
+		return nil, err
 	}
 	return c.store.Records(ctx, id)
 }
@@ -659,9 +671,9 @@ func (c *Coordinator) Cancel(ctx context.Context, id, reason string) (*Task, err
 		reason = "canceled by request"
 	}
 	for range 5 {
-		t, err := c.store.GetTask(ctx, id, 0)
+		t, err := c.read(ctx, id, 0)
 		if err != nil {
-			return nil, c.notFound(id, err)
+			return nil, err
 		}
 		if !t.State.Cancelable() {
 			return t, Errorf(CodeNotCancelable, "task %s is %s and can no longer be canceled", id, t.State)
@@ -681,9 +693,9 @@ func (c *Coordinator) Cancel(ctx context.Context, id, reason string) (*Task, err
 
 // Retry starts a new, recorded attempt of a failed or dead-lettered task.
 func (c *Coordinator) Retry(ctx context.Context, id string) (*Task, error) {
-	t, err := c.store.GetTask(ctx, id, 0)
+	t, err := c.read(ctx, id, 0)
 	if err != nil {
-		return nil, c.notFound(id, err)
+		return nil, err
 	}
 	if t.Rejected {
 		return t, Errorf(CodeNotRetryable, "task %s was rejected (%s: %s); submit a new task instead", id, t.ErrorCode, t.Reason)
@@ -707,9 +719,9 @@ func (c *Coordinator) requeue(ctx context.Context, t *Task, p TransitionParams) 
 // Continue delivers the caller's answer to a task waiting in
 // input_required and queues it again.
 func (c *Coordinator) Continue(ctx context.Context, id string, msg Message) (*Task, error) {
-	t, err := c.store.GetTask(ctx, id, 0)
+	t, err := c.read(ctx, id, 0)
 	if err != nil {
-		return nil, c.notFound(id, err)
+		return nil, err
 	}
 	if t.State != StateInputRequired {
 		if t.State.Terminal() {
@@ -745,10 +757,10 @@ func (c *Coordinator) Subscribe(ctx context.Context, id string) (*Task, <-chan E
 
 func (c *Coordinator) subscribe(ctx context.Context, id string, historyLength, buffer int) (*Task, <-chan Event, func(), error) {
 	ch, cancel := c.broker.subscribe(id, buffer)
-	t, err := c.store.GetTask(ctx, id, historyLength)
+	t, err := c.read(ctx, id, historyLength)
 	if err != nil {
 		cancel()
-		return nil, nil, nil, c.notFound(id, err)
+		return nil, nil, nil, err
 	}
 	out := make(chan Event, 16)
 	done := make(chan struct{})

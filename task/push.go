@@ -9,9 +9,15 @@ import (
 
 // SetPushConfig stores (or replaces) a push config of an existing task; the
 // audit entry (which never holds the token or credentials) commits with it.
+// An authenticated caller (WithCaller) addresses only its own tasks, here
+// and in PushConfig, PushConfigs and DeletePushConfig: another actor's task
+// is CodeNotFound, as a task that does not exist.
 func (c *Coordinator) SetPushConfig(ctx context.Context, cfg PushConfig, actor string) error {
 	if cfg.TaskID == "" || cfg.ID == "" || cfg.URL == "" {
 		return Errorf(CodeInvalidArgument, "push config needs a task id, an id and a url")
+	}
+	if err := c.checkVisible(ctx, cfg.TaskID); err != nil {
+		return err
 	}
 	cfg.CreatedAt = c.now()
 	if err := c.store.PutPushConfig(ctx, cfg, []AuditInput{pushAudit("set", cfg, actor)}); err != nil {
@@ -31,6 +37,9 @@ func (c *Coordinator) pushConfigChanged(taskID string) {
 
 // PushConfig returns one push config of a task.
 func (c *Coordinator) PushConfig(ctx context.Context, taskID, id string) (*PushConfig, error) {
+	if err := c.checkVisible(ctx, taskID); err != nil {
+		return nil, err
+	}
 	cfg, err := c.store.GetPushConfig(ctx, taskID, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, &Error{Code: CodeNotFound, Message: fmt.Sprintf("task %s has no push config %q", taskID, id), Err: err}
@@ -45,12 +54,18 @@ func (c *Coordinator) HasPushConfigs(ctx context.Context) (bool, error) {
 
 // PushConfigs returns a task's push configs.
 func (c *Coordinator) PushConfigs(ctx context.Context, taskID string) ([]PushConfig, error) {
+	if err := c.checkVisible(ctx, taskID); err != nil {
+		return nil, err
+	}
 	return c.store.ListPushConfigs(ctx, taskID)
 }
 
 // DeletePushConfig deletes a push config; the audit entry commits with it.
 // Deleting one that does not exist is a CodeNotFound error.
 func (c *Coordinator) DeletePushConfig(ctx context.Context, taskID, id, actor string) error {
+	if err := c.checkVisible(ctx, taskID); err != nil {
+		return err
+	}
 	err := c.store.DeletePushConfig(ctx, taskID, id, []AuditInput{pushAudit("delete", PushConfig{TaskID: taskID, ID: id}, actor)})
 	if errors.Is(err, ErrNotFound) {
 		return &Error{Code: CodeNotFound, Message: fmt.Sprintf("task %s has no push config %q", taskID, id), Err: err}

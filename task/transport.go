@@ -31,10 +31,20 @@ func ResolveActor(named, authenticated string) (string, error) {
 	}
 }
 
+// AuditRef returns the reference every transport's answer gives to the
+// audit entries of task id: "audit:task/" followed by the id. It names
+// every entry of the hash-chained audit log whose task id is id (the
+// submission, each policy decision, one per transition, push config
+// changes).
+func AuditRef(id string) string { return "audit:task/" + id }
+
 type callerKey struct{}
 
 // WithCaller returns ctx carrying the actor a transport's authentication
-// established for the request (pactum serve's bearer tokens do this).
+// established for the request (pactum serve's bearer tokens do this). The
+// Coordinator then shows the caller only its own tasks: every operation on
+// another actor's task answers as for a task that does not exist, List
+// lists the caller's tasks, and Submit acts only as the caller.
 func WithCaller(ctx context.Context, actor string) context.Context {
 	return context.WithValue(ctx, callerKey{}, actor)
 }

@@ -4,29 +4,62 @@
 package bearer
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 )
 
-// Token returns the token of r's "Authorization: Bearer TOKEN" header (the
-// scheme in any case, surrounding blanks trimmed) and whether there is one.
-func Token(r *http.Request) (string, bool) {
-	scheme, token, found := strings.Cut(r.Header.Get("Authorization"), " ")
+// Why a request is refused. Their messages are fit to show the caller.
+var (
+	// ErrNoToken: the request has no "Authorization: Bearer TOKEN" header.
+	ErrNoToken = errors.New("this endpoint needs an Authorization: Bearer token")
+	// ErrInvalidToken: the token is not one the server knows. Token never
+	// returns it; servers use it for the tokens they do not accept.
+	ErrInvalidToken = errors.New("the bearer token is not valid")
+	// ErrMultipleHeaders: the request has more than one Authorization
+	// header. It is refused whatever they hold: a server that read one of
+	// them while a proxy or a logger read another could be led to act as
+	// an actor nobody checked.
+	ErrMultipleHeaders = errors.New("the request has more than one Authorization header; send exactly one")
+)
+
+// Token returns the token of r's one "Authorization: Bearer TOKEN" header
+// (the scheme in any case, surrounding blanks trimmed). It returns
+// ErrMultipleHeaders when r has more than one Authorization header, and
+// ErrNoToken when it has none or one that holds no bearer token.
+func Token(r *http.Request) (string, error) {
+	values := r.Header.Values("Authorization")
+	switch len(values) {
+	case 0:
+		return "", ErrNoToken
+	case 1:
+	default:
+		return "", ErrMultipleHeaders
+	}
+	scheme, token, found := strings.Cut(values[0], " ")
 	token = strings.TrimSpace(token)
 	if !found || !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return "", false
+		return "", ErrNoToken
 	}
-	return token, true
+	return token, nil
 }
 
-// Challenge sets the WWW-Authenticate header of a 401 answer: invalid says
-// a token was sent but is not valid.
-func Challenge(w http.ResponseWriter, invalid bool) {
+// Refuse sets the WWW-Authenticate header of the answer refusing a request
+// for err (ErrNoToken, ErrInvalidToken or ErrMultipleHeaders) and returns
+// its HTTP status: 401, or 400 with error="invalid_request" for several
+// Authorization headers (RFC 6750 §3.1).
+func Refuse(w http.ResponseWriter, err error) int {
 	c := `Bearer realm="pactum"`
-	if invalid {
+	status := http.StatusUnauthorized
+	switch {
+	case errors.Is(err, ErrMultipleHeaders):
+		c += `, error="invalid_request"`
+		status = http.StatusBadRequest
+	case errors.Is(err, ErrInvalidToken):
 		c += `, error="invalid_token"`
 	}
 	w.Header().Set("WWW-Authenticate", c)
+	return status
 }
 
 // Transport sends Token as a bearer token with every request, through Next

@@ -1,6 +1,7 @@
 package bearer_test
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -11,43 +12,66 @@ import (
 func TestToken(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		header, token string
-		ok            bool
+		headers []string
+		token   string
+		err     error
 	}{
-		{"Bearer abc", "abc", true},
-		{"bearer  abc ", "abc", true},
-		{"BEARER abc", "abc", true},
-		{"Basic abc", "", false},
-		{"Bearer", "", false},
-		{"Bearer   ", "", false},
-		{"abc", "", false},
-		{"", "", false},
+		{[]string{"Bearer abc"}, "abc", nil},
+		{[]string{"bearer  abc "}, "abc", nil},
+		{[]string{"BEARER abc"}, "abc", nil},
+		{[]string{"Basic abc"}, "", bearer.ErrNoToken},
+		{[]string{"Bearer"}, "", bearer.ErrNoToken},
+		{[]string{"Bearer   "}, "", bearer.ErrNoToken},
+		{[]string{"abc"}, "", bearer.ErrNoToken},
+		{[]string{""}, "", bearer.ErrNoToken},
+		{nil, "", bearer.ErrNoToken},
+		// More than one header is refused whatever they hold.
+		{[]string{"Bearer abc", "Bearer abc"}, "", bearer.ErrMultipleHeaders},
+		{[]string{"Bearer abc", "Bearer xyz"}, "", bearer.ErrMultipleHeaders},
+		{[]string{"Bearer abc", ""}, "", bearer.ErrMultipleHeaders},
+		{[]string{"Basic abc", "Bearer abc"}, "", bearer.ErrMultipleHeaders},
 	} {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
-		r.Header.Set("Authorization", tc.header)
-		if token, ok := bearer.Token(r); token != tc.token || ok != tc.ok {
-			t.Errorf("Token(%q) = %q, %v; want %q, %v", tc.header, token, ok, tc.token, tc.ok)
+		for _, h := range tc.headers {
+			r.Header.Add("Authorization", h)
+		}
+		if token, err := bearer.Token(r); token != tc.token || !errors.Is(err, tc.err) || (tc.err == nil) != (err == nil) {
+			t.Errorf("Token(%q) = %q, %v; want %q, %v", tc.headers, token, err, tc.token, tc.err)
 		}
 	}
 }
 
-func TestChallengeAndTransport(t *testing.T) {
+func TestRefuse(t *testing.T) {
 	t.Parallel()
-	w := httptest.NewRecorder()
-	bearer.Challenge(w, true)
-	if got := w.Header().Get("WWW-Authenticate"); got != `Bearer realm="pactum", error="invalid_token"` {
-		t.Errorf("challenge = %q", got)
+	for _, tc := range []struct {
+		err       error
+		status    int
+		challenge string
+	}{
+		{bearer.ErrNoToken, http.StatusUnauthorized, `Bearer realm="pactum"`},
+		{bearer.ErrInvalidToken, http.StatusUnauthorized, `Bearer realm="pactum", error="invalid_token"`},
+		{bearer.ErrMultipleHeaders, http.StatusBadRequest, `Bearer realm="pactum", error="invalid_request"`},
+	} {
+		w := httptest.NewRecorder()
+		if status := bearer.Refuse(w, tc.err); status != tc.status || w.Header().Get("WWW-Authenticate") != tc.challenge {
+			t.Errorf("Refuse(%v) = %d, challenge %q; want %d, %q", tc.err, status, w.Header().Get("WWW-Authenticate"), tc.status, tc.challenge)
+		}
 	}
-	var seen string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = r.Header.Get("Authorization") }))
+}
+
+func TestTransport(t *testing.T) {
+	t.Parallel()
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = r.Header.Values("Authorization") }))
 	defer srv.Close()
 	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	req.Header.Add("Authorization", "Bearer stale")
 	resp, err := (&http.Client{Transport: bearer.Transport{Token: "t0k"}}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if seen != "Bearer t0k" || req.Header.Get("Authorization") != "" {
-		t.Errorf("server saw %q; the caller's request was changed: %q", seen, req.Header.Get("Authorization"))
+	if len(seen) != 1 || seen[0] != "Bearer t0k" || req.Header.Get("Authorization") != "Bearer stale" {
+		t.Errorf("server saw %q; the caller's request now has %q", seen, req.Header.Get("Authorization"))
 	}
 }

@@ -73,9 +73,10 @@ func (t tokens) authenticate() func(string) (string, bool) {
 }
 
 // requireMCP puts the MCP endpoint behind the same tokens, through the MCP
-// SDK's bearer middleware (401 with a WWW-Authenticate challenge); the
-// tools then act as the token's actor (mcpserver reads TokenInfo.UserID).
-// refused is told of each refusal (invalid: a token was sent).
+// SDK's bearer middleware (401 with a WWW-Authenticate challenge; 400 for
+// a request with more than one Authorization header); the tools then act
+// as the token's actor (mcpserver reads TokenInfo.UserID). refused is told
+// of each refusal (invalid: a token was sent).
 func (t tokens) requireMCP(h http.Handler, refused func(invalid bool)) http.Handler {
 	if t == nil {
 		return h
@@ -92,15 +93,15 @@ func (t tokens) requireMCP(h http.Handler, refused func(invalid bool)) http.Hand
 	// metadata is configured; RFC 6750 wants one, so refusals are answered
 	// here, as the A2A endpoints answer them.
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, sent := bearer.Token(r)
-		if sent {
+		token, err := bearer.Token(r)
+		if err == nil {
 			if _, ok := t.actor(token); ok {
 				inner.ServeHTTP(w, r)
 				return
 			}
+			err = bearer.ErrInvalidToken
 		}
-		refused(sent)
-		bearer.Challenge(w, sent)
-		http.Error(w, "this endpoint needs a valid Authorization: Bearer token", http.StatusUnauthorized)
+		refused(!errors.Is(err, bearer.ErrNoToken))
+		http.Error(w, err.Error(), bearer.Refuse(w, err))
 	})
 }

@@ -232,3 +232,84 @@ func TestBearerTokenEnvUnset(t *testing.T) {
 		t.Fatalf("server.New with an unset token_env: %v; want an error naming carol and the variable", err)
 	}
 }
+
+// TestBearerMultipleAuthorizationHeaders: a request with more than one
+// Authorization header is refused with 400 and error="invalid_request" on
+// A2A (JSON-RPC and HTTP+JSON) and on MCP, whatever the headers hold (two
+// valid tokens, a valid one first or last, two actors' tokens), and runs
+// nothing; the same request with one of its headers passes.
+func TestBearerMultipleAuthorizationHeaders(t *testing.T) {
+	t.Parallel()
+	aliceHash, bobHash := sha256.Sum256([]byte("alice-secret")), sha256.Sum256([]byte("bob-secret"))
+	base := startServer(t, fmt.Sprintf(`auth: bearer
+agents:
+  - {name: echo, type: echo}
+actors:
+  - {name: alice, actions: ["*"], token_sha256: %s}
+  - {name: bob, actions: ["*"], token_sha256: %s}
+`, hex.EncodeToString(aliceHash[:]), hex.EncodeToString(bobHash[:])))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	send := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-two-headers","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`
+	rest := `{"message":{"messageId":"m-two-headers-rest","role":"ROLE_USER","parts":[{"text":"hi"}]}}`
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	do := func(path, body string, headers ...string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("A2A-Version", "1.0")
+		for _, h := range headers {
+			req.Header.Add("Authorization", h)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(data)
+	}
+	for _, target := range []struct{ name, path, body string }{
+		{"A2A JSON-RPC", "/agents/echo", send},
+		{"A2A HTTP+JSON", "/agents/echo/message:send", rest},
+		{"MCP", "/mcp", initialize},
+	} {
+		for _, headers := range [][]string{
+			{"Bearer alice-secret", "Bearer alice-secret"},
+			{"Bearer alice-secret", "Bearer wrong"},
+			{"Bearer wrong", "Bearer alice-secret"},
+			{"Bearer alice-secret", "Bearer bob-secret"},
+			{"Bearer alice-secret", ""},
+		} {
+			resp, body := do(target.path, target.body, headers...)
+			if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("WWW-Authenticate") != `Bearer realm="pactum", error="invalid_request"` ||
+				!strings.Contains(body, "more than one Authorization header") {
+				t.Errorf("%s with Authorization headers %q: %s, WWW-Authenticate %q, body %s; want 400 with error=\"invalid_request\"",
+					target.name, headers, resp.Status, resp.Header.Get("WWW-Authenticate"), body)
+			}
+		}
+	}
+	// Nothing ran: alice has no task. One header of the same kind passes.
+	resp, body := do("/agents/echo", `{"jsonrpc":"2.0","id":2,"method":"ListTasks","params":{}}`, "Bearer alice-secret")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"tasks":[]`) {
+		t.Errorf("alice's ListTasks after the refused requests: %s %s; want no tasks", resp.Status, body)
+	}
+	if resp, body := do("/mcp", initialize, "Bearer alice-secret"); resp.StatusCode != http.StatusOK {
+		t.Errorf("MCP initialize with one Authorization header: %s %s", resp.Status, body)
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsText, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`pactum_auth_refusals_total{endpoint="a2a",reason="invalid"} 10`,
+		`pactum_auth_refusals_total{endpoint="mcp",reason="invalid"} 5`,
+	} {
+		if !strings.Contains(string(metricsText), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
