@@ -2,7 +2,6 @@ package a2aserver
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -20,12 +19,13 @@ const MetadataKey = "pactum"
 // for, published under metadata.pactum.
 func pactumMetadata(t *task.Task) map[string]any {
 	m := map[string]any{
-		"state":       string(t.State),
-		"attempt":     t.Attempt,
-		"maxAttempts": t.MaxAttempts,
-		"agent":       t.Agent,
-		"action":      t.Envelope.Action,
-		"actor":       t.Envelope.Actor,
+		"state":         string(t.State),
+		"attempt":       t.TurnAttempt(),
+		"maxAttempts":   t.MaxAttempts,
+		"attemptsTotal": t.Attempt,
+		"agent":         t.Agent,
+		"action":        t.Envelope.Action,
+		"actor":         t.Envelope.Actor,
 	}
 	if t.ErrorCode != "" {
 		m["errorCode"] = string(t.ErrorCode)
@@ -55,7 +55,7 @@ func statusMessage(t *task.Task) *a2a.Message {
 	case t.Rejected:
 		text = "rejected"
 	case t.State == task.StateDeadLetter:
-		text = "failed after " + strconv.Itoa(t.Attempt) + " attempts"
+		text = "failed after " + t.AttemptSummary()
 	default:
 		text = "failed"
 	}

@@ -618,3 +618,67 @@ func TestSendWithToken(t *testing.T) {
 		t.Errorf("send --token printed %q, want the echo", out)
 	}
 }
+
+// TestManualRetryGrantsATurn: a task dead-lettered after 3 of 3 attempts
+// and retried with `tasks retry` gets 3 more attempts, and `tasks list`,
+// `get` and `timeline` show the attempt within the turn, not "4 of 3".
+func TestManualRetryGrantsATurn(t *testing.T) {
+	t.Parallel()
+	cfg := filepath.Join(t.TempDir(), "fail.yaml")
+	src := `agents:
+  - name: fail
+    type: exec
+    exec:
+      command: [sh, -c, "exit 3"]
+      input: none
+    retry: {max_attempts: 3, initial_backoff: 1ms, max_backoff: 1ms, jitter: 0}
+`
+	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := serve(t, "--config", cfg)
+	id := sentTaskID(t, mustRun(t, "send", "--no-wait", n.url+"/agents/fail", "fail"))
+	waitDead := func(attempt int) *task.Task {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			tk := getTask(t, n, id)
+			if tk.State == task.StateDeadLetter && tk.Attempt == attempt {
+				return tk
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("task is %s at attempt %d, want dead_letter at attempt %d", tk.State, tk.Attempt, attempt)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitDead(3)
+	out := mustRun(t, "tasks", "retry", id, "--store", n.dsn)
+	if want := fmt.Sprintf("task %s is queued with a new turn of 3 attempts (3 made so far; a running server picks it up)\n", id); out != want {
+		t.Errorf("tasks retry printed %q, want %q", out, want)
+	}
+	tk := waitDead(6)
+	if tk.TurnStart != 3 || !strings.HasPrefix(tk.Reason, "attempt 3 of 3 failed") {
+		t.Errorf("after the retried turn: turn start %d, reason %q; want 3, \"attempt 3 of 3 failed…\"", tk.TurnStart, tk.Reason)
+	}
+
+	out = mustRun(t, "tasks", "get", id, "--store", n.dsn)
+	if !strings.Contains(out, "\nattempt  3 of 3, 6 in all; 1 manual retry\n") {
+		t.Errorf("tasks get does not say \"attempt  3 of 3, 6 in all; 1 manual retry\":\n%s", out)
+	}
+	out = mustRun(t, "tasks", "list", "--store", n.dsn)
+	if !strings.Contains(out, " 3/3 (6 in all) ") {
+		t.Errorf("tasks list does not show the attempt as \"3/3 (6 in all)\":\n%s", out)
+	}
+	// The timeline: ATTEMPT restarts at the manual retry, IN ALL does not.
+	var got [][2]string
+	for _, line := range strings.Split(strings.TrimSpace(mustRun(t, "tasks", "timeline", id, "--store", n.dsn)), "\n")[1:] {
+		if f := strings.Fields(line); len(f) >= 6 && f[3] == "in_progress" {
+			got = append(got, [2]string{f[4], f[5]})
+		}
+	}
+	want := [][2]string{{"1", "1"}, {"2", "2"}, {"3", "3"}, {"1", "4"}, {"2", "5"}, {"3", "6"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("timeline claims (attempt, in all) = %v, want %v", got, want)
+	}
+}

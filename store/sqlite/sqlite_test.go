@@ -193,6 +193,58 @@ func TestMigrations(t *testing.T) {
 	}
 }
 
+// TestMigrationTurnStart: migration 0002 gives tasks written before it the
+// turn start their record shows (the last time a caller queued them again),
+// and 0 to the others.
+func TestMigrationTurnStart(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "pactum.db")
+	s := openAt(t, path)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	run := func(id string, to task.State) {
+		t.Helper()
+		if _, err := s.Claim(ctx, task.ClaimParams{Owner: "w", Now: now, LeaseFor: time.Minute, Limit: 1, TaskID: id}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Transition(ctx, task.TransitionParams{TaskID: id, From: task.StateInProgress, To: to, LeaseOwner: "w", Now: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// "retried": two attempts, dead-lettered, retried by hand (as a binary
+	// before 0002 did it: no NewTurn), one more attempt, waiting again.
+	storetest.MustCreate(t, s, "retried", now)
+	run("retried", task.StateQueued)
+	run("retried", task.StateDeadLetter)
+	if _, err := s.Transition(ctx, task.TransitionParams{TaskID: "retried", From: task.StateDeadLetter, To: task.StateQueued, Reason: "manual retry", Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	run("retried", task.StateQueued)
+	storetest.MustCreate(t, s, "plain", now)
+	run("plain", task.StateQueued)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Back to schema 1, then open: 0002 runs again on these rows.
+	db := rawDB(t, path)
+	for _, q := range []string{`ALTER TABLE tasks DROP COLUMN turn_start`, `DELETE FROM schema_migrations WHERE version >= 2`} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s = openAt(t, path)
+	for id, want := range map[string]int{"retried": 2, "plain": 0} {
+		tk, err := s.GetTask(ctx, id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.TurnStart != want {
+			t.Errorf("%s after migration: TurnStart %d (Attempt %d), want %d", id, tk.TurnStart, tk.Attempt, want)
+		}
+	}
+}
+
 func TestWAL(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "pactum.db")
