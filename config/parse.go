@@ -361,7 +361,11 @@ func (w *walker) agent(n *yaml.Node, path string) (Agent, agentNodes) {
 		},
 		"timeout":   func(n *yaml.Node, path string) { a.Timeout, _ = w.duration(n, path, 1) },
 		"sensitive": func(n *yaml.Node, path string) { a.Sensitive, _ = w.boolean(n, path) },
-		"dry_run":   func(n *yaml.Node, path string) { a.DryRun, _ = w.boolean(n, path) },
+		"dry_run": func(n *yaml.Node, path string) {
+			if v, ok := w.boolean(n, path); ok {
+				a.DryRun = &v
+			}
+		},
 		"retry": func(n *yaml.Node, path string) {
 			w.fields(n, path, map[string]handler{
 				"max_attempts": func(n *yaml.Node, path string) {

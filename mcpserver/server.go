@@ -212,6 +212,9 @@ func (s *Server) addAgentTools() {
 		if a.Sensitive {
 			desc += " The action is sensitive: give policy_ref and approval_ref."
 		}
+		if a.DryRun {
+			desc += " It runs as a simulation (dry run): the agent is not called."
+		}
 		mcp.AddTool(s.mcp, &mcp.Tool{
 			Name:        name,
 			Title:       "Run " + a.Name,

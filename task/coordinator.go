@@ -75,7 +75,8 @@ type AgentSpec struct {
 	// checked at submit and again just before execution.
 	Sensitive bool
 	// DryRun records the policy decision and succeeds without calling the
-	// agent.
+	// agent: the task is a simulation. A sensitive action in dry run that
+	// the policy does not cover (see PolicyCoverage) needs no approval.
 	DryRun bool
 }
 
@@ -542,6 +543,9 @@ func (c *Coordinator) admission(ctx context.Context, spec *AgentSpec, env *Envel
 // decide applies the sensitive-action rules: both references are required,
 // then the policy engine has the last word.
 func (c *Coordinator) decide(ctx context.Context, stage Stage, spec *AgentSpec, env *Envelope) (Decision, error) {
+	if spec.DryRun && !c.policyCovers(spec.Action) {
+		return Decision{Allow: true, Reason: fmt.Sprintf("simulation: no policy covers action %q, so it runs only as a dry run, without approval", spec.Action)}, nil
+	}
 	var missing []string
 	if env.PolicyRef == "" {
 		missing = append(missing, "policyRef")
@@ -563,6 +567,17 @@ func (c *Coordinator) decide(ctx context.Context, stage Stage, spec *AgentSpec, 
 		d.Code = CodePolicyDenied
 	}
 	return d, nil
+}
+
+// policyCovers reports whether the policy engine could allow action.
+func (c *Coordinator) policyCovers(action string) bool {
+	if c.policy == nil {
+		return false
+	}
+	if pc, ok := c.policy.(PolicyCoverage); ok {
+		return pc.Covers(action)
+	}
+	return true
 }
 
 func (c *Coordinator) decisionAudit(env *Envelope, stage Stage, d Decision) AuditInput {
@@ -1149,9 +1164,11 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 	}
 	if spec.DryRun {
 		data, _ := json.Marshal(map[string]any{"dryRun": true, "agent": spec.Name, "action": spec.Action, "policyVersion": policyVersion})
+		note := fmt.Sprintf("simulation (dry run): action %q was not performed; agent %q was not called", spec.Action, spec.Name)
 		finish(TransitionParams{
-			To: StateSucceeded, Reason: "dry run: agent not called", PolicyVersion: policyVersion, Audit: audit,
-			Artifacts: []Artifact{{ID: "dry-run", Name: "dry-run", Parts: []Part{DataPart(data)}}},
+			To: StateSucceeded, Reason: "simulation (dry run): agent not called", PolicyVersion: policyVersion, Audit: audit,
+			Artifacts: []Artifact{{ID: "dry-run", Name: "dry-run", Description: "simulation: the agent was not called",
+				Parts: []Part{TextPart(note), DataPart(data)}}},
 		})
 		return
 	}

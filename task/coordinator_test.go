@@ -577,6 +577,60 @@ func TestDryRun(t *testing.T) {
 	}
 }
 
+// coverage is a policy engine that allows every cited approval and says
+// whether it covers an action.
+type coverage bool
+
+func (coverage) Decide(context.Context, task.PolicyInput) (task.Decision, error) {
+	return task.Decision{Allow: true, Version: "v1"}, nil
+}
+func (c coverage) Covers(string) bool { return bool(c) }
+
+// TestSensitiveDryRunWithoutPolicy: a sensitive action in dry run that no
+// policy covers (no engine, or one that says it does not cover it) is a
+// simulation that needs no approval; once a policy covers it, the approval
+// rules apply to the dry run as before.
+func TestSensitiveDryRunWithoutPolicy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		policy    task.PolicyEngine
+		simulated bool
+	}{
+		{"no engine", nil, true},
+		{"engine that does not cover the action", coverage(false), true},
+		{"engine that covers the action", coverage(true), false},
+		{"engine that does not say", task.PolicyFunc(func(context.Context, task.PolicyInput) (task.Decision, error) {
+			return task.Decision{Allow: true}, nil
+		}), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var calls atomic.Int64
+			b := setup(t, task.Options{Policy: tc.policy, Agents: []task.AgentSpec{{Name: "deploy", Runner: echoRunner(&calls), Sensitive: true, DryRun: true}}})
+			res, err := b.coord.Submit(context.Background(), task.SubmitRequest{Envelope: envelope("deploy", "a", "ship")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := wait(t, b, res.Task.ID)
+			if calls.Load() != 0 {
+				t.Fatalf("the agent was called %d times", calls.Load())
+			}
+			if !tc.simulated {
+				if got.State != task.StateFailed || got.ErrorCode != task.CodeApprovalRequired {
+					t.Fatalf("%s %s (%s), want failed approval_required", got.State, got.ErrorCode, got.Reason)
+				}
+				return
+			}
+			if got.State != task.StateSucceeded || !strings.HasPrefix(got.Reason, "simulation (dry run)") ||
+				len(got.Artifacts) != 1 || !strings.HasPrefix(got.Artifacts[0].Parts[0].Text, "simulation (dry run)") {
+				t.Fatalf("%s (%s) %+v, want a succeeded simulation", got.State, got.Reason, got.Artifacts)
+			}
+			verifyAudit(t, b)
+		})
+	}
+}
+
 func TestInputRequiredThenContinue(t *testing.T) {
 	t.Parallel()
 	asker := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
