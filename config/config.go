@@ -89,8 +89,10 @@ type Config struct {
 	Policy Policy `yaml:"policy"`
 
 	// file is the name given to Parse, used in errors from AgentSpec and
-	// Check.
-	file string
+	// Check; storeLine and storeCol are where the store is set (0 when
+	// it is not).
+	file                string
+	storeLine, storeCol int
 }
 
 // Log configures logging.

@@ -183,6 +183,9 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 			c.BaseURL = u
 		}
 	}
+	if storeN != nil {
+		c.storeLine, c.storeCol = storeN.Line, storeN.Column
+	}
 	if storeN != nil && c.Store == "" {
 		w.errorf(storeN, "store", "must not be empty")
 	} else if c.Store != "" {
@@ -643,9 +646,9 @@ func checkStore(s string) error {
 		return errors.New("store has no scheme: want sqlite://PATH or postgres://…")
 	}
 	switch strings.ToLower(scheme) {
-	case "sqlite", "postgres":
+	case "sqlite", "postgres", "postgresql":
 	default:
-		return fmt.Errorf("unknown store scheme %q: want sqlite:// or postgres://", scheme)
+		return fmt.Errorf("unknown store scheme %q: want sqlite:// or postgres:// (or postgresql://)", scheme)
 	}
 	if rest == "" {
 		return fmt.Errorf("store %s:// names no database", scheme)

@@ -145,6 +145,70 @@ func TestConfigCheckBroken(t *testing.T) {
 	}
 }
 
+// TestConfigCheckStore: config check refuses a store DSN that serve would
+// refuse, naming file:line:col and the field, and opens, creates and
+// connects to nothing while checking.
+func TestConfigCheckStore(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		dsn  string // %s is a fresh directory
+		want string // a fragment of the problem ("" for a valid DSN)
+	}{
+		{"unknown sqlite parameter", "sqlite://%s/p.db?journal=wal", `unknown parameter "journal"`},
+		{"bad sqlite busy_timeout", "sqlite://%s/p.db?busy_timeout=soon", "busy_timeout"},
+		{"sqlite in memory", "sqlite://:memory:", "want a plain file path"},
+		{"bad postgres port", "postgres://pactum:s3cret@127.0.0.1:notaport/db", "invalid port"},
+		{"bad postgres sslmode", "postgres://pactum:s3cret@127.0.0.1/db?sslmode=sometimes", "sslmode"},
+		{"unknown scheme", "mysql://%s/db", `unknown store scheme "mysql"`},
+		{"valid sqlite", "sqlite://%s/p.db?synchronous=full&busy_timeout=2s", ""},
+		{"valid postgres, nothing listening", "postgres://pactum@127.0.0.1:1/db?sslmode=disable", ""},
+		{"valid postgresql, scheme in capitals", "POSTGRESQL://pactum@127.0.0.1:1/db", ""},
+		{"valid sqlite, scheme in capitals", "SQLite://%s/p.db", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			dsn := tc.dsn
+			if strings.Contains(dsn, "%s") {
+				dsn = fmt.Sprintf(dsn, dir)
+			}
+			file := filepath.Join(dir, "pactum.yaml")
+			writeFile(t, file, fmt.Sprintf("store: %q\nagents: [{name: echo, type: echo}]\n", dsn))
+			out, err := run(t, "config", "check", file)
+			if entries, rerr := os.ReadDir(dir); rerr != nil || len(entries) != 1 {
+				t.Errorf("config check left %v in its directory (%v), want only the config file", entries, rerr)
+			}
+			if tc.want == "" {
+				if err != nil || !strings.HasPrefix(out, file+": OK (") {
+					t.Fatalf("config check of a valid store: %v, printed %q", err, out)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("config check accepted store %q, printed %q", dsn, out)
+			}
+			if !strings.Contains(err.Error(), file+":1:8: store: ") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not name %s:1:8: store and %q", err, file, tc.want)
+			}
+			if strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("error %q repeats the password", err)
+			}
+			var ce *config.Error
+			if !errors.As(err, &ce) || ce.File != file || ce.Line != 1 || ce.Column != 8 || ce.Path != "store" {
+				t.Errorf("error %#v is not a *config.Error at %s:1:8, path store", err, file)
+			}
+		})
+	}
+	// What check refuses, serve refuses too.
+	dir := t.TempDir()
+	file := filepath.Join(dir, "pactum.yaml")
+	writeFile(t, file, fmt.Sprintf("store: %q\nagents: [{name: echo, type: echo}]\n", "sqlite://"+dir+"/p.db?journal=wal"))
+	if code, _, stderr := runMain("serve", "--config", file, "--listen", "127.0.0.1:0"); code == 0 || !strings.Contains(stderr, `unknown parameter "journal"`) {
+		t.Errorf("serve with an unknown SQLite parameter: exit %d, stderr %q; want a refusal naming it", code, stderr)
+	}
+}
+
 // TestVersion is not parallel: it sets the package-level Version.
 func TestVersion(t *testing.T) {
 	out := mustRun(t, "version")

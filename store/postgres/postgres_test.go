@@ -192,6 +192,39 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
+// TestValidate: store.Validate refuses what Open refuses while parsing,
+// without connecting (port 1 has no server: a DSN that parses is valid), and
+// never shows the password.
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		dsn, err string
+	}{
+		{"postgres://alice:s3cr3t-pw@127.0.0.1:1/db?sslmode=disable&pool_max_conns=4&search_path=x", ""},
+		{"PostgreSQL://alice@127.0.0.1:1/db", ""},
+		{"postgres://alice:s3cr3t-pw@127.0.0.1:1/db?pool_max_conns=zero", "pool_max_conns"},
+		{"postgres://alice:s3cr3t-pw@127.0.0.1:notaport/db", "invalid port"},
+		{"postgres://alice:s3cr3t-pw@127.0.0.1/db?sslmode=sometimes", "sslmode"},
+		{"postgres://alice:s3cr3t-pw@127.0.0.1/db?connect_timeout=soon", "connect_timeout"},
+	} {
+		err := store.Validate(tc.dsn)
+		if tc.err == "" && err != nil {
+			t.Errorf("Validate(%q): %v", tc.dsn, err)
+		}
+		if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("Validate(%q) = %v, want an error with %q", tc.dsn, err, tc.err)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cr3t-pw") {
+			t.Errorf("Validate(%q) shows the password: %v", tc.dsn, err)
+		}
+		if tc.err != "" {
+			if _, oerr := postgres.Open(t.Context(), tc.dsn, nil); oerr == nil || !strings.Contains(oerr.Error(), tc.err) {
+				t.Errorf("Open(%q) = %v, want the same refusal as Validate", tc.dsn, oerr)
+			}
+		}
+	}
+}
+
 func TestMigrations(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
