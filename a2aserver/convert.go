@@ -2,7 +2,6 @@ package a2aserver
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -23,13 +22,14 @@ const MetadataKey = "pactum"
 // audit log.
 func pactumMetadata(t *task.Task) map[string]any {
 	m := map[string]any{
-		"state":       string(t.State),
-		"attempt":     t.Attempt,
-		"maxAttempts": t.MaxAttempts,
-		"agent":       t.Agent,
-		"action":      t.Envelope.Action,
-		"actor":       t.Envelope.Actor,
-		"audit":       map[string]any{"recordSeq": t.Seq, "ref": task.AuditRef(t.ID)},
+		"state":         string(t.State),
+		"attempt":       t.TurnAttempt(),
+		"maxAttempts":   t.MaxAttempts,
+		"attemptsTotal": t.Attempt,
+		"agent":         t.Agent,
+		"action":        t.Envelope.Action,
+		"actor":         t.Envelope.Actor,
+		"audit":         map[string]any{"recordSeq": t.Seq, "ref": task.AuditRef(t.ID)},
 	}
 	if t.ErrorCode != "" {
 		m["errorCode"] = string(t.ErrorCode)
@@ -59,7 +59,7 @@ func statusMessage(t *task.Task) *a2a.Message {
 	case t.Rejected:
 		text = "rejected"
 	case t.State == task.StateDeadLetter:
-		text = "failed after " + strconv.Itoa(t.Attempt) + " attempts"
+		text = "failed after " + t.AttemptSummary()
 	default:
 		text = "failed"
 	}

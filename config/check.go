@@ -5,19 +5,29 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/pactum/pactum/agent"
+	"github.com/pactum/pactum/store"
 )
 
-// Check builds every agent of c with agent.New, so that each runtime
-// validates its own settings, and closes them again. It reports every
+// Check validates c's store DSN as the store driver would parse it to open
+// it (store.Validate: nothing is opened, created or connected to), then
+// builds every agent of c with agent.New, so that each runtime validates its
+// own settings, and closes them again. It reports every
 // problem, with positions, as Errors: an unknown runtime type at the agent's
 // `type`, settings errors where they are, other construction errors at the
-// agent. Only runtimes linked into the program are known; the command line
-// links the built-in ones (package agent/builtin). An empty baseDir means the
+// agent. Only runtimes and store drivers linked into the program are known;
+// the command line links the built-in ones (package agent/builtin,
+// store/sqlite and store/postgres). An empty baseDir means the
 // directory of the configuration file.
 func Check(ctx context.Context, c *Config, baseDir string) error {
 	var errs Errors
+	if err := store.Validate(c.Store); err != nil {
+		// The field path already says "store".
+		msg := strings.TrimPrefix(err.Error(), "store: ")
+		errs = append(errs, &Error{File: c.file, Line: c.storeLine, Column: c.storeCol, Path: "store", Msg: msg, Err: err})
+	}
 	known := agent.Types()
 	for _, a := range c.Agents {
 		if err := ctx.Err(); err != nil {

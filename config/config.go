@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -88,8 +89,10 @@ type Config struct {
 	Policy Policy `yaml:"policy"`
 
 	// file is the name given to Parse, used in errors from AgentSpec and
-	// Check.
-	file string
+	// Check; storeLine and storeCol are where the store is set (0 when
+	// it is not).
+	file                string
+	storeLine, storeCol int
 }
 
 // Log configures logging.
@@ -148,8 +151,10 @@ type Agent struct {
 	// Sensitive actions need an approval from Policy (default false).
 	Sensitive bool `yaml:"sensitive"`
 	// DryRun records the policy decision and succeeds without calling the
-	// agent (`dry_run`, default false).
-	DryRun bool `yaml:"dry_run"`
+	// agent (`dry_run`). Nil (not set) means the default: true for a
+	// Sensitive agent whose action no approval in Policy covers ("simulation
+	// by default"), false otherwise; Config.DryRun resolves it.
+	DryRun *bool `yaml:"dry_run"`
 	// Skills are advertised on the agent card (default one skill with the
 	// agent's name as id and name, its description, and its type as tag).
 	Skills []Skill `yaml:"skills"`
@@ -231,6 +236,33 @@ type Policy struct {
 	Version string `yaml:"version"`
 	// Approvals grant sensitive actions.
 	Approvals []Approval `yaml:"approvals"`
+}
+
+// Covers reports whether an approval in p names action or "*": whether
+// governance is in place for the action, approvals revoked or expired
+// included (they were put in place). A sensitive action that no approval
+// covers runs as a simulation unless its agent sets dry_run: false.
+func (p *Policy) Covers(action string) bool {
+	for _, a := range p.Approvals {
+		if slices.Contains(a.Actions, action) || slices.Contains(a.Actions, "*") {
+			return true
+		}
+	}
+	return false
+}
+
+// DryRun resolves a's dry_run: its own setting when given, else the default
+// (simulation by default for a sensitive action that no approval covers).
+// byDefault reports that a runs as a simulation only because of that
+// default.
+func (c *Config) DryRun(a *Agent) (dryRun, byDefault bool) {
+	if a.DryRun != nil {
+		return *a.DryRun, false
+	}
+	if a.Sensitive && !c.Policy.Covers(a.Action) {
+		return true, true
+	}
+	return false, false
 }
 
 // Approval lets actors call sensitive actions; callers cite its ID.

@@ -183,6 +183,9 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 			c.BaseURL = u
 		}
 	}
+	if storeN != nil {
+		c.storeLine, c.storeCol = storeN.Line, storeN.Column
+	}
 	if storeN != nil && c.Store == "" {
 		w.errorf(storeN, "store", "must not be empty")
 	} else if c.Store != "" {
@@ -361,7 +364,11 @@ func (w *walker) agent(n *yaml.Node, path string) (Agent, agentNodes) {
 		},
 		"timeout":   func(n *yaml.Node, path string) { a.Timeout, _ = w.duration(n, path, 1) },
 		"sensitive": func(n *yaml.Node, path string) { a.Sensitive, _ = w.boolean(n, path) },
-		"dry_run":   func(n *yaml.Node, path string) { a.DryRun, _ = w.boolean(n, path) },
+		"dry_run": func(n *yaml.Node, path string) {
+			if v, ok := w.boolean(n, path); ok {
+				a.DryRun = &v
+			}
+		},
 		"retry": func(n *yaml.Node, path string) {
 			w.fields(n, path, map[string]handler{
 				"max_attempts": func(n *yaml.Node, path string) {
@@ -639,9 +646,9 @@ func checkStore(s string) error {
 		return errors.New("store has no scheme: want sqlite://PATH or postgres://…")
 	}
 	switch strings.ToLower(scheme) {
-	case "sqlite", "postgres":
+	case "sqlite", "postgres", "postgresql":
 	default:
-		return fmt.Errorf("unknown store scheme %q: want sqlite:// or postgres://", scheme)
+		return fmt.Errorf("unknown store scheme %q: want sqlite:// or postgres:// (or postgresql://)", scheme)
 	}
 	if rest == "" {
 		return fmt.Errorf("store %s:// names no database", scheme)

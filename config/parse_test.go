@@ -351,7 +351,7 @@ func TestParseDefaults(t *testing.T) {
 		{"Timeout", a.Timeout, config.D(5 * time.Minute)},
 		{"Retry", a.Retry, config.Retry{MaxAttempts: 3, InitialBackoff: config.D(time.Second), MaxBackoff: config.D(time.Minute), Jitter: 0.2}},
 		{"Sensitive", a.Sensitive, false},
-		{"DryRun", a.DryRun, false},
+		{"DryRun", a.DryRun, (*bool)(nil)},
 		{"Skills", a.Skills, []config.Skill{{ID: "hello", Name: "hello", Description: "Says hello.", Tags: []string{"echo"}}}},
 		{"InputModes", a.InputModes, []string{"text/plain"}},
 		{"OutputModes", a.OutputModes, []string{"text/plain"}},
@@ -431,7 +431,7 @@ policy:
 		t.Errorf("Push = %+v", c.Push)
 	}
 	a, b := c.Agents[0], c.Agents[1]
-	if a.Action != "say" || a.Timeout.Duration != 10*time.Second || !a.Sensitive || !a.DryRun {
+	if a.Action != "say" || a.Timeout.Duration != 10*time.Second || !a.Sensitive || a.DryRun == nil || !*a.DryRun {
 		t.Errorf("agent a = %+v", a)
 	}
 	// a merges the shared retry and overrides max_attempts; b uses it as is.
@@ -570,5 +570,52 @@ func TestErrorsUnwrap(t *testing.T) {
 	// The duration error wraps time.ParseDuration's.
 	if e.Err == nil || !strings.Contains(e.Err.Error(), "time: invalid duration") {
 		t.Errorf("cause = %v", e.Err)
+	}
+}
+
+// TestDryRunDefault: dry_run is unset, true or false in the file; unset
+// means simulation for a sensitive agent whose action no approval covers,
+// and false otherwise.
+func TestDryRunDefault(t *testing.T) {
+	t.Parallel()
+	tru, fals := true, false
+	for _, tc := range []struct {
+		name      string
+		agent     string // the agent's extra keys
+		policy    string
+		set       *bool // the parsed DryRun
+		dryRun    bool
+		byDefault bool
+	}{
+		{name: "sensitive, unset, no policy", agent: "sensitive: true", dryRun: true, byDefault: true},
+		{name: "sensitive, unset, policy version only", agent: "sensitive: true", policy: "policy: {version: v2}", dryRun: true, byDefault: true},
+		{name: "sensitive, unset, approval for another action", agent: "sensitive: true",
+			policy: "policy: {approvals: [{id: a1, actions: [other]}]}", dryRun: true, byDefault: true},
+		{name: "sensitive, unset, approval covers it", agent: "sensitive: true", policy: "policy: {approvals: [{id: a1, actions: [deploy]}]}"},
+		{name: "sensitive, unset, approval for *", agent: "sensitive: true", policy: "policy: {approvals: [{id: a1, actions: ['*'], revoked: true}]}"},
+		{name: "sensitive, false, no policy", agent: "sensitive: true\n    dry_run: false", set: &fals},
+		{name: "sensitive, true, approval covers it", agent: "sensitive: true\n    dry_run: true",
+			policy: "policy: {approvals: [{id: a1, actions: [deploy]}]}", set: &tru, dryRun: true},
+		{name: "not sensitive, unset", agent: "sensitive: false"},
+		{name: "not sensitive, true", agent: "dry_run: true", set: &tru, dryRun: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			doc := "agents:\n  - name: deploy\n    type: echo\n    " + tc.agent + "\n  - {name: other, type: echo, sensitive: true}\n" + tc.policy + "\n"
+			c, err := config.Parse([]byte(doc), "dry.yaml")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, doc)
+			}
+			a := &c.Agents[0]
+			if !reflect.DeepEqual(a.DryRun, tc.set) {
+				t.Errorf("parsed DryRun = %v, want %v", a.DryRun, tc.set)
+			}
+			if dry, def := c.DryRun(a); dry != tc.dryRun || def != tc.byDefault {
+				t.Errorf("Config.DryRun = %v (by default %v), want %v (%v)", dry, def, tc.dryRun, tc.byDefault)
+			}
+		})
+	}
+	if _, err := config.Parse([]byte("agents:\n  - {name: x, type: echo, dry_run: maybe}\n"), "bad.yaml"); err == nil || !strings.Contains(err.Error(), "bad.yaml:2:") || !strings.Contains(err.Error(), "agents[0].dry_run") {
+		t.Errorf("dry_run: maybe: %v, want an error at bad.yaml:2 naming agents[0].dry_run", err)
 	}
 }

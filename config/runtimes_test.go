@@ -10,6 +10,8 @@ import (
 	_ "github.com/pactum/pactum/agent/exec"
 	_ "github.com/pactum/pactum/agent/webhook"
 	"github.com/pactum/pactum/config"
+	_ "github.com/pactum/pactum/store/postgres" // Check validates the store DSN with the linked drivers
+	_ "github.com/pactum/pactum/store/sqlite"
 	"github.com/pactum/pactum/task"
 )
 

@@ -169,7 +169,7 @@ func (s *Server) addTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        ToolRetryTask,
 		Title:       "Retry a task",
-		Description: "Start a new, recorded attempt of a failed or dead_letter task. A rejected task cannot be retried: submit a new one.",
+		Description: "Queue a failed or dead_letter task again. A manual retry starts a new turn: the task gets its agent's max_attempts again (attempt counts from 1, attempts_total keeps counting). A rejected task cannot be retried: submit a new one.",
 		Annotations: &mcp.ToolAnnotations{Title: "Retry a task", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
 	}, scoped(s, s.retryTask))
 	mcp.AddTool(s.mcp, &mcp.Tool{
@@ -211,6 +211,9 @@ func (s *Server) addAgentTools() {
 		desc := fmt.Sprintf("Run agent %q (action %q) on the input and wait for its result. %s", a.Name, a.Action, s.describe(a))
 		if a.Sensitive {
 			desc += " The action is sensitive: give policy_ref and approval_ref."
+		}
+		if a.DryRun {
+			desc += " It runs as a simulation (dry run): the agent is not called."
 		}
 		mcp.AddTool(s.mcp, &mcp.Tool{
 			Name:        name,
@@ -439,7 +442,7 @@ func (p *progress) report(ctx context.Context, t *task.Task) {
 		details = append(details, "rejected")
 	}
 	if t.Attempt > 0 {
-		details = append(details, fmt.Sprintf("attempt %d of %d", t.Attempt, t.MaxAttempts))
+		details = append(details, t.AttemptSummary())
 	}
 	if t.ErrorCode != "" {
 		details = append(details, string(t.ErrorCode))

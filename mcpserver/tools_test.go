@@ -245,16 +245,18 @@ func TestRetryDeadLetter(t *testing.T) {
 	b := setup(t)
 	cs := b.connect(t, nil)
 	out := call[mcpserver.SubmitTaskOutput](t, cs, mcpserver.ToolSubmitTask, map[string]any{"agent": "flaky", "text": "try", "wait": true})
-	if out.State != "dead_letter" || out.Attempt != 2 || out.MaxAttempts != 2 || out.ErrorCode != "agent_failed" || !strings.Contains(out.Reason, "attempt 2 failed") {
+	if out.State != "dead_letter" || out.Attempt != 2 || out.MaxAttempts != 2 || out.AttemptsTotal != 2 || out.ErrorCode != "agent_failed" || !strings.Contains(out.Reason, "attempt 2 failed") {
 		t.Fatalf("flaky answered %+v, want dead_letter after 2 attempts", out)
 	}
 	retried := call[mcpserver.TaskInfo](t, cs, mcpserver.ToolRetryTask, map[string]any{"task_id": out.TaskID})
-	if retried.State != "queued" || retried.TaskID != out.TaskID {
-		t.Fatalf("retry answered %+v, want the task queued again", retried)
+	// A manual retry starts a new turn: attempt counts from 1 again,
+	// attempts_total keeps counting.
+	if retried.State != "queued" || retried.TaskID != out.TaskID || retried.Attempt != 0 || retried.AttemptsTotal != 2 {
+		t.Fatalf("retry answered %+v, want the task queued again for a new turn (attempt 0, attempts_total 2)", retried)
 	}
 	done := waitState(t, cs, out.TaskID, "succeeded")
-	if done.Attempt != 3 || done.Artifacts[0].Text != "recovered" {
-		t.Errorf("after retry: %+v", done)
+	if done.Attempt != 1 || done.MaxAttempts != 2 || done.AttemptsTotal != 3 || done.Artifacts[0].Text != "recovered" {
+		t.Errorf("after retry: %+v, want attempt 1 of 2, 3 in all", done)
 	}
 	if e := callErr(t, cs, mcpserver.ToolRetryTask, map[string]any{"task_id": out.TaskID}); e.Code != "not_retryable" {
 		t.Errorf("retry of a succeeded task: %+v, want not_retryable", e)

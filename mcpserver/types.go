@@ -109,14 +109,17 @@ type TaskInfo struct {
 	Rejected  bool   `json:"rejected,omitempty" jsonschema:"the task was refused before it ran (permissions or policy); state is failed"`
 	// Final is true when nothing moves the task on without the caller: a
 	// terminal state or input_required.
-	Final       bool   `json:"final" jsonschema:"the task is terminal or waits for input: it will not change without the caller"`
-	Attempt     int    `json:"attempt" jsonschema:"attempts started so far (0 until a worker takes the task)"`
-	MaxAttempts int    `json:"max_attempts" jsonschema:"attempts before the task is dead-lettered"`
-	Agent       string `json:"agent" jsonschema:"the agent that runs the task"`
-	Action      string `json:"action" jsonschema:"the capability called"`
-	Actor       string `json:"actor" jsonschema:"who asked"`
-	Matter      string `json:"matter,omitempty"`
-	Resource    string `json:"resource,omitempty"`
+	Final bool `json:"final" jsonschema:"the task is terminal or waits for input: it will not change without the caller"`
+	// Attempt is the attempt within the current turn, which MaxAttempts
+	// bounds; AttemptsTotal counts every attempt the task has had.
+	Attempt       int    `json:"attempt" jsonschema:"the attempt within the current turn, 1 to max_attempts (0 until a worker takes it); a turn starts at submit, at each answer to input_required and at each manual retry"`
+	MaxAttempts   int    `json:"max_attempts" jsonschema:"attempts each turn has before the task is dead-lettered"`
+	AttemptsTotal int    `json:"attempts_total" jsonschema:"attempts over the task's whole life, all turns together"`
+	Agent         string `json:"agent" jsonschema:"the agent that runs the task"`
+	Action        string `json:"action" jsonschema:"the capability called"`
+	Actor         string `json:"actor" jsonschema:"who asked"`
+	Matter        string `json:"matter,omitempty"`
+	Resource      string `json:"resource,omitempty"`
 	// CorrelationID defaults to the task id.
 	CorrelationID  string    `json:"correlation_id" jsonschema:"the caller's correlation id (default the task id)"`
 	IdempotencyKey string    `json:"idempotency_key" jsonschema:"the idempotency key the task is known under"`

@@ -122,14 +122,15 @@ func (r *runner) step(ctx context.Context, i int, s Step) error {
 	case a.TaskID != id:
 		return fmt.Errorf("the answer is about task %s, want %s (%s)", a.TaskID, id, name)
 	default:
-		rec.State, rec.Rejected, rec.ErrorCode, rec.Reason, rec.Attempt = a.State, a.Rejected, a.ErrorCode, a.Reason, a.Attempt
+		rec.State, rec.Rejected, rec.ErrorCode, rec.Reason = a.State, a.Rejected, a.ErrorCode, a.Reason
+		rec.Attempt, rec.AttemptsTotal = a.Attempt, a.AttemptsTotal
 		if (s.Op == opSubmit || s.Op == opContinue) && !s.Wait && !task.State(a.State).Settled() {
 			// Whether a submit (or continue) that does not wait answers
 			// in_progress (a free worker claimed the task in the call's
 			// own transaction) or queued (the dispatcher claims it a
 			// moment later) depends on the workers at that instant, on
 			// either transport. The records are the same either way.
-			rec.State, rec.Attempt = notFinal, 0
+			rec.State, rec.Attempt, rec.AttemptsTotal = notFinal, 0, 0
 		}
 	}
 	r.answers = append(r.answers, rec)
@@ -187,6 +188,9 @@ func (e *Expect) check(a Answer) error {
 	if e.Attempt != nil && *e.Attempt != a.Attempt {
 		bad = append(bad, fmt.Sprintf("attempt %d, want %d", a.Attempt, *e.Attempt))
 	}
+	if e.AttemptsTotal != nil && *e.AttemptsTotal != a.AttemptsTotal {
+		bad = append(bad, fmt.Sprintf("attempts_total %d, want %d", a.AttemptsTotal, *e.AttemptsTotal))
+	}
 	if len(bad) > 0 {
 		return fmt.Errorf("unexpected answer: %s", strings.Join(bad, "; "))
 	}
@@ -223,7 +227,10 @@ type Answer struct {
 	Rejected  bool   `json:"rejected,omitempty"`
 	ErrorCode string `json:"error_code,omitempty"`
 	Reason    string `json:"reason,omitempty"`
-	Attempt   int    `json:"attempt,omitempty"`
+	// Attempt is the attempt within the current turn, AttemptsTotal the
+	// attempts over all turns.
+	Attempt       int `json:"attempt,omitempty"`
+	AttemptsTotal int `json:"attempts_total,omitempty"`
 	// Error is the domain code of an error answer.
 	Error string `json:"error,omitempty"`
 }

@@ -80,7 +80,10 @@ type Expect struct {
 	State     string `json:"state,omitempty"`
 	Rejected  *bool  `json:"rejected,omitempty"`
 	ErrorCode string `json:"error_code,omitempty"`
-	Attempt   *int   `json:"attempt,omitempty"`
+	// Attempt is the attempt within the current turn; AttemptsTotal the
+	// attempts over all turns.
+	Attempt       *int `json:"attempt,omitempty"`
+	AttemptsTotal *int `json:"attempts_total,omitempty"`
 	// Error is the domain error code the call must fail with (A2A: the
 	// error's pactumCode; MCP: the tool error's code).
 	Error string `json:"error,omitempty"`

@@ -40,7 +40,10 @@ type answer struct {
 	Rejected  bool
 	ErrorCode string
 	Reason    string
-	Attempt   int
+	// Attempt is the attempt within the current turn; AttemptsTotal
+	// counts every attempt the task has had.
+	Attempt       int
+	AttemptsTotal int
 }
 
 // callError is a domain error a transport answered.
@@ -178,7 +181,8 @@ func (d *a2aDriver) retry(ctx context.Context, id, _ string) (answer, error) {
 		}
 		return answer{}, err
 	}
-	return answer{TaskID: t.ID, State: string(t.State), Rejected: t.Rejected, ErrorCode: string(t.ErrorCode), Reason: t.Reason, Attempt: t.Attempt}, nil
+	return answer{TaskID: t.ID, State: string(t.State), Rejected: t.Rejected, ErrorCode: string(t.ErrorCode), Reason: t.Reason,
+		Attempt: t.TurnAttempt(), AttemptsTotal: t.Attempt}, nil
 }
 
 // continueTask sends the step's message naming the task to the task's
@@ -244,16 +248,18 @@ func a2aAnswer(t *a2a.Task) (answer, error) {
 		TaskID: string(t.ID), State: str("state"), Rejected: t.Status.State == a2a.TaskStateRejected,
 		ErrorCode: str("errorCode"), Reason: str("reason"),
 	}
-	switch n := md["attempt"].(type) {
-	case float64:
-		a.Attempt = int(n)
-	case json.Number:
-		i, _ := n.Int64()
-		a.Attempt = int(i)
-	case int:
-		a.Attempt = n
-	default:
-		return answer{}, fmt.Errorf("task %s: metadata.%s.attempt is %T", t.ID, a2aserver.MetadataKey, md["attempt"])
+	for key, dst := range map[string]*int{"attempt": &a.Attempt, "attemptsTotal": &a.AttemptsTotal} {
+		switch n := md[key].(type) {
+		case float64:
+			*dst = int(n)
+		case json.Number:
+			i, _ := n.Int64()
+			*dst = int(i)
+		case int:
+			*dst = n
+		default:
+			return answer{}, fmt.Errorf("task %s: metadata.%s.%s is %T", t.ID, a2aserver.MetadataKey, key, md[key])
+		}
 	}
 	return a, nil
 }
@@ -390,5 +396,6 @@ func (d *mcpDriver) call(ctx context.Context, tool string, args map[string]any) 
 	if ti.Audit.Ref != task.AuditRef(ti.TaskID) {
 		return answer{}, fmt.Errorf("%s: task %s answered with audit.ref %q, want %q", tool, ti.TaskID, ti.Audit.Ref, task.AuditRef(ti.TaskID))
 	}
-	return answer{TaskID: ti.TaskID, State: ti.State, Rejected: ti.Rejected, ErrorCode: ti.ErrorCode, Reason: ti.Reason, Attempt: ti.Attempt}, nil
+	return answer{TaskID: ti.TaskID, State: ti.State, Rejected: ti.Rejected, ErrorCode: ti.ErrorCode, Reason: ti.Reason,
+		Attempt: ti.Attempt, AttemptsTotal: ti.AttemptsTotal}, nil
 }

@@ -54,6 +54,22 @@ func (s *Static) Replace(version string, approvals []Approval) {
 	s.mu.Unlock()
 }
 
+var _ task.PolicyCoverage = (*Static)(nil)
+
+// Covers implements task.PolicyCoverage: an approval names action or "*",
+// revoked and expired ones included (governance is in place; Decide still
+// refuses them).
+func (s *Static) Covers(action string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, a := range s.approvals {
+		if slices.Contains(a.Actions, action) || slices.Contains(a.Actions, "*") {
+			return true
+		}
+	}
+	return false
+}
+
 // Decide implements task.PolicyEngine. The envelope's policyRef must name
 // the current policy version, and its approvalRef an approval that is
 // neither revoked nor expired and covers the action and actor.

@@ -53,3 +53,19 @@ func TestStaticDecide(t *testing.T) {
 		t.Fatal("revoked approval still allowed")
 	}
 }
+
+func TestCovers(t *testing.T) {
+	t.Parallel()
+	s := NewStatic("1", nil)
+	if s.Covers("deploy") {
+		t.Error("an engine without approvals covers deploy")
+	}
+	s.Replace("2", []Approval{{ID: "a", Actions: []string{"deploy"}, Revoked: true}})
+	if !s.Covers("deploy") || s.Covers("drop") {
+		t.Errorf("approval for deploy: Covers(deploy) %v, Covers(drop) %v; want true, false", s.Covers("deploy"), s.Covers("drop"))
+	}
+	s.Replace("3", []Approval{{ID: "b", Actions: []string{"*"}}})
+	if !s.Covers("drop") {
+		t.Error("an approval for * does not cover drop")
+	}
+}

@@ -45,6 +45,9 @@ type Driver struct {
 	// Migrate brings the schema to the binary's version and returns how many
 	// migrations it applied.
 	Migrate func(ctx context.Context, dsn string, opts Options) (int, error)
+	// Validate, when set, checks dsn exactly as Open parses it, without
+	// opening, creating or connecting to anything (`pactum config check`).
+	Validate func(dsn string) error
 }
 
 var (
@@ -104,6 +107,25 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (task.Store, error)
 		return nil, fmt.Errorf("store: open %s store: %w", scheme, err)
 	}
 	return s, nil
+}
+
+// Validate checks dsn the way Open would before it touches anything: a
+// known scheme, and the driver's own parsing of the rest (an unknown SQLite
+// parameter, a malformed PostgreSQL URL). It opens, creates and connects to
+// nothing, so it may run where the database is out of reach. Drivers that
+// register no Validate are checked for their scheme only.
+func Validate(dsn string) error {
+	scheme, d, err := driver(dsn)
+	if err != nil {
+		return err
+	}
+	if d.Validate == nil {
+		return nil
+	}
+	if err := d.Validate(dsn); err != nil {
+		return fmt.Errorf("store: invalid %s data source name: %w", scheme, err)
+	}
+	return nil
 }
 
 // Migrate brings the schema of the store dsn names to this binary's version

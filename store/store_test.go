@@ -35,6 +35,12 @@ func init() {
 			}
 			return 2, nil
 		},
+		Validate: func(dsn string) error {
+			if strings.Contains(dsn, "bad") {
+				return errBadDSN
+			}
+			return nil
+		},
 	})
 }
 
@@ -102,5 +108,22 @@ func TestSchemes(t *testing.T) {
 	t.Parallel()
 	if got := store.Schemes(); len(got) != 1 || got[0] != "fake" {
 		t.Errorf("Schemes() = %v, want [fake]", got)
+	}
+}
+
+var errBadDSN = errors.New("bad dsn")
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	if err := store.Validate("FAKE://good"); err != nil {
+		t.Errorf("Validate of a good DSN: %v", err)
+	}
+	if err := store.Validate("fake://bad"); !errors.Is(err, errBadDSN) || !strings.Contains(err.Error(), "store: invalid fake data source name") {
+		t.Errorf("Validate of a bad DSN = %v, want the driver's error, wrapped", err)
+	}
+	for _, dsn := range []string{"nope://x", "no-scheme"} {
+		if err := store.Validate(dsn); err == nil {
+			t.Errorf("Validate(%q) = nil, want an error", dsn)
+		}
 	}
 }

@@ -75,7 +75,8 @@ type AgentSpec struct {
 	// checked at submit and again just before execution.
 	Sensitive bool
 	// DryRun records the policy decision and succeeds without calling the
-	// agent.
+	// agent: the task is a simulation. A sensitive action in dry run that
+	// the policy does not cover (see PolicyCoverage) needs no approval.
 	DryRun bool
 }
 
@@ -584,6 +585,9 @@ func (c *Coordinator) admission(ctx context.Context, spec *AgentSpec, env *Envel
 // decide applies the sensitive-action rules: both references are required,
 // then the policy engine has the last word.
 func (c *Coordinator) decide(ctx context.Context, stage Stage, spec *AgentSpec, env *Envelope) (Decision, error) {
+	if spec.DryRun && !c.policyCovers(spec.Action) {
+		return Decision{Allow: true, Reason: fmt.Sprintf("simulation: no policy covers action %q, so it runs only as a dry run, without approval", spec.Action)}, nil
+	}
 	var missing []string
 	if env.PolicyRef == "" {
 		missing = append(missing, "policyRef")
@@ -605,6 +609,17 @@ func (c *Coordinator) decide(ctx context.Context, stage Stage, spec *AgentSpec, 
 		d.Code = CodePolicyDenied
 	}
 	return d, nil
+}
+
+// policyCovers reports whether the policy engine could allow action.
+func (c *Coordinator) policyCovers(action string) bool {
+	if c.policy == nil {
+		return false
+	}
+	if pc, ok := c.policy.(PolicyCoverage); ok {
+		return pc.Covers(action)
+	}
+	return true
 }
 
 func (c *Coordinator) decisionAudit(env *Envelope, stage Stage, d Decision) AuditInput {
@@ -691,7 +706,11 @@ func (c *Coordinator) Cancel(ctx context.Context, id, reason string) (*Task, err
 	return nil, Errorf(CodeUnavailable, "task %s kept changing state; cancel again", id)
 }
 
-// Retry starts a new, recorded attempt of a failed or dead-lettered task.
+// Retry queues a failed or dead-lettered task again. A manual retry starts
+// a new turn: the task gets its agent's MaxAttempts again (attempt 1 of
+// MaxAttempts at the next claim), with backoff starting from the initial
+// delay; Attempt keeps counting every claim. Rejected tasks are not
+// retryable.
 func (c *Coordinator) Retry(ctx context.Context, id string) (*Task, error) {
 	t, err := c.read(ctx, id, 0)
 	if err != nil {
@@ -706,9 +725,10 @@ func (c *Coordinator) Retry(ctx context.Context, id string) (*Task, error) {
 	return c.requeue(ctx, t, TransitionParams{From: t.State, Reason: "manual retry"})
 }
 
-// requeue moves t back to queued on a caller's request (retry, answer).
+// requeue moves t back to queued on a caller's request (retry, answer),
+// which starts a new turn (Record.StartsTurn).
 func (c *Coordinator) requeue(ctx context.Context, t *Task, p TransitionParams) (*Task, error) {
-	p.TaskID, p.To, p.RunAfter = t.ID, StateQueued, c.now()
+	p.TaskID, p.To, p.RunAfter, p.NewTurn = t.ID, StateQueued, c.now(), true
 	nt, err := c.transition(ctx, t, p)
 	if errors.Is(err, ErrStateConflict) {
 		return nil, Errorf(CodeConflict, "task %s changed state meanwhile; look again", t.ID)
@@ -1119,9 +1139,9 @@ func (c *Coordinator) ReapExpired(ctx context.Context) {
 		}
 		p := TransitionParams{
 			TaskID: t.ID, From: StateInProgress, LeaseOwner: t.LeaseOwner, LeaseExpiredBefore: now,
-			ErrorCode: CodeLeaseExpired, Reason: fmt.Sprintf("lease of %s expired during attempt %d", t.LeaseOwner, t.Attempt),
+			ErrorCode: CodeLeaseExpired, Reason: fmt.Sprintf("lease of %s expired during attempt %d of %d", t.LeaseOwner, t.TurnAttempt(), t.MaxAttempts),
 		}
-		used, spent := c.turnAttempts(ctx, t)
+		used, spent := c.turnAttempts(t)
 		if spec, ok := c.agents[t.Agent]; ok && !spent {
 			p.To, p.RunAfter = StateQueued, now.Add(spec.Retry.Backoff(used))
 		} else if !spent {
@@ -1202,9 +1222,11 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 	}
 	if spec.DryRun {
 		data, _ := json.Marshal(map[string]any{"dryRun": true, "agent": spec.Name, "action": spec.Action, "policyVersion": policyVersion})
+		note := fmt.Sprintf("simulation (dry run): action %q was not performed; agent %q was not called", spec.Action, spec.Name)
 		finish(TransitionParams{
-			To: StateSucceeded, Reason: "dry run: agent not called", PolicyVersion: policyVersion, Audit: audit,
-			Artifacts: []Artifact{{ID: "dry-run", Name: "dry-run", Parts: []Part{DataPart(data)}}},
+			To: StateSucceeded, Reason: "simulation (dry run): agent not called", PolicyVersion: policyVersion, Audit: audit,
+			Artifacts: []Artifact{{ID: "dry-run", Name: "dry-run", Description: "simulation: the agent was not called",
+				Parts: []Part{TextPart(note), DataPart(data)}}},
 		})
 		return
 	}
@@ -1250,7 +1272,7 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 		p := c.failure(ctx, spec, t, err)
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			p.ErrorCode = CodeTimeout
-			p.Reason = fmt.Sprintf("attempt %d exceeded the agent timeout of %s", t.Attempt, spec.Timeout)
+			p.Reason = fmt.Sprintf("attempt %d of %d exceeded the agent timeout of %s", t.TurnAttempt(), t.MaxAttempts, spec.Timeout)
 		}
 		p.PolicyVersion, p.Audit = policyVersion, audit
 		log.Warn("attempt failed", "to", p.To, "err", err)
@@ -1289,7 +1311,7 @@ func (c *Coordinator) failure(ctx context.Context, spec *AgentSpec, t *Task, err
 	if IsPermanent(err) {
 		return TransitionParams{To: StateFailed, ErrorCode: code, Reason: reason}
 	}
-	used, spent := c.turnAttempts(ctx, t)
+	used, spent := c.turnAttempts(t)
 	if !spent {
 		return TransitionParams{To: StateQueued, ErrorCode: code, Reason: reason, RunAfter: c.now().Add(spec.Retry.Backoff(used))}
 	}
@@ -1298,27 +1320,12 @@ func (c *Coordinator) failure(ctx context.Context, spec *AgentSpec, t *Task, err
 
 // turnAttempts returns how many attempts t's current turn has used and
 // whether that is all of them. A turn starts when the task is submitted
-// and again each time the caller answers it (input_required → queued):
-// every turn gets MaxAttempts attempts, so a long conversation does not use
-// up its retries. Attempt counts every claim of the task, so only a task
-// whose count reached MaxAttempts has its records read, to find where its
-// turn began.
-func (c *Coordinator) turnAttempts(ctx context.Context, t *Task) (used int, spent bool) {
-	if t.Attempt < t.MaxAttempts {
-		return t.Attempt, false
-	}
-	recs, err := c.store.Records(ctx, t.ID)
-	if err != nil {
-		c.log.Warn("read records to count the attempts of the turn; counting all of them", "task", t.ID, "err", err)
-		return t.Attempt, true
-	}
-	base := 0
-	for _, r := range recs {
-		if r.From == StateInputRequired && r.To == StateQueued {
-			base = r.Attempt
-		}
-	}
-	used = t.Attempt - base
+// and again each time the caller answers it (input_required → queued) or
+// retries it by hand (failed or dead_letter → queued): every turn gets
+// MaxAttempts attempts, so a long conversation does not use up its retries
+// and a manual retry is more than one try.
+func (c *Coordinator) turnAttempts(t *Task) (used int, spent bool) {
+	used = t.TurnAttempt()
 	return used, used >= t.MaxAttempts
 }
 

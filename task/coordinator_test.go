@@ -259,30 +259,49 @@ func TestRetriesThenSucceeds(t *testing.T) {
 	}
 }
 
+// A manual retry starts a new turn: the dead-lettered task gets its agent's
+// max_attempts again, counted from 1, while Attempt keeps the total.
 func TestDeadLetterAndManualRetry(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64
+	var seen sync.Map // Request.Attempt -> true
 	failing := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
 		calls.Add(1)
+		seen.Store(req.Attempt, true)
 		return nil, errors.New("always down")
 	})
-	b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "down", Runner: failing, Retry: task.RetryPolicy{MaxAttempts: 2, InitialBackoff: 5 * time.Millisecond}}}})
+	b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "down", Runner: failing, Retry: task.RetryPolicy{MaxAttempts: 3, InitialBackoff: 5 * time.Millisecond, MaxBackoff: 5 * time.Millisecond}}}})
 	ctx := context.Background()
 	res, err := b.coord.Submit(ctx, task.SubmitRequest{Envelope: envelope("down", "a", "x")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := wait(t, b, res.Task.ID)
-	if got.State != task.StateDeadLetter || got.Attempt != 2 || calls.Load() != 2 {
-		t.Fatalf("task %s attempt %d calls %d", got.State, got.Attempt, calls.Load())
+	if got.State != task.StateDeadLetter || got.Attempt != 3 || got.TurnAttempt() != 3 || calls.Load() != 3 {
+		t.Fatalf("task %s attempt %d (%d in turn) calls %d", got.State, got.Attempt, got.TurnAttempt(), calls.Load())
 	}
 	retried, err := b.coord.Retry(ctx, got.ID)
 	if err != nil || retried.State != task.StateQueued {
 		t.Fatalf("retry: %+v, %v", retried, err)
 	}
+	if retried.Attempt != 3 || retried.TurnStart != 3 || retried.TurnAttempt() != 0 {
+		t.Fatalf("retried: attempt %d, turn start %d, turn attempt %d; want 3, 3, 0", retried.Attempt, retried.TurnStart, retried.TurnAttempt())
+	}
 	got = wait(t, b, got.ID)
-	if got.State != task.StateDeadLetter || got.Attempt != 3 || calls.Load() != 3 {
-		t.Fatalf("after retry: %s attempt %d calls %d", got.State, got.Attempt, calls.Load())
+	if got.State != task.StateDeadLetter || got.Attempt != 6 || got.TurnAttempt() != 3 || calls.Load() != 6 {
+		t.Fatalf("after retry: %s attempt %d (%d in turn) calls %d; want dead_letter after 3 more attempts (6 in all, 3 of 3 in the turn)",
+			got.State, got.Attempt, got.TurnAttempt(), calls.Load())
+	}
+	if !strings.HasPrefix(got.Reason, "attempt 3 of 3 failed") {
+		t.Errorf("reason %q, want \"attempt 3 of 3 failed…\"", got.Reason)
+	}
+	if stored, err := b.coord.Get(ctx, got.ID, 0); err != nil || stored.TurnStart != 3 {
+		t.Fatalf("stored task: %+v, %v; want turn start 3", stored, err)
+	}
+	for n := 1; n <= 6; n++ {
+		if _, ok := seen.Load(n); !ok {
+			t.Errorf("the agent never saw Request.Attempt %d (it counts every run)", n)
+		}
 	}
 	recs, _ := b.coord.Timeline(ctx, got.ID)
 	manual := 0
@@ -555,6 +574,60 @@ func TestDryRun(t *testing.T) {
 	got := wait(t, b, res.Task.ID)
 	if got.State != task.StateSucceeded || calls.Load() != 0 || len(got.Artifacts) != 1 || got.Artifacts[0].Name != "dry-run" {
 		t.Fatalf("%+v calls %d", got, calls.Load())
+	}
+}
+
+// coverage is a policy engine that allows every cited approval and says
+// whether it covers an action.
+type coverage bool
+
+func (coverage) Decide(context.Context, task.PolicyInput) (task.Decision, error) {
+	return task.Decision{Allow: true, Version: "v1"}, nil
+}
+func (c coverage) Covers(string) bool { return bool(c) }
+
+// TestSensitiveDryRunWithoutPolicy: a sensitive action in dry run that no
+// policy covers (no engine, or one that says it does not cover it) is a
+// simulation that needs no approval; once a policy covers it, the approval
+// rules apply to the dry run as before.
+func TestSensitiveDryRunWithoutPolicy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		policy    task.PolicyEngine
+		simulated bool
+	}{
+		{"no engine", nil, true},
+		{"engine that does not cover the action", coverage(false), true},
+		{"engine that covers the action", coverage(true), false},
+		{"engine that does not say", task.PolicyFunc(func(context.Context, task.PolicyInput) (task.Decision, error) {
+			return task.Decision{Allow: true}, nil
+		}), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var calls atomic.Int64
+			b := setup(t, task.Options{Policy: tc.policy, Agents: []task.AgentSpec{{Name: "deploy", Runner: echoRunner(&calls), Sensitive: true, DryRun: true}}})
+			res, err := b.coord.Submit(context.Background(), task.SubmitRequest{Envelope: envelope("deploy", "a", "ship")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := wait(t, b, res.Task.ID)
+			if calls.Load() != 0 {
+				t.Fatalf("the agent was called %d times", calls.Load())
+			}
+			if !tc.simulated {
+				if got.State != task.StateFailed || got.ErrorCode != task.CodeApprovalRequired {
+					t.Fatalf("%s %s (%s), want failed approval_required", got.State, got.ErrorCode, got.Reason)
+				}
+				return
+			}
+			if got.State != task.StateSucceeded || !strings.HasPrefix(got.Reason, "simulation (dry run)") ||
+				len(got.Artifacts) != 1 || !strings.HasPrefix(got.Artifacts[0].Parts[0].Text, "simulation (dry run)") {
+				t.Fatalf("%s (%s) %+v, want a succeeded simulation", got.State, got.Reason, got.Artifacts)
+			}
+			verifyAudit(t, b)
+		})
 	}
 }
 

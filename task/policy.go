@@ -40,6 +40,16 @@ type PolicyEngine interface {
 	Decide(ctx context.Context, in PolicyInput) (Decision, error)
 }
 
+// PolicyCoverage is implemented by a PolicyEngine that can tell whether it
+// could ever allow an action (policy.Static: an approval names it). The
+// Coordinator asks it about sensitive actions in dry run: one that no
+// policy covers, or any when there is no engine, runs as a simulation
+// without an approval (nothing could approve it, and nothing runs).
+// Engines that do not implement it are taken to cover every action.
+type PolicyCoverage interface {
+	Covers(action string) bool
+}
+
 // PolicyFunc adapts a function to PolicyEngine.
 type PolicyFunc func(ctx context.Context, in PolicyInput) (Decision, error)
 

@@ -202,3 +202,26 @@ func TestAuditHashCoversEveryField(t *testing.T) {
 		}
 	}
 }
+
+// TestStartsTurn: exactly the transitions a caller makes to queue a task
+// again (an answer, a manual retry) start a turn.
+func TestStartsTurn(t *testing.T) {
+	t.Parallel()
+	for _, from := range States() {
+		for _, to := range States() {
+			r := Record{From: from, To: to}
+			want := to == StateQueued && (from == StateInputRequired || from == StateFailed || from == StateDeadLetter)
+			if got := r.StartsTurn(); got != want {
+				t.Errorf("%s → %s: StartsTurn %v, want %v", from, to, got, want)
+			}
+		}
+	}
+	tk := Task{Attempt: 4, TurnStart: 3, MaxAttempts: 3}
+	if got, want := tk.AttemptSummary(), "attempt 1 of 3, 4 in all"; got != want {
+		t.Errorf("AttemptSummary = %q, want %q", got, want)
+	}
+	tk = Task{Attempt: 2, MaxAttempts: 3}
+	if got, want := tk.AttemptSummary(), "attempt 2 of 3"; got != want {
+		t.Errorf("AttemptSummary = %q, want %q", got, want)
+	}
+}

@@ -123,7 +123,11 @@ type TransitionParams struct {
 	// LeaseOwner, when set, must match the task's current lease owner.
 	LeaseOwner string
 	// RunAfter is stored when To is StateQueued.
-	RunAfter      time.Time
+	RunAfter time.Time
+	// NewTurn starts a new turn: the task's TurnStart becomes its current
+	// Attempt, so the next claim is attempt 1 of the turn. The Coordinator
+	// sets it when a caller answers input_required or retries a task.
+	NewTurn       bool
 	Reason        string
 	ErrorCode     Code
 	PolicyVersion string

@@ -136,8 +136,14 @@ type Task struct {
 	Envelope    Envelope `json:"envelope"`
 	PayloadHash string   `json:"payloadHash"`
 	State       State    `json:"state"`
-	// Attempt counts claims: 0 until a worker first takes the task.
-	Attempt     int `json:"attempt"`
+	// Attempt counts claims over the task's whole life: 0 until a worker
+	// first takes the task.
+	Attempt int `json:"attempt"`
+	// TurnStart is the value Attempt had when the current turn began: 0 for
+	// the turn that starts at submit; set again when the caller answers
+	// input_required and when the task is retried by hand. MaxAttempts
+	// bounds the attempts of each turn (TurnAttempt).
+	TurnStart   int `json:"turnStart,omitempty"`
 	MaxAttempts int `json:"maxAttempts"`
 	// RunAfter is when a queued task may be claimed (retry backoff).
 	RunAfter     time.Time `json:"runAfter,omitzero"`
@@ -162,6 +168,22 @@ type Task struct {
 	complete bool
 }
 
+// TurnAttempt returns the attempt within the current turn: 0 until the
+// turn's first claim, then 1, 2, … up to MaxAttempts. This is what "attempt
+// n of MaxAttempts" means; Attempt is the total over all turns.
+func (t *Task) TurnAttempt() int { return t.Attempt - t.TurnStart }
+
+// AttemptSummary says how far t is through its attempts, the way every
+// pactum surface shows it: "attempt 2 of 3" within the current turn, and
+// once an earlier turn has run, the total too: "attempt 1 of 3, 4 in all".
+func (t *Task) AttemptSummary() string {
+	s := "attempt " + strconv.Itoa(t.TurnAttempt()) + " of " + strconv.Itoa(t.MaxAttempts)
+	if t.TurnStart > 0 {
+		s += ", " + strconv.Itoa(t.Attempt) + " in all"
+	}
+	return s
+}
+
 // MarkComplete records that t holds its whole history and every stored
 // artifact. Store drivers call it on what CreateTask and Claim return.
 func (t *Task) MarkComplete() { t.complete = true }
@@ -179,6 +201,13 @@ type Record struct {
 	Reason        string    `json:"reason,omitempty"`
 	ErrorCode     Code      `json:"errorCode,omitempty"`
 	PolicyVersion string    `json:"policyVersion,omitempty"`
+}
+
+// StartsTurn reports whether r began a new turn of its task: the caller
+// queued it again by answering input_required or by retrying a failed or
+// dead-lettered task. The submit starts the first turn.
+func (r *Record) StartsTurn() bool {
+	return r.To == StateQueued && (r.From == StateInputRequired || r.From == StateFailed || r.From == StateDeadLetter)
 }
 
 // AuditKind classifies audit entries.

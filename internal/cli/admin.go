@@ -27,7 +27,12 @@ func newAgentsCmd() *cobra.Command {
 				if a.Name == cfg.DefaultAgent {
 					def = " (default)"
 				}
-				fmt.Fprintf(w, "%s%s\t%s\t%s\t%v\t%v\t%s/agents/%s/.well-known/agent-card.json\n", a.Name, def, a.Type, a.Action, a.Sensitive, a.DryRun, cfg.BaseURL, a.Name)
+				dryRun, byDefault := cfg.DryRun(&a)
+				dry := fmt.Sprint(dryRun)
+				if byDefault {
+					dry += " (default: no approval covers the action)"
+				}
+				fmt.Fprintf(w, "%s%s\t%s\t%s\t%v\t%s\t%s/agents/%s/.well-known/agent-card.json\n", a.Name, def, a.Type, a.Action, a.Sensitive, dry, cfg.BaseURL, a.Name)
 			}
 			return w.Flush()
 		},

@@ -145,6 +145,70 @@ func TestConfigCheckBroken(t *testing.T) {
 	}
 }
 
+// TestConfigCheckStore: config check refuses a store DSN that serve would
+// refuse, naming file:line:col and the field, and opens, creates and
+// connects to nothing while checking.
+func TestConfigCheckStore(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		dsn  string // %s is a fresh directory
+		want string // a fragment of the problem ("" for a valid DSN)
+	}{
+		{"unknown sqlite parameter", "sqlite://%s/p.db?journal=wal", `unknown parameter "journal"`},
+		{"bad sqlite busy_timeout", "sqlite://%s/p.db?busy_timeout=soon", "busy_timeout"},
+		{"sqlite in memory", "sqlite://:memory:", "want a plain file path"},
+		{"bad postgres port", "postgres://pactum:s3cret@127.0.0.1:notaport/db", "invalid port"},
+		{"bad postgres sslmode", "postgres://pactum:s3cret@127.0.0.1/db?sslmode=sometimes", "sslmode"},
+		{"unknown scheme", "mysql://%s/db", `unknown store scheme "mysql"`},
+		{"valid sqlite", "sqlite://%s/p.db?synchronous=full&busy_timeout=2s", ""},
+		{"valid postgres, nothing listening", "postgres://pactum@127.0.0.1:1/db?sslmode=disable", ""},
+		{"valid postgresql, scheme in capitals", "POSTGRESQL://pactum@127.0.0.1:1/db", ""},
+		{"valid sqlite, scheme in capitals", "SQLite://%s/p.db", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			dsn := tc.dsn
+			if strings.Contains(dsn, "%s") {
+				dsn = fmt.Sprintf(dsn, dir)
+			}
+			file := filepath.Join(dir, "pactum.yaml")
+			writeFile(t, file, fmt.Sprintf("store: %q\nagents: [{name: echo, type: echo}]\n", dsn))
+			out, err := run(t, "config", "check", file)
+			if entries, rerr := os.ReadDir(dir); rerr != nil || len(entries) != 1 {
+				t.Errorf("config check left %v in its directory (%v), want only the config file", entries, rerr)
+			}
+			if tc.want == "" {
+				if err != nil || !strings.HasPrefix(out, file+": OK (") {
+					t.Fatalf("config check of a valid store: %v, printed %q", err, out)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("config check accepted store %q, printed %q", dsn, out)
+			}
+			if !strings.Contains(err.Error(), file+":1:8: store: ") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not name %s:1:8: store and %q", err, file, tc.want)
+			}
+			if strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("error %q repeats the password", err)
+			}
+			var ce *config.Error
+			if !errors.As(err, &ce) || ce.File != file || ce.Line != 1 || ce.Column != 8 || ce.Path != "store" {
+				t.Errorf("error %#v is not a *config.Error at %s:1:8, path store", err, file)
+			}
+		})
+	}
+	// What check refuses, serve refuses too.
+	dir := t.TempDir()
+	file := filepath.Join(dir, "pactum.yaml")
+	writeFile(t, file, fmt.Sprintf("store: %q\nagents: [{name: echo, type: echo}]\n", "sqlite://"+dir+"/p.db?journal=wal"))
+	if code, _, stderr := runMain("serve", "--config", file, "--listen", "127.0.0.1:0"); code == 0 || !strings.Contains(stderr, `unknown parameter "journal"`) {
+		t.Errorf("serve with an unknown SQLite parameter: exit %d, stderr %q; want a refusal naming it", code, stderr)
+	}
+}
+
 // TestVersion is not parallel: it sets the package-level Version.
 func TestVersion(t *testing.T) {
 	out := mustRun(t, "version")
@@ -616,5 +680,69 @@ func TestSendWithToken(t *testing.T) {
 	out := mustRun(t, "send", "--token", "cli-secret", n.url+"/agents/echo", "with a token")
 	if !strings.Contains(out, "with a token") {
 		t.Errorf("send --token printed %q, want the echo", out)
+	}
+}
+
+// TestManualRetryGrantsATurn: a task dead-lettered after 3 of 3 attempts
+// and retried with `tasks retry` gets 3 more attempts, and `tasks list`,
+// `get` and `timeline` show the attempt within the turn, not "4 of 3".
+func TestManualRetryGrantsATurn(t *testing.T) {
+	t.Parallel()
+	cfg := filepath.Join(t.TempDir(), "fail.yaml")
+	src := `agents:
+  - name: fail
+    type: exec
+    exec:
+      command: [sh, -c, "exit 3"]
+      input: none
+    retry: {max_attempts: 3, initial_backoff: 1ms, max_backoff: 1ms, jitter: 0}
+`
+	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := serve(t, "--config", cfg)
+	id := sentTaskID(t, mustRun(t, "send", "--no-wait", n.url+"/agents/fail", "fail"))
+	waitDead := func(attempt int) *task.Task {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			tk := getTask(t, n, id)
+			if tk.State == task.StateDeadLetter && tk.Attempt == attempt {
+				return tk
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("task is %s at attempt %d, want dead_letter at attempt %d", tk.State, tk.Attempt, attempt)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitDead(3)
+	out := mustRun(t, "tasks", "retry", id, "--store", n.dsn)
+	if want := fmt.Sprintf("task %s is queued with a new turn of 3 attempts (3 made so far; a running server picks it up)\n", id); out != want {
+		t.Errorf("tasks retry printed %q, want %q", out, want)
+	}
+	tk := waitDead(6)
+	if tk.TurnStart != 3 || !strings.HasPrefix(tk.Reason, "attempt 3 of 3 failed") {
+		t.Errorf("after the retried turn: turn start %d, reason %q; want 3, \"attempt 3 of 3 failed…\"", tk.TurnStart, tk.Reason)
+	}
+
+	out = mustRun(t, "tasks", "get", id, "--store", n.dsn)
+	if !strings.Contains(out, "\nattempt  3 of 3, 6 in all; 1 manual retry\n") {
+		t.Errorf("tasks get does not say \"attempt  3 of 3, 6 in all; 1 manual retry\":\n%s", out)
+	}
+	out = mustRun(t, "tasks", "list", "--store", n.dsn)
+	if !strings.Contains(out, " 3/3 (6 in all) ") {
+		t.Errorf("tasks list does not show the attempt as \"3/3 (6 in all)\":\n%s", out)
+	}
+	// The timeline: ATTEMPT restarts at the manual retry, IN ALL does not.
+	var got [][2]string
+	for _, line := range strings.Split(strings.TrimSpace(mustRun(t, "tasks", "timeline", id, "--store", n.dsn)), "\n")[1:] {
+		if f := strings.Fields(line); len(f) >= 6 && f[3] == "in_progress" {
+			got = append(got, [2]string{f[4], f[5]})
+		}
+	}
+	want := [][2]string{{"1", "1"}, {"2", "2"}, {"3", "3"}, {"1", "4"}, {"2", "5"}, {"3", "6"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("timeline claims (attempt, in all) = %v, want %v", got, want)
 	}
 }

@@ -86,7 +86,7 @@ func newTasksCmd() *cobra.Command {
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "ID\tAGENT\tSTATE\tATTEMPT\tACTOR\tUPDATED\tREASON")
 			for _, t := range res.Tasks {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", t.ID, t.Agent, t.State, t.Attempt, t.MaxAttempts, t.Envelope.Actor, t.UpdatedAt.Format(time.RFC3339), short(t.Reason, 60))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Agent, t.State, attemptColumn(t), t.Envelope.Actor, t.UpdatedAt.Format(time.RFC3339), short(t.Reason, 60))
 			}
 			w.Flush()
 			if res.NextPageToken != "" {
@@ -117,8 +117,17 @@ func newTasksCmd() *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), t)
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "task     %s\nagent    %s (action %s)\nstate    %s\nattempt  %d of %d\nactor    %s\ncontext  %s\ncreated  %s\nupdated  %s\n",
-				t.ID, t.Agent, t.Envelope.Action, t.State, t.Attempt, t.MaxAttempts, t.Envelope.Actor, t.ContextID,
+			attempt := t.AttemptSummary()
+			if t.TurnStart > 0 {
+				// Say what started the later turns: manual retries, answers.
+				recs, err := c.Timeline(cmd.Context(), t.ID)
+				if err != nil {
+					return err
+				}
+				attempt += turnsSummary(recs)
+			}
+			fmt.Fprintf(out, "task     %s\nagent    %s (action %s)\nstate    %s\n%s\nactor    %s\ncontext  %s\ncreated  %s\nupdated  %s\n",
+				t.ID, t.Agent, t.Envelope.Action, t.State, strings.Replace(attempt, "attempt ", "attempt  ", 1), t.Envelope.Actor, t.ContextID,
 				t.CreatedAt.Format(time.RFC3339Nano), t.UpdatedAt.Format(time.RFC3339Nano))
 			if t.Reason != "" {
 				fmt.Fprintf(out, "reason   %s: %s\n", t.ErrorCode, t.Reason)
@@ -148,13 +157,19 @@ func newTasksCmd() *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), recs)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "SEQ\tAT\tFROM\tTO\tATTEMPT\tNODE\tPOLICY\tREASON")
+			// ATTEMPT is the attempt within its turn, IN ALL the total the
+			// record stores; a turn starts where a record says so.
+			fmt.Fprintln(w, "SEQ\tAT\tFROM\tTO\tATTEMPT\tIN ALL\tNODE\tPOLICY\tREASON")
+			turnStart := 0
 			for _, r := range recs {
+				if r.StartsTurn() {
+					turnStart = r.Attempt
+				}
 				reason := r.Reason
 				if r.ErrorCode != "" {
 					reason = string(r.ErrorCode) + ": " + reason
 				}
-				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.Seq, r.At.Format(time.RFC3339Nano), r.From, r.To, r.Attempt, r.Node, r.PolicyVersion, short(reason, 80))
+				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", r.Seq, r.At.Format(time.RFC3339Nano), r.From, r.To, r.Attempt-turnStart, r.Attempt, r.Node, r.PolicyVersion, short(reason, 80))
 			}
 			return w.Flush()
 		},
@@ -178,7 +193,7 @@ func newTasksCmd() *cobra.Command {
 	}
 	cancel.Flags().StringVar(&reason, "reason", "canceled from the command line", "reason recorded on the task")
 	retry := &cobra.Command{
-		Use: "retry TASK_ID", Short: "Start a new attempt of a failed or dead-lettered task", Args: cobra.ExactArgs(1),
+		Use: "retry TASK_ID", Short: "Queue a failed or dead-lettered task again, with a new turn of max_attempts attempts", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, done, err := openCore(cmd.Context(), &cf)
 			if err != nil {
@@ -189,12 +204,56 @@ func newTasksCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "task %s is %s (a running server picks it up)\n", t.ID, t.State)
+			fmt.Fprintf(cmd.OutOrStdout(), "task %s is %s with a new turn of %d attempts (%d made so far; a running server picks it up)\n",
+				t.ID, t.State, t.MaxAttempts, t.Attempt)
 			return nil
 		},
 	}
 	cmd.AddCommand(list, get, timeline, cancel, retry)
 	return cmd
+}
+
+// attemptColumn is the ATTEMPT column of `tasks list`: the attempt within
+// the turn and its bound, then the total once an earlier turn has run.
+func attemptColumn(t *task.Task) string {
+	s := fmt.Sprintf("%d/%d", t.TurnAttempt(), t.MaxAttempts)
+	if t.TurnStart > 0 {
+		s += fmt.Sprintf(" (%d in all)", t.Attempt)
+	}
+	return s
+}
+
+// turnsSummary says what started a task's later turns, from its record:
+// "; 1 manual retry, 2 answers".
+func turnsSummary(recs []task.Record) string {
+	var retries, answers int
+	for _, r := range recs {
+		switch {
+		case !r.StartsTurn():
+		case r.From == task.StateInputRequired:
+			answers++
+		default:
+			retries++
+		}
+	}
+	var parts []string
+	if retries > 0 {
+		parts = append(parts, plural(retries, "manual retry", "manual retries"))
+	}
+	if answers > 0 {
+		parts = append(parts, plural(answers, "answer", "answers"))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func printJSON(w io.Writer, v any) error {

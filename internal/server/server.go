@@ -82,13 +82,19 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	var infos []a2aserver.AgentInfo
 	add := func(ac config.Agent, a agent.Agent) {
 		s.agents = append(s.agents, a)
+		dryRun, byDefault := cfg.DryRun(&ac)
+		if byDefault {
+			log.Warn("sensitive agent runs as a simulation: no approval in policy.approvals covers its action, so tasks succeed without calling it; "+
+				"add an approval for the action to run it for real, or set dry_run: false to refuse calls instead",
+				"agent", ac.Name, "action", ac.Action)
+		}
 		specs = append(specs, task.AgentSpec{
 			Name: ac.Name, Action: ac.Action, Runner: agent.Runner(a), Timeout: ac.Timeout.Duration,
 			Retry: task.RetryPolicy{
 				MaxAttempts: ac.Retry.MaxAttempts, InitialBackoff: ac.Retry.InitialBackoff.Duration,
 				MaxBackoff: ac.Retry.MaxBackoff.Duration, Jitter: ac.Retry.Jitter,
 			},
-			Sensitive: ac.Sensitive, DryRun: ac.DryRun,
+			Sensitive: ac.Sensitive, DryRun: dryRun,
 		})
 		infos = append(infos, agentInfo(ac, agent.MetadataOf(a)))
 	}

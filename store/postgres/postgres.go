@@ -66,6 +66,7 @@ func init() {
 		Migrate: func(ctx context.Context, dsn string, opts store.Options) (int, error) {
 			return Migrate(ctx, dsn, Options{Logger: opts.Logger})
 		},
+		Validate: ValidateDSN,
 	}
 	store.Register(Scheme, d)
 	store.Register("postgresql", d)
@@ -235,6 +236,16 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // Schema returns the schema that holds the store's tables.
 func (s *Store) Schema() string { return s.schema }
 
+// ValidateDSN checks dsn as Open parses it (poolConfig, with the default
+// options) without connecting: a postgres:// or postgresql:// URL that pgx
+// accepts. Errors never repeat the password.
+func ValidateDSN(dsn string) error {
+	var opts Options
+	opts.setDefaults()
+	_, err := poolConfig(dsn, &opts)
+	return err
+}
+
 // poolConfig parses dsn and applies opts: the search_path of opts.Schema,
 // the default timeouts and application_name.
 func poolConfig(dsn string, opts *Options) (*pgxpool.Config, error) {
@@ -246,6 +257,8 @@ func poolConfig(dsn string, opts *Options) (*pgxpool.Config, error) {
 		// picks the driver.
 		return nil, errors.New("postgres: data source name must start with postgres:// or postgresql://")
 	}
+	// pgx wants the scheme in lower case; pactum's DSNs take it in any case.
+	dsn = strings.ToLower(scheme) + dsn[len(scheme):]
 	// pgx redacts the password from its parse errors.
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {

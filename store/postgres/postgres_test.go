@@ -192,6 +192,39 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
+// TestValidate: store.Validate refuses what Open refuses while parsing,
+// without connecting (port 1 has no server: a DSN that parses is valid), and
+// never shows the password.
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		dsn, err string
+	}{
+		{"postgres://alice:s3cr3t-pw@127.0.0.1:1/db?sslmode=disable&pool_max_conns=4&search_path=x", ""},
+		{"PostgreSQL://alice@127.0.0.1:1/db", ""},
+		{"postgres://alice:s3cr3t-pw@127.0.0.1:1/db?pool_max_conns=zero", "pool_max_conns"},
+		{"postgres://alice:s3cr3t-pw@127.0.0.1:notaport/db", "invalid port"},
+		{"postgres://alice:s3cr3t-pw@127.0.0.1/db?sslmode=sometimes", "sslmode"},
+		{"postgres://alice:s3cr3t-pw@127.0.0.1/db?connect_timeout=soon", "connect_timeout"},
+	} {
+		err := store.Validate(tc.dsn)
+		if tc.err == "" && err != nil {
+			t.Errorf("Validate(%q): %v", tc.dsn, err)
+		}
+		if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("Validate(%q) = %v, want an error with %q", tc.dsn, err, tc.err)
+		}
+		if err != nil && strings.Contains(err.Error(), "s3cr3t-pw") {
+			t.Errorf("Validate(%q) shows the password: %v", tc.dsn, err)
+		}
+		if tc.err != "" {
+			if _, oerr := postgres.Open(t.Context(), tc.dsn, nil); oerr == nil || !strings.Contains(oerr.Error(), tc.err) {
+				t.Errorf("Open(%q) = %v, want the same refusal as Validate", tc.dsn, oerr)
+			}
+		}
+	}
+}
+
 func TestMigrations(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -268,6 +301,58 @@ func TestMigrateCreatesSchema(t *testing.T) {
 		t.Errorf("Schema() = %q, want %q", s.Schema(), schema)
 	}
 	storetest.MustCreate(t, s, "t1", time.Now())
+}
+
+// TestMigrationTurnStart: migration 0004 gives tasks written before it the
+// turn start their record shows (the last time a caller queued them again),
+// and 0 to the others.
+func TestMigrationTurnStart(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dsn, schema := storeDSN(t), newSchema(t)
+	s := open(t, dsn, schema)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	run := func(id string, to task.State) {
+		t.Helper()
+		if _, err := s.Claim(ctx, task.ClaimParams{Owner: "w", Now: now, LeaseFor: time.Minute, Limit: 1, TaskID: id}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Transition(ctx, task.TransitionParams{TaskID: id, From: task.StateInProgress, To: to, LeaseOwner: "w", Now: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// "retried" is retried by hand as a binary before 0004 did it (no
+	// NewTurn) after two attempts; "plain" never is.
+	storetest.MustCreate(t, s, "retried", now)
+	run("retried", task.StateQueued)
+	run("retried", task.StateDeadLetter)
+	if _, err := s.Transition(ctx, task.TransitionParams{TaskID: "retried", From: task.StateDeadLetter, To: task.StateQueued, Reason: "manual retry", Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	run("retried", task.StateQueued)
+	storetest.MustCreate(t, s, "plain", now)
+	run("plain", task.StateQueued)
+
+	// Back to schema 3, then migrate: 0004 runs again on these rows.
+	c := conn(t, schema)
+	for _, q := range []string{`ALTER TABLE tasks DROP COLUMN turn_start`, `DELETE FROM schema_migrations WHERE version >= 4`} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, err := postgres.Migrate(ctx, dsn, postgres.Options{Schema: schema}); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, dsn, schema)
+	for id, want := range map[string]int{"retried": 2, "plain": 0} {
+		tk, err := s.GetTask(ctx, id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.TurnStart != want {
+			t.Errorf("%s after migration: TurnStart %d (Attempt %d), want %d", id, tk.TurnStart, tk.Attempt, want)
+		}
+	}
 }
 
 func TestNewerSchemaRefused(t *testing.T) {

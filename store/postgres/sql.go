@@ -6,7 +6,7 @@ package postgres
 // taskCols is the column list every task query selects, in scanTask order.
 const taskCols = `id, context_id, agent, envelope, payload_hash, state, attempt,
 	max_attempts, run_after, lease_owner, lease_expires, error_code, reason,
-	rejected, status_message, seq, created_at, updated_at`
+	rejected, status_message, seq, created_at, updated_at, turn_start`
 
 const (
 	sqlTaskByID = `SELECT ` + taskCols + ` FROM tasks WHERE id = $1`
@@ -24,7 +24,7 @@ const (
 	// the task is still in the state the change started from ($13).
 	sqlUpdateTask = `UPDATE tasks SET state = $2, attempt = $3, run_after = $4, lease_owner = $5,
 		lease_expires = $6, error_code = $7, reason = $8, rejected = $9, status_message = $10,
-		seq = $11, updated_at = $12 WHERE id = $1 AND state = $13`
+		seq = $11, updated_at = $12, turn_start = $14 WHERE id = $1 AND state = $13`
 
 	sqlInsertRecords = `INSERT INTO task_records (task_id, seq, from_state, to_state, at, attempt,
 		node, reason, error_code, policy_version)

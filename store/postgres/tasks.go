@@ -194,7 +194,7 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		rec, err := driver.Advance(t, driver.Change{
 			To: p.To, Reason: p.Reason, ErrorCode: p.ErrorCode, PolicyVersion: p.PolicyVersion,
 			Node: p.Node, Now: now, StatusMessage: p.StatusMessage,
-			SetRunAfter: p.To == task.StateQueued, RunAfter: p.RunAfter,
+			SetRunAfter: p.To == task.StateQueued, RunAfter: p.RunAfter, NewTurn: p.NewTurn,
 		})
 		if err != nil {
 			return err
@@ -545,7 +545,7 @@ func (s *Store) PurgeIdempotencyKeys(ctx context.Context, before time.Time) (int
 func (x *txn) update(t *task.Task, status any, from task.State) {
 	x.queue(sqlUpdateTask, t.ID, string(t.State), t.Attempt, tsArg(t.RunAfter), t.LeaseOwner,
 		tsArg(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status, t.Seq, t.UpdatedAt,
-		string(from)).Exec(func(ct pgconn.CommandTag) error {
+		string(from), t.TurnStart).Exec(func(ct pgconn.CommandTag) error {
 		if ct.RowsAffected() != 1 {
 			return driver.Conflict("task %q is no longer %s", t.ID, from)
 		}
@@ -632,6 +632,7 @@ type taskRow struct {
 	payloadHash        string
 	state, code        string
 	attempt, maxAtt    int
+	turnStart          int
 	runAfter, leaseExp *time.Time
 	leaseOwner, reason string
 	rejected           bool
@@ -645,7 +646,7 @@ type scanner interface{ Scan(dest ...any) error }
 func (r *taskRow) scan(sc scanner) error {
 	err := sc.Scan(&r.id, &r.contextID, &r.agent, &r.env, &r.payloadHash, &r.state, &r.attempt,
 		&r.maxAtt, &r.runAfter, &r.leaseOwner, &r.leaseExp, &r.code, &r.reason,
-		&r.rejected, &r.status, &r.seq, &r.created, &r.updated)
+		&r.rejected, &r.status, &r.seq, &r.created, &r.updated, &r.turnStart)
 	r.found = err == nil
 	return err
 }
@@ -657,7 +658,7 @@ func (r *taskRow) scanFrom(row pgx.Row) error { return noRows(r.scan(row)) }
 func (r *taskRow) task() (*task.Task, error) {
 	t := &task.Task{
 		ID: r.id, ContextID: r.contextID, Agent: r.agent, PayloadHash: r.payloadHash,
-		State: task.State(r.state), Attempt: r.attempt, MaxAttempts: r.maxAtt,
+		State: task.State(r.state), Attempt: r.attempt, TurnStart: r.turnStart, MaxAttempts: r.maxAtt,
 		RunAfter: fromNull(r.runAfter), LeaseOwner: r.leaseOwner, LeaseExpires: fromNull(r.leaseExp),
 		ErrorCode: task.Code(r.code), Reason: r.reason, Rejected: r.rejected, Seq: r.seq,
 		CreatedAt: r.created.UTC(), UpdatedAt: r.updated.UTC(),

@@ -50,7 +50,18 @@ func init() {
 		Migrate: func(ctx context.Context, dsn string, opts store.Options) (int, error) {
 			return Migrate(ctx, dsn, opts.Logger)
 		},
+		Validate: ValidateDSN,
 	})
+}
+
+// ValidateDSN checks dsn as Open does before it opens the file: ParseDSN,
+// then the checks New makes on the Config. It touches no file.
+func ValidateDSN(dsn string) error {
+	cfg, err := ParseDSN(dsn)
+	if err != nil {
+		return err
+	}
+	return cfg.validate()
 }
 
 // Scheme is the DSN scheme this driver registers: sqlite://path.
@@ -138,7 +149,7 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// ParseDSN parses a data source name of the form
+// ParseDSN parses a data source name (scheme in any case) of the form
 //
 //	sqlite://relative/path.db
 //	sqlite:///absolute/path.db
@@ -149,8 +160,9 @@ func (c *Config) validate() error {
 // other query parameter is an error.
 func ParseDSN(dsn string) (Config, error) {
 	var c Config
-	rest, ok := strings.CutPrefix(dsn, Scheme+"://")
-	if !ok {
+	// The scheme is case-insensitive, as store.Open matches it.
+	scheme, rest, ok := strings.Cut(dsn, "://")
+	if !ok || !strings.EqualFold(scheme, Scheme) {
 		return c, fmt.Errorf("sqlite: data source name %q does not start with %s://", dsn, Scheme)
 	}
 	rawPath, rawQuery, _ := strings.Cut(rest, "?")

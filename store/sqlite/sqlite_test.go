@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,6 +71,7 @@ func TestParseDSN(t *testing.T) {
 		{dsn: "sqlite://p.db?synchronous=full", path: "p.db", sync: sqlite.SyncFull},
 		{dsn: "sqlite://p.db?synchronous=NORMAL&busy_timeout=250", path: "p.db", sync: sqlite.SyncNormal, timeout: 250 * time.Millisecond},
 		{dsn: "sqlite://p.db?busy_timeout=2s", path: "p.db", timeout: 2 * time.Second},
+		{dsn: "SQLite://p.db", path: "p.db"}, // the scheme is case-insensitive, as store.Open's registry
 		{dsn: "postgres://p.db", err: "does not start with sqlite://"},
 		{dsn: "sqlite:p.db", err: "does not start with sqlite://"},
 		{dsn: "sqlite://", err: "no file path"},
@@ -115,6 +117,66 @@ func FuzzParseDSN(f *testing.F) {
 		}
 		if c.BusyTimeout < 0 {
 			t.Errorf("ParseDSN(%q): busy timeout %v", dsn, c.BusyTimeout)
+		}
+	})
+}
+
+// TestValidate: store.Validate refuses what Open refuses before it opens
+// anything, and creates no file either way.
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		dsn, err string
+	}{
+		{"sqlite://" + dir + "/ok.db?synchronous=full", ""},
+		{"sqlite://" + dir + "/a.db?journal_mode=wal", `unknown parameter "journal_mode"`},
+		{"sqlite://:memory:", "want a plain file path"},
+		{"sqlite://file:x.db", "want a plain file path"},
+		{"SQLITE://" + dir + "/b.db?busy_timeout=0", "must be positive"},
+		{"sqlite://" + dir + "/missing-dir/c.db", ""}, // a missing directory is the host's business, not the DSN's
+	} {
+		err := store.Validate(tc.dsn)
+		if tc.err == "" && err != nil {
+			t.Errorf("Validate(%q): %v", tc.dsn, err)
+		}
+		if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("Validate(%q) = %v, want an error with %q", tc.dsn, err, tc.err)
+		}
+		if tc.err != "" {
+			if _, oerr := store.Open(t.Context(), tc.dsn, nil); oerr == nil || !strings.Contains(oerr.Error(), tc.err) {
+				t.Errorf("Open(%q) = %v, want the same refusal as Validate", tc.dsn, oerr)
+			}
+		}
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("Validate left %v in the directory (%v)", entries, err)
+	}
+}
+
+// FuzzValidate: Validate never panics and never creates a file, whatever
+// the DSN.
+func FuzzValidate(f *testing.F) {
+	for _, s := range []string{"sqlite://p.db", "sqlite://p.db?busy_timeout=1&synchronous=FULL", "sqlite://:memory:", "sqlite://", "nope://x", "sqlite://%zz"} {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	wd, err := os.Getwd()
+	if err != nil {
+		f.Fatal(err)
+	}
+	before, err := os.ReadDir(wd)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, rest string) {
+		_ = store.Validate("sqlite://" + dir + "/" + rest)
+		_ = store.Validate(rest)
+		if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+			t.Fatalf("Validate(%q) created %v", rest, entries)
+		}
+		if after, err := os.ReadDir(wd); err != nil || len(after) != len(before) {
+			t.Fatalf("Validate(%q) changed the working directory: %d entries, was %d", rest, len(after), len(before))
 		}
 	})
 }
@@ -190,6 +252,58 @@ func TestMigrations(t *testing.T) {
 	}
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != sqlite.SchemaVersion()+1 {
 		t.Errorf("schema_migrations after refusal: %d rows, %v", n, err)
+	}
+}
+
+// TestMigrationTurnStart: migration 0002 gives tasks written before it the
+// turn start their record shows (the last time a caller queued them again),
+// and 0 to the others.
+func TestMigrationTurnStart(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "pactum.db")
+	s := openAt(t, path)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	run := func(id string, to task.State) {
+		t.Helper()
+		if _, err := s.Claim(ctx, task.ClaimParams{Owner: "w", Now: now, LeaseFor: time.Minute, Limit: 1, TaskID: id}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Transition(ctx, task.TransitionParams{TaskID: id, From: task.StateInProgress, To: to, LeaseOwner: "w", Now: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// "retried": two attempts, dead-lettered, retried by hand (as a binary
+	// before 0002 did it: no NewTurn), one more attempt, waiting again.
+	storetest.MustCreate(t, s, "retried", now)
+	run("retried", task.StateQueued)
+	run("retried", task.StateDeadLetter)
+	if _, err := s.Transition(ctx, task.TransitionParams{TaskID: "retried", From: task.StateDeadLetter, To: task.StateQueued, Reason: "manual retry", Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	run("retried", task.StateQueued)
+	storetest.MustCreate(t, s, "plain", now)
+	run("plain", task.StateQueued)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Back to schema 1, then open: 0002 runs again on these rows.
+	db := rawDB(t, path)
+	for _, q := range []string{`ALTER TABLE tasks DROP COLUMN turn_start`, `DELETE FROM schema_migrations WHERE version >= 2`} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s = openAt(t, path)
+	for id, want := range map[string]int{"retried": 2, "plain": 0} {
+		tk, err := s.GetTask(ctx, id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.TurnStart != want {
+			t.Errorf("%s after migration: TurnStart %d (Attempt %d), want %d", id, tk.TurnStart, tk.Attempt, want)
+		}
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 // taskCols is the column list every task query selects, in scanTask order.
 const taskCols = `id, context_id, agent, envelope, payload_hash, state, attempt,
 	max_attempts, run_after, lease_owner, lease_expires, error_code, reason,
-	rejected, status_message, seq, created_at, updated_at`
+	rejected, status_message, seq, created_at, updated_at, turn_start`
 
 // stmts holds the hot statements, prepared once per pool. database/sql
 // prepares a statement again on each further connection of the pool that
@@ -74,7 +74,8 @@ func (s *stmts) list(write bool) []struct {
 			lease_owner = CASE WHEN ?1 = 'in_progress' THEN lease_owner ELSE '' END,
 			lease_expires = CASE WHEN ?1 = 'in_progress' THEN lease_expires ELSE NULL END,
 			error_code = ?4, reason = ?5, rejected = 0, status_message = ?6,
-			seq = seq + 1, updated_at = ?7
+			seq = seq + 1, updated_at = ?7,
+			turn_start = CASE WHEN ?12 THEN attempt ELSE turn_start END
 			WHERE id = ?8 AND state = ?9 AND (?10 = '' OR lease_owner = ?10)
 			AND (?11 IS NULL OR lease_expires < ?11)
 			RETURNING ` + taskCols + `, actor`},
@@ -105,7 +106,7 @@ func (s *stmts) list(write bool) []struct {
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.updateTask, `UPDATE tasks SET state = ?, attempt = ?, run_after = ?, lease_owner = ?,
 			lease_expires = ?, error_code = ?, reason = ?, rejected = ?, status_message = ?,
-			seq = ?, updated_at = ? WHERE id = ?`},
+			seq = ?, updated_at = ?, turn_start = ? WHERE id = ?`},
 		{&s.insertRecord, `INSERT INTO task_records (task_id, seq, from_state, to_state, at, attempt,
 			node, reason, error_code, policy_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.auditHead, `SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1`},

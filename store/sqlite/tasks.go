@@ -172,7 +172,7 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		var err error
 		t, env, err = scanForUpdate(x.stmt(x.st.transition).QueryRowContext(x.ctx, string(p.To),
 			p.To == task.StateQueued, runAfter, string(p.ErrorCode), p.Reason, status, now.UnixMicro(),
-			p.TaskID, string(p.From), p.LeaseOwner, nullMicros(driver.Norm(p.LeaseExpiredBefore))), p.TaskID)
+			p.TaskID, string(p.From), p.LeaseOwner, nullMicros(driver.Norm(p.LeaseExpiredBefore)), p.NewTurn), p.TaskID)
 		if errors.Is(err, task.ErrNotFound) {
 			return x.transitionConflict(p)
 		}
@@ -509,7 +509,7 @@ func scanForUpdate(row *sql.Row, id string) (*task.Task, []byte, error) {
 	)
 	err := row.Scan(&t.ID, &t.ContextID, &t.Agent, &env,
 		&t.PayloadHash, &state, &t.Attempt, &t.MaxAttempts, &runAfter, &t.LeaseOwner, &leaseExp, &code,
-		&t.Reason, &rejected, &status, &t.Seq, &created, &updated, &t.Envelope.Actor)
+		&t.Reason, &rejected, &status, &t.Seq, &created, &updated, &t.TurnStart, &t.Envelope.Actor)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, fmt.Errorf("task %q: %w", id, task.ErrNotFound)
 	}
@@ -599,7 +599,7 @@ func (x *txn) update(t *task.Task) error {
 	}
 	if _, err := x.stmt(x.st.updateTask).ExecContext(x.ctx, string(t.State), t.Attempt, nullMicros(t.RunAfter),
 		t.LeaseOwner, nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status,
-		t.Seq, t.UpdatedAt.UnixMicro(), t.ID); err != nil {
+		t.Seq, t.UpdatedAt.UnixMicro(), t.TurnStart, t.ID); err != nil {
 		return fmt.Errorf("update task %q: %w", t.ID, err)
 	}
 	return nil
@@ -643,7 +643,7 @@ func scanTask(sc scanner) (*task.Task, error) {
 	)
 	if err := sc.Scan(&t.ID, &t.ContextID, &t.Agent, &env, &t.PayloadHash, &state, &t.Attempt,
 		&t.MaxAttempts, &runAfter, &t.LeaseOwner, &leaseExp, &code, &t.Reason,
-		&rejected, &status, &t.Seq, &created, &updated); err != nil {
+		&rejected, &status, &t.Seq, &created, &updated, &t.TurnStart); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(env), &t.Envelope); err != nil {

@@ -56,6 +56,7 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		{"Claim/RunAfter", testClaimRunAfter},
 		{"Claim/TaskID", testClaimTaskID},
 		{"Claim/Attempts", testClaimAttempts},
+		{"Transition/NewTurn", testTransitionNewTurn},
 		{"Claim/Concurrent", testClaimConcurrent},
 		{"Idempotency/Concurrent", testIdempotencyConcurrent},
 		{"Idempotency/Expiry", testIdempotencyExpiry},
@@ -832,6 +833,40 @@ func testClaimAttempts(t *testing.T, b *bundle) {
 	}
 	if tk := b.get("t1"); tk.Attempt != 3 {
 		t.Errorf("Attempt = %d, want 3", tk.Attempt)
+	}
+}
+
+// testTransitionNewTurn: a transition with NewTurn sets TurnStart to the
+// task's Attempt and stores it; other transitions and claims leave it.
+func testTransitionNewTurn(t *testing.T, b *bundle) {
+	b.queued("t1", t0)
+	for attempt := 1; attempt <= 2; attempt++ {
+		b.claim("t1", "w", at(time.Duration(attempt)*time.Minute), time.Minute)
+		b.transition(task.TransitionParams{TaskID: "t1", From: task.StateInProgress, To: task.StateQueued, LeaseOwner: "w", Reason: "retry"})
+	}
+	b.claim("t1", "w", at(3*time.Minute), time.Minute)
+	tk := b.transition(task.TransitionParams{TaskID: "t1", From: task.StateInProgress, To: task.StateDeadLetter, LeaseOwner: "w"})
+	if tk.Attempt != 3 || tk.TurnStart != 0 {
+		t.Fatalf("dead-lettered: Attempt %d, TurnStart %d; want 3, 0", tk.Attempt, tk.TurnStart)
+	}
+	tk = b.transition(task.TransitionParams{TaskID: "t1", From: task.StateDeadLetter, To: task.StateQueued, Reason: "manual retry", NewTurn: true})
+	if tk.Attempt != 3 || tk.TurnStart != 3 || tk.TurnAttempt() != 0 {
+		t.Fatalf("Transition with NewTurn returned Attempt %d, TurnStart %d; want 3, 3", tk.Attempt, tk.TurnStart)
+	}
+	if got := b.get("t1"); got.TurnStart != 3 {
+		t.Fatalf("stored TurnStart %d after NewTurn, want 3", got.TurnStart)
+	}
+	tk = b.claim("t1", "w", at(4*time.Minute), time.Minute)
+	if tk.Attempt != 4 || tk.TurnStart != 3 || tk.TurnAttempt() != 1 {
+		t.Fatalf("claim after the new turn: Attempt %d, TurnStart %d; want 4, 3 (attempt 1 of the turn)", tk.Attempt, tk.TurnStart)
+	}
+	b.transition(task.TransitionParams{TaskID: "t1", From: task.StateInProgress, To: task.StateQueued, LeaseOwner: "w", Reason: "retry"})
+	if got := b.get("t1"); got.Attempt != 4 || got.TurnStart != 3 {
+		t.Fatalf("after a retry within the turn: Attempt %d, TurnStart %d; want 4, 3", got.Attempt, got.TurnStart)
+	}
+	page, err := b.s.ListTasks(b.ctx, task.ListParams{PageSize: 10})
+	if err != nil || len(page.Tasks) != 1 || page.Tasks[0].TurnStart != 3 {
+		t.Fatalf("ListTasks: %s, %v; want t1 with TurnStart 3", dump(page), err)
 	}
 }
 

@@ -34,6 +34,8 @@ type Change struct {
 	// SetRunAfter stores RunAfter (Transition to queued).
 	SetRunAfter bool
 	RunAfter    time.Time
+	// NewTurn starts a new turn: TurnStart = Attempt.
+	NewTurn bool
 	// Claim starts an attempt: Attempt+1, leased to Owner until LeaseUntil.
 	Claim      bool
 	Owner      string
@@ -54,6 +56,9 @@ func Advance(t *task.Task, c Change) (task.Record, error) {
 	}
 	if c.SetRunAfter {
 		t.RunAfter = Norm(c.RunAfter)
+	}
+	if c.NewTurn {
+		t.TurnStart = t.Attempt
 	}
 	t.Seq++
 	rec := task.Record{
