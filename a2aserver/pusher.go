@@ -13,7 +13,9 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -60,7 +62,28 @@ type PusherOptions struct {
 	Client *http.Client
 	// Logger receives delivery failures (default: discard).
 	Logger *slog.Logger
+	// Observe, when set, is told the outcome of each delivery of one event
+	// to one webhook: one of the Push… outcome constants. It must not
+	// block.
+	Observe func(outcome string)
 }
+
+// Outcomes of one delivery, as PusherOptions.Observe is told them.
+const (
+	// PushDelivered: the webhook answered 2xx.
+	PushDelivered = "delivered"
+	// PushFailed: every attempt failed, or the webhook answered a status
+	// that retrying cannot change.
+	PushFailed = "failed"
+	// PushRefused: the destination is not public (and AllowPrivate is
+	// off), so it was never contacted.
+	PushRefused = "refused"
+	// PushDropped: the task's delivery queue was full.
+	PushDropped = "dropped"
+	// PushAbandoned: the Pusher stopped before the delivery succeeded or
+	// ran out of attempts; it was queued or being retried.
+	PushAbandoned = "abandoned"
+)
 
 // Pusher delivers task events to the webhooks in the tasks' push
 // configurations. It listens to every task on the Coordinator's broker and
@@ -76,12 +99,23 @@ type Pusher struct {
 	opts  PusherOptions
 	log   *slog.Logger
 
-	mu      sync.Mutex
-	started bool
-	stopped bool
-	cancel  context.CancelFunc // ends deliveries
-	intake  chan struct{}      // closed by Stop: no new events
-	wg      sync.WaitGroup
+	mu          sync.Mutex
+	started     bool
+	stopped     bool
+	cancel      context.CancelFunc // ends deliveries
+	unsubscribe func()             // ends the broker subscription
+	lanes       []chan task.Event
+	wg          sync.WaitGroup
+
+	// dropMu guards dropped: the tasks whose events a full lane dropped,
+	// not yet looked at by reportDrops, which dropWake wakes.
+	dropMu       sync.Mutex
+	dropped      map[string]int
+	droppedOther int // drops beyond pushConfigCacheMax tasks
+	dropWake     chan struct{}
+
+	// abandoned counts deliveries given up because the Pusher stopped.
+	abandoned atomic.Int64
 
 	cacheMu sync.Mutex
 	// gen counts Invalidate calls; slots holds, per hash slot of task IDs,
@@ -146,7 +180,11 @@ func NewPusher(coord *task.Coordinator, opts PusherOptions) *Pusher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Pusher{coord: coord, opts: opts, log: log, cache: map[string]cachedConfigs{}, pending: map[string][]task.PushConfig{}, queues: map[string]chan delivery{}}
+	return &Pusher{
+		coord: coord, opts: opts, log: log,
+		cache: map[string]cachedConfigs{}, pending: map[string][]task.PushConfig{}, queues: map[string]chan delivery{},
+		dropped: map[string]int{}, dropWake: make(chan struct{}, 1),
+	}
 }
 
 // newPushClient returns the webhook client. Unless allowPrivate, its dialer
@@ -191,16 +229,18 @@ func (p *Pusher) Start(ctx context.Context) error {
 	}
 	p.started = true
 	ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	p.intake = make(chan struct{})
-	lanes := make([]chan task.Event, p.opts.Workers)
-	for i := range lanes {
-		lanes[i] = make(chan task.Event, p.opts.QueueSize)
+	p.lanes = make([]chan task.Event, p.opts.Workers)
+	for i := range p.lanes {
+		p.lanes[i] = make(chan task.Event, p.opts.QueueSize)
 		p.wg.Add(1)
-		go p.lane(ctx, lanes[i])
+		go p.lane(ctx, p.lanes[i])
 	}
-	ch, unsubscribe := p.coord.Broker().Subscribe("")
 	p.wg.Add(1)
-	go p.dispatch(p.intake, ch, unsubscribe, lanes)
+	go p.reportDrops(ctx)
+	// A function subscription is never dropped by the broker: a resync
+	// (the relay reconnected) reaches dispatch as an event, so the only
+	// events lost are those a full lane drops, and dispatch knows which.
+	p.unsubscribe = p.coord.Broker().SubscribeFunc(p.dispatch)
 	return nil
 }
 
@@ -215,23 +255,49 @@ func (p *Pusher) Stop(ctx context.Context) error {
 	}
 	p.stopped = true
 	p.mu.Unlock()
-	close(p.intake)
+	// Once unsubscribe returns dispatch is not called again, so the lanes
+	// can be closed.
+	p.unsubscribe()
+	for _, l := range p.lanes {
+		close(l)
+	}
+	close(p.dropWake)
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
+	var err error
 	select {
 	case <-done:
-		p.cancel()
-		return nil
 	case <-ctx.Done():
+		p.cancel()
+		// Every goroutine watches the canceled context, so they end
+		// promptly; a short grace keeps them off a store the caller closes
+		// next.
+		select {
+		case <-done:
+		case <-time.After(stopGrace):
+		}
+		err = ctx.Err()
 	}
 	p.cancel()
-	// Every goroutine watches the canceled context, so they end promptly;
-	// a short grace keeps them off a store the caller closes next.
-	select {
-	case <-done:
-	case <-time.After(stopGrace):
+	if n := p.abandoned.Load(); n > 0 {
+		p.log.Warn("push: stopped with deliveries not done; they are abandoned, not resumed at the next start", "abandoned", n)
 	}
-	return ctx.Err()
+	return err
+}
+
+// Abandoned returns how many deliveries (one event to one webhook) the
+// Pusher gave up because it stopped before they succeeded or ran out of
+// attempts. They are not resumed by a later start.
+func (p *Pusher) Abandoned() int64 { return p.abandoned.Load() }
+
+// observe reports a delivery outcome to PusherOptions.Observe.
+func (p *Pusher) observe(outcome string) {
+	if outcome == PushAbandoned {
+		p.abandoned.Add(1)
+	}
+	if p.opts.Observe != nil {
+		p.opts.Observe(outcome)
+	}
 }
 
 // stopGrace is how long Stop still waits for its goroutines after the
@@ -279,48 +345,107 @@ func hashID(taskID string) uint32 {
 
 func slotOf(taskID string) int { return int(hashID(taskID) % invalidSlots) }
 
-// dispatch moves broker events into the lanes without ever blocking, and
-// resubscribes when the broker drops the subscription.
-func (p *Pusher) dispatch(intake <-chan struct{}, ch <-chan task.Event, unsubscribe func(), lanes []chan task.Event) {
+// dispatch moves broker events into the lanes. The broker calls it with
+// its lock held, so it never blocks: an event whose lane is full is dropped
+// and its task noted for reportDrops.
+func (p *Pusher) dispatch(ev task.Event) {
+	switch {
+	case ev.Kind == task.EventResync:
+		// The relay listened again: configurations changed on other nodes
+		// meanwhile went unheard, so read everything again. This node's
+		// own events were all seen; nothing was dropped.
+		p.invalidateAll()
+		return
+	case ev.Kind == task.EventPushConfig:
+		// Changed on another node: read them again.
+		p.Invalidate(ev.TaskID)
+		return
+	case ev.Node != "":
+		// Another node's event, heard through the relay: the node that
+		// published it pushes it, so it is pushed once.
+		return
+	case p.surelyUnconfigured(ev.TaskID):
+		return
+	}
+	lane := p.lanes[int(hashID(ev.TaskID)%uint32(len(p.lanes)))]
+	select {
+	case lane <- ev:
+	default:
+		p.noteDropped(ev.TaskID)
+	}
+}
+
+// surelyUnconfigured reports whether the Pusher knows, without a store
+// read, that no task has push configurations, so an event needs no lane.
+func (p *Pusher) surelyUnconfigured(taskID string) bool {
+	p.cacheMu.Lock()
+	defer p.cacheMu.Unlock()
+	return !p.anyAt.IsZero() && !p.anyConfigs && time.Since(p.anyAt) < pushConfigCacheTTL && len(p.pending[taskID]) == 0
+}
+
+// noteDropped remembers that an event of taskID was dropped for a full
+// lane, for reportDrops to judge.
+func (p *Pusher) noteDropped(taskID string) {
+	p.dropMu.Lock()
+	if _, ok := p.dropped[taskID]; ok || len(p.dropped) < pushConfigCacheMax {
+		p.dropped[taskID]++
+	} else {
+		p.droppedOther++
+	}
+	p.dropMu.Unlock()
+	select {
+	case p.dropWake <- struct{}{}:
+	default:
+	}
+}
+
+// reportDrops logs the events that full lanes dropped, but only those of
+// tasks that have push configurations: an event of a task without any
+// would not have been pushed anyway, so dropping it loses nothing.
+func (p *Pusher) reportDrops(ctx context.Context) {
 	defer p.wg.Done()
-	defer func() {
-		unsubscribe()
-		for _, l := range lanes {
-			close(l)
+	for range p.dropWake {
+		p.dropMu.Lock()
+		dropped, other := p.dropped, p.droppedOther
+		p.dropped, p.droppedOther = map[string]int{}, 0
+		p.dropMu.Unlock()
+		if ctx.Err() != nil {
+			continue // stopping: lookups would fail
 		}
-	}()
-	for {
-		select {
-		case <-intake:
-			return
-		case ev, ok := <-ch:
-			if !ok {
-				p.log.Warn("push: event subscription fell behind and was dropped; resubscribing, some events were not pushed")
-				// Configurations changed on other nodes meanwhile went
-				// unheard: read everything again.
-				p.invalidateAll()
-				unsubscribe()
-				ch, unsubscribe = p.coord.Broker().Subscribe("")
-				continue
-			}
-			if ev.Kind == task.EventPushConfig {
-				// Changed on another node: read them again.
-				p.Invalidate(ev.TaskID)
-				continue
-			}
-			if ev.Node != "" {
-				// Another node's event, heard through the relay: the node
-				// that published it pushes it, so it is pushed once.
-				continue
-			}
-			lane := lanes[int(hashID(ev.TaskID)%uint32(len(lanes)))]
-			select {
-			case lane <- ev:
-			default:
-				p.log.Warn("push: delivery lane full; event dropped", "task", ev.TaskID, "kind", ev.Kind, "seq", ev.Seq)
-			}
+		for _, d := range droppedWithConfigs(ctx, dropped, other, p.configs, p.coord.HasPushConfigs) {
+			p.log.Warn("push: delivery lane full; events of a task with push configurations were dropped, not pushed",
+				"task", d.taskID, "events", d.events)
 		}
 	}
+}
+
+// droppedTask is a task some of whose events were dropped.
+type droppedTask struct {
+	taskID string // "" for tasks beyond the tracked ones
+	events int
+}
+
+// droppedWithConfigs decides which drops deserve a warning: those of tasks
+// that have push configurations (configs), and, for drops whose tasks were
+// not tracked (other > 0), all of them as long as any task has some
+// (hasAny).
+// A lookup that fails counts as having configurations.
+func droppedWithConfigs(ctx context.Context, dropped map[string]int, other int,
+	configs func(context.Context, string) ([]task.PushConfig, error), hasAny func(context.Context) (bool, error)) []droppedTask {
+	var out []droppedTask
+	for id, n := range dropped {
+		if cs, err := configs(ctx, id); err == nil && len(cs) == 0 || errors.Is(err, task.ErrNotFound) {
+			continue
+		}
+		out = append(out, droppedTask{taskID: id, events: n})
+	}
+	if other > 0 {
+		if has, err := hasAny(ctx); err != nil || has {
+			out = append(out, droppedTask{events: other})
+		}
+	}
+	slices.SortFunc(out, func(a, b droppedTask) int { return strings.Compare(a.taskID, b.taskID) })
+	return out
 }
 
 // lane turns the events of its tasks into deliveries, in order. It
@@ -332,7 +457,7 @@ func (p *Pusher) lane(ctx context.Context, events <-chan task.Event) {
 	streamed := map[string]map[string]bool{}
 	for ev := range events {
 		if ctx.Err() != nil {
-			continue // Stop gave up waiting: drain without delivering
+			continue // Stop gave up waiting: drain without delivering (never looked up, so not counted)
 		}
 		p.handle(ctx, ev, streamed)
 	}
@@ -413,6 +538,7 @@ func (p *Pusher) enqueue(ctx context.Context, taskID string, d delivery) {
 	select {
 	case q <- d:
 	default:
+		p.observe(PushDropped)
 		p.log.Warn("push: delivery queue of task full; event dropped", "task", taskID, "config", d.config.ID, "kind", d.kind, "seq", d.seq)
 	}
 }
@@ -425,6 +551,8 @@ func (p *Pusher) deliverAll(ctx context.Context, taskID string, q chan delivery)
 		case d := <-q:
 			if ctx.Err() == nil {
 				p.deliver(ctx, d)
+			} else {
+				p.observe(PushAbandoned)
 			}
 			continue
 		default:
@@ -568,24 +696,29 @@ type permanentPushError struct{ err error }
 func (e *permanentPushError) Error() string { return e.err.Error() }
 func (e *permanentPushError) Unwrap() error { return e.err }
 
-// deliver POSTs d to its webhook, retrying transient failures.
+// deliver POSTs d to its webhook, retrying transient failures, and reports
+// the outcome.
 func (p *Pusher) deliver(ctx context.Context, d delivery) {
 	c, body := d.config, d.body
 	log := p.log.With("task", c.TaskID, "config", c.ID, "kind", d.kind, "seq", d.seq)
 	if _, err := validatePushURL(c.URL, p.opts.AllowPrivate); err != nil {
+		p.observe(PushRefused)
 		log.Warn("push: destination refused", "err", err)
 		return
 	}
 	var err error
 	for attempt := 1; attempt <= p.opts.MaxAttempts; attempt++ {
 		if err = p.post(ctx, c, body); err == nil {
+			p.observe(PushDelivered)
 			return
 		}
 		var perm *permanentPushError
-		if errors.As(err, &perm) || errors.Is(err, errPrivateDestination) || errors.Is(err, netguard.ErrBlocked) || ctx.Err() != nil {
-			break
+		if errors.Is(err, errPrivateDestination) || errors.Is(err, netguard.ErrBlocked) {
+			p.observe(PushRefused)
+			log.Warn("push: destination refused", "err", err)
+			return
 		}
-		if attempt == p.opts.MaxAttempts {
+		if errors.As(err, &perm) || ctx.Err() != nil || attempt == p.opts.MaxAttempts {
 			break
 		}
 		wait := p.backoff(attempt)
@@ -594,13 +727,18 @@ func (p *Pusher) deliver(ctx context.Context, d delivery) {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return
 		case <-t.C:
 		}
+		if ctx.Err() != nil {
+			break
+		}
 	}
-	if ctx.Err() == nil {
-		log.Warn("push: delivery failed", "err", err)
+	if ctx.Err() != nil {
+		p.observe(PushAbandoned)
+		return
 	}
+	p.observe(PushFailed)
+	log.Warn("push: delivery failed", "err", err)
 }
 
 // backoff returns the delay after the n-th failed attempt.
