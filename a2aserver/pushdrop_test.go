@@ -22,6 +22,10 @@ func (s gatedStore) HasPushConfigs(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+func (s gatedStore) PushBacklog(context.Context, task.PushBacklogParams) ([]task.PushBacklogItem, error) {
+	return nil, nil
+}
+
 func (s gatedStore) ListPushConfigs(ctx context.Context, taskID string) ([]task.PushConfig, error) {
 	<-s.gate
 	if taskID == "a" {

@@ -66,6 +66,16 @@ type PusherOptions struct {
 	// to one webhook: one of the Push… outcome constants. It must not
 	// block.
 	Observe func(outcome string)
+	// CatchUpInterval is how often the Pusher looks for push
+	// configurations that were not sent their task's latest state (after
+	// a stop, a crash or dropped events) and sends them the task (default
+	// 1m; the first look is at Start).
+	CatchUpInterval time.Duration
+	// CatchUpGrace leaves tasks changed less than this long ago to the
+	// notifications that may still be under way, here or on another node
+	// (default: the longest one notification can take with all its
+	// attempts and backoffs, plus 30s).
+	CatchUpGrace time.Duration
 }
 
 // Outcomes of one delivery, as PusherOptions.Observe is told them.
@@ -81,9 +91,16 @@ const (
 	// PushDropped: the task's delivery queue was full.
 	PushDropped = "dropped"
 	// PushAbandoned: the Pusher stopped before the delivery succeeded or
-	// ran out of attempts; it was queued or being retried.
+	// ran out of attempts; it was queued or being retried. The task's
+	// latest state is sent by a later catch-up, on this node or another.
 	PushAbandoned = "abandoned"
 )
+
+// catchUpPage bounds one PushBacklog read.
+const catchUpPage = 100
+
+// kindSnapshot marks a delivery of a whole task by the catch-up.
+const kindSnapshot task.EventKind = "snapshot"
 
 // Pusher delivers task events to the webhooks in the tasks' push
 // configurations. It listens to every task on the Coordinator's broker and
@@ -116,6 +133,10 @@ type Pusher struct {
 
 	// abandoned counts deliveries given up because the Pusher stopped.
 	abandoned atomic.Int64
+	// stopping is closed by Stop; the catch-up loop ends on it.
+	stopping chan struct{}
+	// catchUpSlots bounds the catch-up deliveries under way.
+	catchUpSlots chan struct{}
 
 	cacheMu sync.Mutex
 	// gen counts Invalidate calls; slots holds, per hash slot of task IDs,
@@ -146,7 +167,14 @@ type delivery struct {
 	body   []byte
 	kind   task.EventKind
 	seq    int
+	// release, when set, frees the catch-up slot the delivery holds.
+	release func()
 }
+
+// marks says whether delivering d records its seq as sent to its
+// configuration: a status event or a whole task does; an artifact chunk,
+// whose seq is that of the status before it, does not.
+func (d delivery) marks() bool { return d.kind == task.EventStatus || d.kind == kindSnapshot }
 
 type cachedConfigs struct {
 	configs []task.PushConfig
@@ -173,6 +201,18 @@ func NewPusher(coord *task.Coordinator, opts PusherOptions) *Pusher {
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = 1024
 	}
+	if opts.CatchUpInterval <= 0 {
+		opts.CatchUpInterval = time.Minute
+	}
+	if opts.CatchUpGrace <= 0 {
+		opts.CatchUpGrace = 30 * time.Second
+		for n := 1; n <= opts.MaxAttempts; n++ {
+			opts.CatchUpGrace += opts.Timeout
+			if n < opts.MaxAttempts {
+				opts.CatchUpGrace += min(opts.InitialBackoff<<(n-1), opts.MaxBackoff)
+			}
+		}
+	}
 	if opts.Client == nil {
 		opts.Client = newPushClient(opts.AllowPrivate)
 	}
@@ -184,6 +224,7 @@ func NewPusher(coord *task.Coordinator, opts PusherOptions) *Pusher {
 		coord: coord, opts: opts, log: log,
 		cache: map[string]cachedConfigs{}, pending: map[string][]task.PushConfig{}, queues: map[string]chan delivery{},
 		dropped: map[string]int{}, dropWake: make(chan struct{}, 1),
+		stopping: make(chan struct{}), catchUpSlots: make(chan struct{}, 4*opts.Workers),
 	}
 }
 
@@ -235,8 +276,9 @@ func (p *Pusher) Start(ctx context.Context) error {
 		p.wg.Add(1)
 		go p.lane(ctx, p.lanes[i])
 	}
-	p.wg.Add(1)
+	p.wg.Add(2)
 	go p.reportDrops(ctx)
+	go p.catchUpLoop(ctx)
 	// A function subscription is never dropped by the broker: a resync
 	// (the relay reconnected) reaches dispatch as an event, so the only
 	// events lost are those a full lane drops, and dispatch knows which.
@@ -262,6 +304,7 @@ func (p *Pusher) Stop(ctx context.Context) error {
 		close(l)
 	}
 	close(p.dropWake)
+	close(p.stopping)
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
 	var err error
@@ -280,14 +323,15 @@ func (p *Pusher) Stop(ctx context.Context) error {
 	}
 	p.cancel()
 	if n := p.abandoned.Load(); n > 0 {
-		p.log.Warn("push: stopped with deliveries not done; they are abandoned, not resumed at the next start", "abandoned", n)
+		p.log.Warn("push: stopped with deliveries not done; their tasks' latest states are sent by a later catch-up", "abandoned", n)
 	}
 	return err
 }
 
 // Abandoned returns how many deliveries (one event to one webhook) the
 // Pusher gave up because it stopped before they succeeded or ran out of
-// attempts. They are not resumed by a later start.
+// attempts. They are not resumed as such: a later catch-up sends each
+// affected configuration its task's latest state instead.
 func (p *Pusher) Abandoned() int64 { return p.abandoned.Load() }
 
 // observe reports a delivery outcome to PusherOptions.Observe.
@@ -413,7 +457,7 @@ func (p *Pusher) reportDrops(ctx context.Context) {
 			continue // stopping: lookups would fail
 		}
 		for _, d := range droppedWithConfigs(ctx, dropped, other, p.configs, p.coord.HasPushConfigs) {
-			p.log.Warn("push: delivery lane full; events of a task with push configurations were dropped, not pushed",
+			p.log.Warn("push: delivery lane full; events of a task with push configurations were dropped; its latest state is sent by a later catch-up",
 				"task", d.taskID, "events", d.events)
 		}
 	}
@@ -526,6 +570,17 @@ func (p *Pusher) handle(ctx context.Context, ev task.Event, streamed map[string]
 // enqueue hands d to its task's delivery queue, starting the queue's
 // goroutine if it has none. A full queue drops d.
 func (p *Pusher) enqueue(ctx context.Context, taskID string, d delivery) {
+	if !p.tryEnqueue(ctx, taskID, d) {
+		if d.release != nil {
+			d.release()
+		}
+		p.observe(PushDropped)
+		p.log.Warn("push: delivery queue of task full; event dropped", "task", taskID, "config", d.config.ID, "kind", d.kind, "seq", d.seq)
+	}
+}
+
+// tryEnqueue is enqueue, reporting false instead of dropping d.
+func (p *Pusher) tryEnqueue(ctx context.Context, taskID string, d delivery) bool {
 	p.qmu.Lock()
 	defer p.qmu.Unlock()
 	q, ok := p.queues[taskID]
@@ -537,26 +592,41 @@ func (p *Pusher) enqueue(ctx context.Context, taskID string, d delivery) {
 	}
 	select {
 	case q <- d:
+		return true
 	default:
-		p.observe(PushDropped)
-		p.log.Warn("push: delivery queue of task full; event dropped", "task", taskID, "config", d.config.ID, "kind", d.kind, "seq", d.seq)
+		return false
 	}
 }
 
 // deliverAll delivers a task's queue in order and ends when it runs dry.
+// After a status event or a whole task was delivered, or given up on, the
+// task seq is recorded as sent to the configuration (PushBacklog leaves it
+// out from then on); the records are written whenever the queue is empty,
+// so a burst of events costs one write per configuration, off the path of
+// the deliveries.
 func (p *Pusher) deliverAll(ctx context.Context, taskID string, q chan delivery) {
 	defer p.wg.Done()
+	sent := map[string]int{}   // config id → seq sent, not yet recorded
+	marked := map[string]int{} // config id → seq recorded
 	for {
 		select {
 		case d := <-q:
+			outcome := PushAbandoned
 			if ctx.Err() == nil {
-				p.deliver(ctx, d)
+				outcome = p.deliver(ctx, d)
 			} else {
 				p.observe(PushAbandoned)
+			}
+			if d.release != nil {
+				d.release()
+			}
+			if outcome != PushAbandoned && d.marks() && d.seq > max(sent[d.config.ID], marked[d.config.ID]) {
+				sent[d.config.ID] = d.seq
 			}
 			continue
 		default:
 		}
+		p.recordSent(ctx, taskID, sent, marked)
 		p.qmu.Lock()
 		if len(q) == 0 {
 			delete(p.queues, taskID)
@@ -564,6 +634,23 @@ func (p *Pusher) deliverAll(ctx context.Context, taskID string, q chan delivery)
 			return
 		}
 		p.qmu.Unlock()
+	}
+}
+
+// recordSent writes the seqs in sent to the store and moves them to marked.
+func (p *Pusher) recordSent(ctx context.Context, taskID string, sent, marked map[string]int) {
+	for id, seq := range sent {
+		delete(sent, id)
+		if ctx.Err() != nil {
+			continue // stopping: a later catch-up may send it again
+		}
+		if err := p.coord.MarkPushDelivered(ctx, taskID, id, seq); err != nil {
+			if ctx.Err() == nil {
+				p.log.Warn("push: record what a push configuration was sent", "task", taskID, "config", id, "seq", seq, "err", err)
+			}
+			continue
+		}
+		marked[id] = seq
 	}
 }
 
@@ -697,26 +784,24 @@ func (e *permanentPushError) Error() string { return e.err.Error() }
 func (e *permanentPushError) Unwrap() error { return e.err }
 
 // deliver POSTs d to its webhook, retrying transient failures, and reports
-// the outcome.
-func (p *Pusher) deliver(ctx context.Context, d delivery) {
+// the outcome (and returns it).
+func (p *Pusher) deliver(ctx context.Context, d delivery) (outcome string) {
+	defer func() { p.observe(outcome) }()
 	c, body := d.config, d.body
 	log := p.log.With("task", c.TaskID, "config", c.ID, "kind", d.kind, "seq", d.seq)
 	if _, err := validatePushURL(c.URL, p.opts.AllowPrivate); err != nil {
-		p.observe(PushRefused)
 		log.Warn("push: destination refused", "err", err)
-		return
+		return PushRefused
 	}
 	var err error
 	for attempt := 1; attempt <= p.opts.MaxAttempts; attempt++ {
 		if err = p.post(ctx, c, body); err == nil {
-			p.observe(PushDelivered)
-			return
+			return PushDelivered
 		}
 		var perm *permanentPushError
 		if errors.Is(err, errPrivateDestination) || errors.Is(err, netguard.ErrBlocked) {
-			p.observe(PushRefused)
 			log.Warn("push: destination refused", "err", err)
-			return
+			return PushRefused
 		}
 		if errors.As(err, &perm) || ctx.Err() != nil || attempt == p.opts.MaxAttempts {
 			break
@@ -734,11 +819,100 @@ func (p *Pusher) deliver(ctx context.Context, d delivery) {
 		}
 	}
 	if ctx.Err() != nil {
-		p.observe(PushAbandoned)
-		return
+		return PushAbandoned
 	}
-	p.observe(PushFailed)
 	log.Warn("push: delivery failed", "err", err)
+	return PushFailed
+}
+
+// catchUpLoop runs catchUp at Start and every CatchUpInterval until Stop.
+func (p *Pusher) catchUpLoop(ctx context.Context) {
+	defer p.wg.Done()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stopping:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		p.catchUp(ctx)
+		t.Reset(p.opts.CatchUpInterval)
+	}
+}
+
+// catchUp sends the task's current state, whole (an A2A StreamResponse
+// carrying the task), to every push configuration that was not sent its
+// task's latest state: a stop or crash abandoned the delivery, or the
+// event was dropped. Tasks changed within CatchUpGrace, and tasks with
+// deliveries under way here, are left to those deliveries.
+func (p *Pusher) catchUp(ctx context.Context) {
+	params := task.PushBacklogParams{UpdatedBefore: time.Now().Add(-p.opts.CatchUpGrace), Limit: catchUpPage}
+	for {
+		items, err := p.coord.PushBacklog(ctx, params)
+		if err != nil {
+			if ctx.Err() == nil {
+				p.log.Error("push: read the configurations owed a notification", "err", err)
+			}
+			return
+		}
+		full := len(items) == catchUpPage
+		for len(items) > 0 {
+			n := 1
+			for n < len(items) && items[n].Config.TaskID == items[0].Config.TaskID {
+				n++
+			}
+			if !p.catchUpTask(ctx, items[:n]) {
+				return
+			}
+			last := items[n-1].Config
+			params.AfterTaskID, params.AfterID = last.TaskID, last.ID
+			items = items[n:]
+		}
+		if !full {
+			return
+		}
+	}
+}
+
+// catchUpTask queues the current state of one task for items, the
+// configurations of that task owed it. It reports false when the Pusher is
+// stopping.
+func (p *Pusher) catchUpTask(ctx context.Context, items []task.PushBacklogItem) bool {
+	taskID := items[0].Config.TaskID
+	p.qmu.Lock()
+	_, busy := p.queues[taskID]
+	p.qmu.Unlock()
+	if busy {
+		return true
+	}
+	t, err := p.coord.Get(ctx, taskID, 0)
+	if err != nil {
+		if ctx.Err() == nil && !errors.Is(err, task.ErrNotFound) {
+			p.log.Error("push: read task to catch up", "task", taskID, "err", err)
+		}
+		return ctx.Err() == nil
+	}
+	body, err := json.Marshal(a2a.StreamResponse{Event: taskToA2A(t, 0, true)})
+	if err != nil {
+		p.log.Error("push: encode task", "task", taskID, "err", err)
+		return true
+	}
+	for _, it := range items {
+		select {
+		case p.catchUpSlots <- struct{}{}:
+		case <-p.stopping:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+		p.log.Info("push: sending a task's latest state it was not sent", "task", taskID, "config", it.Config.ID,
+			"sent_seq", it.DeliveredSeq, "seq", t.Seq)
+		p.enqueue(ctx, taskID, delivery{config: it.Config, body: body, kind: kindSnapshot, seq: t.Seq, release: func() { <-p.catchUpSlots }})
+	}
+	return true
 }
 
 // backoff returns the delay after the n-th failed attempt.
