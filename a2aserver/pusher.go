@@ -39,8 +39,9 @@ const (
 
 // PusherOptions configure a Pusher. Every field has a default.
 type PusherOptions struct {
-	// AllowPrivate lets webhooks reach loopback, private and link-local
-	// addresses (default false: such destinations are refused when dialed).
+	// AllowPrivate lets webhooks reach addresses that are not globally
+	// routable (see package internal/netguard; default false: such
+	// destinations are refused when dialed).
 	AllowPrivate bool
 	// Timeout bounds one delivery attempt (default 10s).
 	Timeout time.Duration
@@ -107,10 +108,15 @@ const kindSnapshot task.EventKind = "snapshot"
 // never blocks it: events go into bounded lanes that look up the task's
 // configurations, and the deliveries of a task that has some go into that
 // task's own queue, so that a slow webhook delays only its own task. A full
-// queue drops the event (and logs it). Each event is POSTed, in order, as
-// an A2A StreamResponse with the configuration's token and authentication,
-// retried with exponential backoff on network errors, 408, 425, 429 and
-// 5xx responses.
+// queue drops the event (and logs it when the task has configurations).
+// Each event is POSTed, in order, as an A2A StreamResponse with the
+// configuration's token and authentication, retried with exponential
+// backoff on network errors, 408, 425, 429 and 5xx responses.
+//
+// Deliveries are at least once and coalesced to the latest state: the
+// store keeps, per configuration, the task seq it was last sent, and a
+// catch-up (at Start, then every CatchUpInterval) sends the current task,
+// whole, to every configuration left behind by a stop, a crash or a drop.
 type Pusher struct {
 	coord *task.Coordinator
 	opts  PusherOptions
