@@ -700,6 +700,12 @@ func TestPushConfigOperations(t *testing.T) {
 			{"http://[::1]/hook", "AllowPrivatePush"},
 			{"http://10.1.2.3/hook", "AllowPrivatePush"},
 			{"http://169.254.169.254/latest", "AllowPrivatePush"},
+			{"http://2130706433:9999/hook", "127.0.0.1, a loopback address"},
+			{"http://0x7f000001:9999/hook", "0x7f000001"},
+			{"http://127.1:9999/hook", "127.0.0.1, a loopback address"},
+			{"http://100.100.100.200/latest", "a shared address"},
+			{"http://[64:ff9b::a9fe:a9fe]/latest", "NAT64 form of 169.254.169.254"},
+			{"http://1.2.3.256/hook", "not an IPv4 address"},
 			{"ftp://example.com/hook", "http or https"},
 			{"not a url", "http or https"},
 		} {

@@ -1,6 +1,7 @@
 package a2aserver_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -380,5 +381,84 @@ func TestPushLookups(t *testing.T) {
 	}
 	if len(recv.on("/hook")) == 0 {
 		t.Error("the task with a config was never pushed")
+	}
+}
+
+// TestPushCatchUpAfterStop: a Pusher stopped while a task's notifications
+// were still being retried abandons them (and counts them); the next
+// Pusher over the same store finds the configuration that was not sent the
+// task's latest state and sends it the task, whole, once.
+func TestPushCatchUpAfterStop(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *setupConfig) {
+		c.opts.AllowPrivatePush = true
+		// The first notification fails and is retried only after an hour:
+		// everything behind it is still queued at the stop.
+		c.opts.Push = a2aserver.PusherOptions{InitialBackoff: time.Hour, MaxBackoff: time.Hour, CatchUpGrace: time.Hour}
+	})
+	recv := newReceiver(t, "/hook")
+	ctx := testCtx(t)
+	c := b.client("echo", a2a.TransportProtocolJSONRPC)
+	req := sendReq(userMessage("remember me"))
+	req.Config = &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: recv.srv.URL + "/hook"}}
+	tk := send(ctx, t, c, req)
+	if tk.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("task %s is %s, want completed", tk.ID, tk.Status.State)
+	}
+	select {
+	case <-recv.arrived:
+	case <-ctx.Done():
+		t.Fatal("no notification attempt arrived")
+	}
+	stopped, cancel := context.WithCancel(ctx)
+	cancel()
+	_ = b.srv.Stop(stopped)
+	if n := b.srv.Pusher().Abandoned(); n < 1 {
+		t.Fatalf("Abandoned() = %d after a stop with a delivery being retried", n)
+	}
+	before := len(recv.on("/hook"))
+
+	p := a2aserver.NewPusher(b.coord, a2aserver.PusherOptions{AllowPrivate: true, CatchUpGrace: time.Nanosecond, Logger: testLogger(t)})
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Stop(ctx) }()
+	var whole *a2a.Task
+	for whole == nil {
+		for _, got := range recv.on("/hook")[before:] {
+			if w, ok := got.event.(*a2a.Task); ok {
+				whole = w
+			}
+		}
+		select {
+		case <-recv.arrived:
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatalf("the restarted Pusher sent nothing; got %d requests after the stop", len(recv.on("/hook"))-before)
+		}
+	}
+	if whole.ID != tk.ID || whole.Status.State != a2a.TaskStateCompleted || len(whole.Artifacts) != 1 {
+		t.Fatalf("caught-up task = %+v; want task %s, completed, with its artifact", whole, tk.ID)
+	}
+	// Marked as sent: nothing is owed any more.
+	for {
+		owed, err := b.coord.PushBacklog(ctx, task.PushBacklogParams{UpdatedBefore: time.Now().Add(time.Hour), Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(owed) == 0 {
+			break
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatalf("still owed after the catch-up: %+v", owed)
+		}
+	}
+	if err := p.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(recv.on("/hook")) - before; n != 1 {
+		t.Errorf("the restarted Pusher sent %d notifications, want the one task", n)
 	}
 }

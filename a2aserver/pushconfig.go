@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/netip"
 	"net/url"
 	"strings"
 
@@ -18,17 +17,18 @@ import (
 // maxPushURLLen bounds a webhook URL.
 const maxPushURLLen = 2048
 
-// errPrivateDestination marks a push URL refused because it points at a
-// loopback, private or link-local address.
+// errPrivateDestination marks a push URL refused because it points at an
+// address that is not globally routable.
 var errPrivateDestination = errors.New("push destination is not public")
 
-// blockedAddr reports whether a push must not reach addr.
-func blockedAddr(addr netip.Addr) bool { return netguard.Classify(addr) != "" }
-
 // validatePushURL checks a webhook URL: absolute http or https, a host, and
-// (unless allowPrivate) no literal loopback, private or link-local address
-// and no localhost name. Names that resolve to such addresses are refused
-// when the Pusher dials them.
+// (unless allowPrivate) no localhost name and no IP address, in any
+// spelling a browser or resolver reads as one ("127.1", "2130706433",
+// "0x7f000001", "[::ffff:127.0.0.1]"), that is not globally routable (see
+// package netguard). A host that is neither a name nor an address
+// ("1.2.3.256", an IPv6 zone) is refused whatever allowPrivate says. Names
+// that resolve to non-public addresses are refused when the Pusher dials
+// them.
 func validatePushURL(raw string, allowPrivate bool) (*url.URL, error) {
 	if raw == "" {
 		return nil, errors.New("push notification url is required")
@@ -47,15 +47,21 @@ func validatePushURL(raw string, allowPrivate bool) (*url.URL, error) {
 	if host == "" {
 		return nil, fmt.Errorf("push notification url %q names no host", raw)
 	}
+	addr, err := netguard.ParseHost(host, strings.HasPrefix(u.Host, "["))
+	if err != nil {
+		return nil, fmt.Errorf("push notification url %q: %w", raw, err)
+	}
 	if allowPrivate {
 		return u, nil
 	}
 	lower := strings.ToLower(strings.TrimSuffix(host, "."))
 	if lower == "localhost" || strings.HasSuffix(lower, ".localhost") {
-		return nil, fmt.Errorf("push notification url %q points at localhost: %w; pactum refuses loopback, private and link-local push destinations unless private push is allowed (AllowPrivatePush)", raw, errPrivateDestination)
+		return nil, fmt.Errorf("push notification url %q points at localhost: %w; pactum refuses push destinations that are not public unless private push is allowed (AllowPrivatePush, push.allow_private)", raw, errPrivateDestination)
 	}
-	if addr, err := netip.ParseAddr(host); err == nil && blockedAddr(addr) {
-		return nil, fmt.Errorf("push notification url %q points at the non-public address %s: %w; pactum refuses loopback, private and link-local push destinations unless private push is allowed (AllowPrivatePush)", raw, addr, errPrivateDestination)
+	if addr.IsValid() {
+		if err := netguard.Check(addr); err != nil {
+			return nil, fmt.Errorf("push notification url %q: %w: %w; pactum refuses push destinations that are not public unless private push is allowed (AllowPrivatePush, push.allow_private)", raw, errPrivateDestination, err)
+		}
 	}
 	return u, nil
 }

@@ -13,7 +13,9 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -37,8 +39,9 @@ const (
 
 // PusherOptions configure a Pusher. Every field has a default.
 type PusherOptions struct {
-	// AllowPrivate lets webhooks reach loopback, private and link-local
-	// addresses (default false: such destinations are refused when dialed).
+	// AllowPrivate lets webhooks reach addresses that are not globally
+	// routable (see package internal/netguard; default false: such
+	// destinations are refused when dialed).
 	AllowPrivate bool
 	// Timeout bounds one delivery attempt (default 10s).
 	Timeout time.Duration
@@ -60,28 +63,86 @@ type PusherOptions struct {
 	Client *http.Client
 	// Logger receives delivery failures (default: discard).
 	Logger *slog.Logger
+	// Observe, when set, is told the outcome of each delivery of one event
+	// to one webhook: one of the Push… outcome constants. It must not
+	// block.
+	Observe func(outcome string)
+	// CatchUpInterval is how often the Pusher looks for push
+	// configurations that were not sent their task's latest state (after
+	// a stop, a crash or dropped events) and sends them the task (default
+	// 1m; the first look is at Start).
+	CatchUpInterval time.Duration
+	// CatchUpGrace leaves tasks changed less than this long ago to the
+	// notifications that may still be under way, here or on another node
+	// (default: the longest one notification can take with all its
+	// attempts and backoffs, plus 30s).
+	CatchUpGrace time.Duration
 }
+
+// Outcomes of one delivery, as PusherOptions.Observe is told them.
+const (
+	// PushDelivered: the webhook answered 2xx.
+	PushDelivered = "delivered"
+	// PushFailed: every attempt failed, or the webhook answered a status
+	// that retrying cannot change.
+	PushFailed = "failed"
+	// PushRefused: the destination is not public (and AllowPrivate is
+	// off), so it was never contacted.
+	PushRefused = "refused"
+	// PushDropped: the task's delivery queue was full.
+	PushDropped = "dropped"
+	// PushAbandoned: the Pusher stopped before the delivery succeeded or
+	// ran out of attempts; it was queued or being retried. The task's
+	// latest state is sent by a later catch-up, on this node or another.
+	PushAbandoned = "abandoned"
+)
+
+// catchUpPage bounds one PushBacklog read.
+const catchUpPage = 100
+
+// kindSnapshot marks a delivery of a whole task by the catch-up.
+const kindSnapshot task.EventKind = "snapshot"
 
 // Pusher delivers task events to the webhooks in the tasks' push
 // configurations. It listens to every task on the Coordinator's broker and
 // never blocks it: events go into bounded lanes that look up the task's
 // configurations, and the deliveries of a task that has some go into that
 // task's own queue, so that a slow webhook delays only its own task. A full
-// queue drops the event (and logs it). Each event is POSTed, in order, as
-// an A2A StreamResponse with the configuration's token and authentication,
-// retried with exponential backoff on network errors, 408, 425, 429 and
-// 5xx responses.
+// queue drops the event (and logs it when the task has configurations).
+// Each event is POSTed, in order, as an A2A StreamResponse with the
+// configuration's token and authentication, retried with exponential
+// backoff on network errors, 408, 425, 429 and 5xx responses.
+//
+// Deliveries are at least once and coalesced to the latest state: the
+// store keeps, per configuration, the task seq it was last sent, and a
+// catch-up (at Start, then every CatchUpInterval) sends the current task,
+// whole, to every configuration left behind by a stop, a crash or a drop.
 type Pusher struct {
 	coord *task.Coordinator
 	opts  PusherOptions
 	log   *slog.Logger
 
-	mu      sync.Mutex
-	started bool
-	stopped bool
-	cancel  context.CancelFunc // ends deliveries
-	intake  chan struct{}      // closed by Stop: no new events
-	wg      sync.WaitGroup
+	mu          sync.Mutex
+	started     bool
+	stopped     bool
+	cancel      context.CancelFunc // ends deliveries
+	unsubscribe func()             // ends the broker subscription
+	lanes       []chan task.Event
+	wg          sync.WaitGroup
+
+	// dropMu guards dropped: the tasks whose events a full lane dropped,
+	// not yet looked at by reportDrops, which dropWake wakes.
+	dropMu       sync.Mutex
+	dropped      map[string]int
+	droppedOther int // drops beyond pushConfigCacheMax tasks
+	dropWake     chan struct{}
+
+	// abandoned counts deliveries given up because the Pusher stopped.
+	abandoned atomic.Int64
+	// stopping is closed by Stop; the catch-up loop ends on it.
+	stopping chan struct{}
+	// catchUpSlots bounds the catch-up deliveries under way.
+	catchUpSlots chan struct{}
 
 	cacheMu sync.Mutex
 	// gen counts Invalidate calls; slots holds, per hash slot of task IDs,
@@ -112,7 +173,14 @@ type delivery struct {
 	body   []byte
 	kind   task.EventKind
 	seq    int
+	// release, when set, frees the catch-up slot the delivery holds.
+	release func()
 }
+
+// marks says whether delivering d records its seq as sent to its
+// configuration: a status event or a whole task does; an artifact chunk,
+// whose seq is that of the status before it, does not.
+func (d delivery) marks() bool { return d.kind == task.EventStatus || d.kind == kindSnapshot }
 
 type cachedConfigs struct {
 	configs []task.PushConfig
@@ -139,6 +207,18 @@ func NewPusher(coord *task.Coordinator, opts PusherOptions) *Pusher {
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = 1024
 	}
+	if opts.CatchUpInterval <= 0 {
+		opts.CatchUpInterval = time.Minute
+	}
+	if opts.CatchUpGrace <= 0 {
+		opts.CatchUpGrace = 30 * time.Second
+		for n := 1; n <= opts.MaxAttempts; n++ {
+			opts.CatchUpGrace += opts.Timeout
+			if n < opts.MaxAttempts {
+				opts.CatchUpGrace += min(opts.InitialBackoff<<(n-1), opts.MaxBackoff)
+			}
+		}
+	}
 	if opts.Client == nil {
 		opts.Client = newPushClient(opts.AllowPrivate)
 	}
@@ -146,7 +226,12 @@ func NewPusher(coord *task.Coordinator, opts PusherOptions) *Pusher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Pusher{coord: coord, opts: opts, log: log, cache: map[string]cachedConfigs{}, pending: map[string][]task.PushConfig{}, queues: map[string]chan delivery{}}
+	return &Pusher{
+		coord: coord, opts: opts, log: log,
+		cache: map[string]cachedConfigs{}, pending: map[string][]task.PushConfig{}, queues: map[string]chan delivery{},
+		dropped: map[string]int{}, dropWake: make(chan struct{}, 1),
+		stopping: make(chan struct{}), catchUpSlots: make(chan struct{}, 4*opts.Workers),
+	}
 }
 
 // newPushClient returns the webhook client. Unless allowPrivate, its dialer
@@ -191,16 +276,19 @@ func (p *Pusher) Start(ctx context.Context) error {
 	}
 	p.started = true
 	ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	p.intake = make(chan struct{})
-	lanes := make([]chan task.Event, p.opts.Workers)
-	for i := range lanes {
-		lanes[i] = make(chan task.Event, p.opts.QueueSize)
+	p.lanes = make([]chan task.Event, p.opts.Workers)
+	for i := range p.lanes {
+		p.lanes[i] = make(chan task.Event, p.opts.QueueSize)
 		p.wg.Add(1)
-		go p.lane(ctx, lanes[i])
+		go p.lane(ctx, p.lanes[i])
 	}
-	ch, unsubscribe := p.coord.Broker().Subscribe("")
-	p.wg.Add(1)
-	go p.dispatch(p.intake, ch, unsubscribe, lanes)
+	p.wg.Add(2)
+	go p.reportDrops(ctx)
+	go p.catchUpLoop(ctx)
+	// A function subscription is never dropped by the broker: a resync
+	// (the relay reconnected) reaches dispatch as an event, so the only
+	// events lost are those a full lane drops, and dispatch knows which.
+	p.unsubscribe = p.coord.Broker().SubscribeFunc(p.dispatch)
 	return nil
 }
 
@@ -215,23 +303,51 @@ func (p *Pusher) Stop(ctx context.Context) error {
 	}
 	p.stopped = true
 	p.mu.Unlock()
-	close(p.intake)
+	// Once unsubscribe returns dispatch is not called again, so the lanes
+	// can be closed.
+	p.unsubscribe()
+	for _, l := range p.lanes {
+		close(l)
+	}
+	close(p.dropWake)
+	close(p.stopping)
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
+	var err error
 	select {
 	case <-done:
-		p.cancel()
-		return nil
 	case <-ctx.Done():
+		p.cancel()
+		// Every goroutine watches the canceled context, so they end
+		// promptly; a short grace keeps them off a store the caller closes
+		// next.
+		select {
+		case <-done:
+		case <-time.After(stopGrace):
+		}
+		err = ctx.Err()
 	}
 	p.cancel()
-	// Every goroutine watches the canceled context, so they end promptly;
-	// a short grace keeps them off a store the caller closes next.
-	select {
-	case <-done:
-	case <-time.After(stopGrace):
+	if n := p.abandoned.Load(); n > 0 {
+		p.log.Warn("push: stopped with deliveries not done; their tasks' latest states are sent by a later catch-up", "abandoned", n)
 	}
-	return ctx.Err()
+	return err
+}
+
+// Abandoned returns how many deliveries (one event to one webhook) the
+// Pusher gave up because it stopped before they succeeded or ran out of
+// attempts. They are not resumed as such: a later catch-up sends each
+// affected configuration its task's latest state instead.
+func (p *Pusher) Abandoned() int64 { return p.abandoned.Load() }
+
+// observe reports a delivery outcome to PusherOptions.Observe.
+func (p *Pusher) observe(outcome string) {
+	if outcome == PushAbandoned {
+		p.abandoned.Add(1)
+	}
+	if p.opts.Observe != nil {
+		p.opts.Observe(outcome)
+	}
 }
 
 // stopGrace is how long Stop still waits for its goroutines after the
@@ -279,48 +395,107 @@ func hashID(taskID string) uint32 {
 
 func slotOf(taskID string) int { return int(hashID(taskID) % invalidSlots) }
 
-// dispatch moves broker events into the lanes without ever blocking, and
-// resubscribes when the broker drops the subscription.
-func (p *Pusher) dispatch(intake <-chan struct{}, ch <-chan task.Event, unsubscribe func(), lanes []chan task.Event) {
+// dispatch moves broker events into the lanes. The broker calls it with
+// its lock held, so it never blocks: an event whose lane is full is dropped
+// and its task noted for reportDrops.
+func (p *Pusher) dispatch(ev task.Event) {
+	switch {
+	case ev.Kind == task.EventResync:
+		// The relay listened again: configurations changed on other nodes
+		// meanwhile went unheard, so read everything again. This node's
+		// own events were all seen; nothing was dropped.
+		p.invalidateAll()
+		return
+	case ev.Kind == task.EventPushConfig:
+		// Changed on another node: read them again.
+		p.Invalidate(ev.TaskID)
+		return
+	case ev.Node != "":
+		// Another node's event, heard through the relay: the node that
+		// published it pushes it, so it is pushed once.
+		return
+	case p.surelyUnconfigured(ev.TaskID):
+		return
+	}
+	lane := p.lanes[int(hashID(ev.TaskID)%uint32(len(p.lanes)))]
+	select {
+	case lane <- ev:
+	default:
+		p.noteDropped(ev.TaskID)
+	}
+}
+
+// surelyUnconfigured reports whether the Pusher knows, without a store
+// read, that no task has push configurations, so an event needs no lane.
+func (p *Pusher) surelyUnconfigured(taskID string) bool {
+	p.cacheMu.Lock()
+	defer p.cacheMu.Unlock()
+	return !p.anyAt.IsZero() && !p.anyConfigs && time.Since(p.anyAt) < pushConfigCacheTTL && len(p.pending[taskID]) == 0
+}
+
+// noteDropped remembers that an event of taskID was dropped for a full
+// lane, for reportDrops to judge.
+func (p *Pusher) noteDropped(taskID string) {
+	p.dropMu.Lock()
+	if _, ok := p.dropped[taskID]; ok || len(p.dropped) < pushConfigCacheMax {
+		p.dropped[taskID]++
+	} else {
+		p.droppedOther++
+	}
+	p.dropMu.Unlock()
+	select {
+	case p.dropWake <- struct{}{}:
+	default:
+	}
+}
+
+// reportDrops logs the events that full lanes dropped, but only those of
+// tasks that have push configurations: an event of a task without any
+// would not have been pushed anyway, so dropping it loses nothing.
+func (p *Pusher) reportDrops(ctx context.Context) {
 	defer p.wg.Done()
-	defer func() {
-		unsubscribe()
-		for _, l := range lanes {
-			close(l)
+	for range p.dropWake {
+		p.dropMu.Lock()
+		dropped, other := p.dropped, p.droppedOther
+		p.dropped, p.droppedOther = map[string]int{}, 0
+		p.dropMu.Unlock()
+		if ctx.Err() != nil {
+			continue // stopping: lookups would fail
 		}
-	}()
-	for {
-		select {
-		case <-intake:
-			return
-		case ev, ok := <-ch:
-			if !ok {
-				p.log.Warn("push: event subscription fell behind and was dropped; resubscribing, some events were not pushed")
-				// Configurations changed on other nodes meanwhile went
-				// unheard: read everything again.
-				p.invalidateAll()
-				unsubscribe()
-				ch, unsubscribe = p.coord.Broker().Subscribe("")
-				continue
-			}
-			if ev.Kind == task.EventPushConfig {
-				// Changed on another node: read them again.
-				p.Invalidate(ev.TaskID)
-				continue
-			}
-			if ev.Node != "" {
-				// Another node's event, heard through the relay: the node
-				// that published it pushes it, so it is pushed once.
-				continue
-			}
-			lane := lanes[int(hashID(ev.TaskID)%uint32(len(lanes)))]
-			select {
-			case lane <- ev:
-			default:
-				p.log.Warn("push: delivery lane full; event dropped", "task", ev.TaskID, "kind", ev.Kind, "seq", ev.Seq)
-			}
+		for _, d := range droppedWithConfigs(ctx, dropped, other, p.configs, p.coord.HasPushConfigs) {
+			p.log.Warn("push: delivery lane full; events of a task with push configurations were dropped; its latest state is sent by a later catch-up",
+				"task", d.taskID, "events", d.events)
 		}
 	}
+}
+
+// droppedTask is a task some of whose events were dropped.
+type droppedTask struct {
+	taskID string // "" for tasks beyond the tracked ones
+	events int
+}
+
+// droppedWithConfigs decides which drops deserve a warning: those of tasks
+// that have push configurations (configs), and, for drops whose tasks were
+// not tracked (other > 0), all of them as long as any task has some
+// (hasAny).
+// A lookup that fails counts as having configurations.
+func droppedWithConfigs(ctx context.Context, dropped map[string]int, other int,
+	configs func(context.Context, string) ([]task.PushConfig, error), hasAny func(context.Context) (bool, error)) []droppedTask {
+	var out []droppedTask
+	for id, n := range dropped {
+		if cs, err := configs(ctx, id); err == nil && len(cs) == 0 || errors.Is(err, task.ErrNotFound) {
+			continue
+		}
+		out = append(out, droppedTask{taskID: id, events: n})
+	}
+	if other > 0 {
+		if has, err := hasAny(ctx); err != nil || has {
+			out = append(out, droppedTask{events: other})
+		}
+	}
+	slices.SortFunc(out, func(a, b droppedTask) int { return strings.Compare(a.taskID, b.taskID) })
+	return out
 }
 
 // lane turns the events of its tasks into deliveries, in order. It
@@ -332,7 +507,7 @@ func (p *Pusher) lane(ctx context.Context, events <-chan task.Event) {
 	streamed := map[string]map[string]bool{}
 	for ev := range events {
 		if ctx.Err() != nil {
-			continue // Stop gave up waiting: drain without delivering
+			continue // Stop gave up waiting: drain without delivering (never looked up, so not counted)
 		}
 		p.handle(ctx, ev, streamed)
 	}
@@ -401,6 +576,17 @@ func (p *Pusher) handle(ctx context.Context, ev task.Event, streamed map[string]
 // enqueue hands d to its task's delivery queue, starting the queue's
 // goroutine if it has none. A full queue drops d.
 func (p *Pusher) enqueue(ctx context.Context, taskID string, d delivery) {
+	if !p.tryEnqueue(ctx, taskID, d) {
+		if d.release != nil {
+			d.release()
+		}
+		p.observe(PushDropped)
+		p.log.Warn("push: delivery queue of task full; event dropped", "task", taskID, "config", d.config.ID, "kind", d.kind, "seq", d.seq)
+	}
+}
+
+// tryEnqueue is enqueue, reporting false instead of dropping d.
+func (p *Pusher) tryEnqueue(ctx context.Context, taskID string, d delivery) bool {
 	p.qmu.Lock()
 	defer p.qmu.Unlock()
 	q, ok := p.queues[taskID]
@@ -412,23 +598,41 @@ func (p *Pusher) enqueue(ctx context.Context, taskID string, d delivery) {
 	}
 	select {
 	case q <- d:
+		return true
 	default:
-		p.log.Warn("push: delivery queue of task full; event dropped", "task", taskID, "config", d.config.ID, "kind", d.kind, "seq", d.seq)
+		return false
 	}
 }
 
 // deliverAll delivers a task's queue in order and ends when it runs dry.
+// After a status event or a whole task was delivered, or given up on, the
+// task seq is recorded as sent to the configuration (PushBacklog leaves it
+// out from then on); the records are written whenever the queue is empty,
+// so a burst of events costs one write per configuration, off the path of
+// the deliveries.
 func (p *Pusher) deliverAll(ctx context.Context, taskID string, q chan delivery) {
 	defer p.wg.Done()
+	sent := map[string]int{}   // config id → seq sent, not yet recorded
+	marked := map[string]int{} // config id → seq recorded
 	for {
 		select {
 		case d := <-q:
+			outcome := PushAbandoned
 			if ctx.Err() == nil {
-				p.deliver(ctx, d)
+				outcome = p.deliver(ctx, d)
+			} else {
+				p.observe(PushAbandoned)
+			}
+			if d.release != nil {
+				d.release()
+			}
+			if outcome != PushAbandoned && d.marks() && d.seq > max(sent[d.config.ID], marked[d.config.ID]) {
+				sent[d.config.ID] = d.seq
 			}
 			continue
 		default:
 		}
+		p.recordSent(ctx, taskID, sent, marked)
 		p.qmu.Lock()
 		if len(q) == 0 {
 			delete(p.queues, taskID)
@@ -436,6 +640,23 @@ func (p *Pusher) deliverAll(ctx context.Context, taskID string, q chan delivery)
 			return
 		}
 		p.qmu.Unlock()
+	}
+}
+
+// recordSent writes the seqs in sent to the store and moves them to marked.
+func (p *Pusher) recordSent(ctx context.Context, taskID string, sent, marked map[string]int) {
+	for id, seq := range sent {
+		delete(sent, id)
+		if ctx.Err() != nil {
+			continue // stopping: a later catch-up may send it again
+		}
+		if err := p.coord.MarkPushDelivered(ctx, taskID, id, seq); err != nil {
+			if ctx.Err() == nil {
+				p.log.Warn("push: record what a push configuration was sent", "task", taskID, "config", id, "seq", seq, "err", err)
+			}
+			continue
+		}
+		marked[id] = seq
 	}
 }
 
@@ -568,24 +789,27 @@ type permanentPushError struct{ err error }
 func (e *permanentPushError) Error() string { return e.err.Error() }
 func (e *permanentPushError) Unwrap() error { return e.err }
 
-// deliver POSTs d to its webhook, retrying transient failures.
-func (p *Pusher) deliver(ctx context.Context, d delivery) {
+// deliver POSTs d to its webhook, retrying transient failures, and reports
+// the outcome (and returns it).
+func (p *Pusher) deliver(ctx context.Context, d delivery) (outcome string) {
+	defer func() { p.observe(outcome) }()
 	c, body := d.config, d.body
 	log := p.log.With("task", c.TaskID, "config", c.ID, "kind", d.kind, "seq", d.seq)
 	if _, err := validatePushURL(c.URL, p.opts.AllowPrivate); err != nil {
 		log.Warn("push: destination refused", "err", err)
-		return
+		return PushRefused
 	}
 	var err error
 	for attempt := 1; attempt <= p.opts.MaxAttempts; attempt++ {
 		if err = p.post(ctx, c, body); err == nil {
-			return
+			return PushDelivered
 		}
 		var perm *permanentPushError
-		if errors.As(err, &perm) || errors.Is(err, errPrivateDestination) || errors.Is(err, netguard.ErrBlocked) || ctx.Err() != nil {
-			break
+		if errors.Is(err, errPrivateDestination) || errors.Is(err, netguard.ErrBlocked) {
+			log.Warn("push: destination refused", "err", err)
+			return PushRefused
 		}
-		if attempt == p.opts.MaxAttempts {
+		if errors.As(err, &perm) || ctx.Err() != nil || attempt == p.opts.MaxAttempts {
 			break
 		}
 		wait := p.backoff(attempt)
@@ -594,13 +818,107 @@ func (p *Pusher) deliver(ctx context.Context, d delivery) {
 		select {
 		case <-ctx.Done():
 			t.Stop()
+		case <-t.C:
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if ctx.Err() != nil {
+		return PushAbandoned
+	}
+	log.Warn("push: delivery failed", "err", err)
+	return PushFailed
+}
+
+// catchUpLoop runs catchUp at Start and every CatchUpInterval until Stop.
+func (p *Pusher) catchUpLoop(ctx context.Context) {
+	defer p.wg.Done()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stopping:
+			return
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		p.catchUp(ctx)
+		t.Reset(p.opts.CatchUpInterval)
 	}
-	if ctx.Err() == nil {
-		log.Warn("push: delivery failed", "err", err)
+}
+
+// catchUp sends the task's current state, whole (an A2A StreamResponse
+// carrying the task), to every push configuration that was not sent its
+// task's latest state: a stop or crash abandoned the delivery, or the
+// event was dropped. Tasks changed within CatchUpGrace, and tasks with
+// deliveries under way here, are left to those deliveries.
+func (p *Pusher) catchUp(ctx context.Context) {
+	params := task.PushBacklogParams{UpdatedBefore: time.Now().Add(-p.opts.CatchUpGrace), Limit: catchUpPage}
+	for {
+		items, err := p.coord.PushBacklog(ctx, params)
+		if err != nil {
+			if ctx.Err() == nil {
+				p.log.Error("push: read the configurations owed a notification", "err", err)
+			}
+			return
+		}
+		full := len(items) == catchUpPage
+		for len(items) > 0 {
+			n := 1
+			for n < len(items) && items[n].Config.TaskID == items[0].Config.TaskID {
+				n++
+			}
+			if !p.catchUpTask(ctx, items[:n]) {
+				return
+			}
+			last := items[n-1].Config
+			params.AfterTaskID, params.AfterID = last.TaskID, last.ID
+			items = items[n:]
+		}
+		if !full {
+			return
+		}
 	}
+}
+
+// catchUpTask queues the current state of one task for items, the
+// configurations of that task owed it. It reports false when the Pusher is
+// stopping.
+func (p *Pusher) catchUpTask(ctx context.Context, items []task.PushBacklogItem) bool {
+	taskID := items[0].Config.TaskID
+	p.qmu.Lock()
+	_, busy := p.queues[taskID]
+	p.qmu.Unlock()
+	if busy {
+		return true
+	}
+	t, err := p.coord.Get(ctx, taskID, 0)
+	if err != nil {
+		if ctx.Err() == nil && !errors.Is(err, task.ErrNotFound) {
+			p.log.Error("push: read task to catch up", "task", taskID, "err", err)
+		}
+		return ctx.Err() == nil
+	}
+	body, err := json.Marshal(a2a.StreamResponse{Event: taskToA2A(t, 0, true)})
+	if err != nil {
+		p.log.Error("push: encode task", "task", taskID, "err", err)
+		return true
+	}
+	for _, it := range items {
+		select {
+		case p.catchUpSlots <- struct{}{}:
+		case <-p.stopping:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+		p.log.Info("push: sending a task's latest state it was not sent", "task", taskID, "config", it.Config.ID,
+			"sent_seq", it.DeliveredSeq, "seq", t.Seq)
+		p.enqueue(ctx, taskID, delivery{config: it.Config, body: body, kind: kindSnapshot, seq: t.Seq, release: func() { <-p.catchUpSlots }})
+	}
+	return true
 }
 
 // backoff returns the delay after the n-th failed attempt.

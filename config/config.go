@@ -121,13 +121,14 @@ type MCP struct {
 
 // Push configures delivery of push notifications to client webhooks.
 type Push struct {
-	// AllowPrivate permits push URLs on loopback, private and link-local
-	// addresses (`allow_private`, default false).
+	// AllowPrivate permits push URLs on addresses that are not globally
+	// routable: loopback, private, link-local, carrier-grade NAT, …
+	// (`allow_private`, default false).
 	AllowPrivate bool `yaml:"allow_private"`
-	// MaxAttempts bounds deliveries of one notification (`max_attempts`,
+	// MaxAttempts bounds the attempts at one notification (`max_attempts`,
 	// default 5, 1..100).
 	MaxAttempts int `yaml:"max_attempts"`
-	// Timeout bounds one delivery (`timeout`, default 10s, > 0).
+	// Timeout bounds one delivery attempt (`timeout`, default 10s, > 0).
 	Timeout Duration `yaml:"timeout"`
 }
 

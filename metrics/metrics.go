@@ -1,5 +1,6 @@
 // Package metrics exposes pactum's Prometheus metrics: tasks by state,
-// transitions, attempt durations, retries and dead letters.
+// transitions, attempt durations, retries, dead letters, authentication
+// refusals and push-notification outcomes.
 package metrics
 
 import (
@@ -23,6 +24,7 @@ type Metrics struct {
 	retries     *prometheus.CounterVec
 	deadLetters *prometheus.CounterVec
 	refusals    *prometheus.CounterVec
+	pushes      *prometheus.CounterVec
 }
 
 var _ task.Observer = (*Metrics)(nil)
@@ -48,8 +50,12 @@ func New(store task.Store, logger *slog.Logger) *Metrics {
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pactum_auth_refusals_total", Help: "Requests refused for want of a valid bearer token (auth: bearer).",
 		}, []string{"endpoint", "reason"}),
+		pushes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pactum_push_deliveries_total",
+			Help: "Push notifications (one event to one webhook) by outcome: delivered, failed, refused, dropped, abandoned.",
+		}, []string{"outcome"}),
 	}
-	m.reg.MustRegister(m.transitions, m.attempts, m.retries, m.deadLetters, m.refusals,
+	m.reg.MustRegister(m.transitions, m.attempts, m.retries, m.deadLetters, m.refusals, m.pushes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&stateCollector{store: store, log: logger})
 	return m
@@ -84,6 +90,13 @@ func (m *Metrics) AuthRefused(endpoint string, invalid bool) {
 		reason = "invalid"
 	}
 	m.refusals.WithLabelValues(endpoint, reason).Inc()
+}
+
+// PushDelivery counts one push notification's outcome (an
+// a2aserver.PusherOptions.Observe function): "delivered", "failed",
+// "refused", "dropped" or "abandoned".
+func (m *Metrics) PushDelivery(outcome string) {
+	m.pushes.WithLabelValues(outcome).Inc()
 }
 
 // Handler serves the registry in the Prometheus text format.

@@ -371,3 +371,15 @@ func TestObserver(t *testing.T) {
 		}
 	}
 }
+
+func TestPushDeliveryCounter(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, o := range []string{"delivered", "delivered", "failed", "abandoned"} {
+		b.metrics.PushDelivery(o)
+	}
+	got := series(t, scrape(t, b.metrics.Handler()), "pactum_push_deliveries_total", dto.MetricType_COUNTER)
+	if got["outcome=delivered"] != 2 || got["outcome=failed"] != 1 || got["outcome=abandoned"] != 1 || len(got) != 3 {
+		t.Errorf("pactum_push_deliveries_total = %v", got)
+	}
+}

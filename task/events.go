@@ -58,7 +58,11 @@ type Broker struct {
 	mu     sync.Mutex
 	byTask map[string]map[*subscription]struct{}
 	all    map[*subscription]struct{}
+	funcs  map[*funcSubscription]struct{}
 }
+
+// funcSubscription is a SubscribeFunc subscriber.
+type funcSubscription struct{ fn func(Event) }
 
 type subscription struct {
 	ch     chan Event
@@ -67,7 +71,7 @@ type subscription struct {
 
 // NewBroker returns an empty broker.
 func NewBroker() *Broker {
-	return &Broker{byTask: map[string]map[*subscription]struct{}{}, all: map[*subscription]struct{}{}}
+	return &Broker{byTask: map[string]map[*subscription]struct{}{}, all: map[*subscription]struct{}{}, funcs: map[*funcSubscription]struct{}{}}
 }
 
 // subscriberBuffer bounds each streaming subscriber's backlog.
@@ -107,6 +111,26 @@ func (b *Broker) subscribe(taskID string, buffer int) (<-chan Event, func()) {
 	}
 }
 
+// SubscribeFunc calls fn with every task's events, synchronously, in
+// publication order, until the returned function is called; once it has
+// returned fn is not called again. fn runs while the broker is locked: it
+// must return at once, never block, and never call the broker. Unlike a
+// channel subscription it is never dropped: Reset calls it with an Event
+// of Kind EventResync instead, so a consumer that keeps its own bounded
+// queues can tell a resync, which loses none of this node's events, from
+// an overflow of its own.
+func (b *Broker) SubscribeFunc(fn func(Event)) (cancel func()) {
+	s := &funcSubscription{fn: fn}
+	b.mu.Lock()
+	b.funcs[s] = struct{}{}
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		delete(b.funcs, s)
+		b.mu.Unlock()
+	}
+}
+
 func (b *Broker) remove(taskID string, s *subscription) {
 	if taskID == "" {
 		delete(b.all, s)
@@ -122,11 +146,15 @@ func (b *Broker) remove(taskID string, s *subscription) {
 	}
 }
 
-// Reset ends every subscription (their channels close), so each consumer
-// re-reads the stored state, as after an overflow.
+// Reset ends every channel subscription (their channels close), so each
+// consumer re-reads the stored state, as after an overflow, and tells each
+// SubscribeFunc subscriber with an Event of Kind EventResync.
 func (b *Broker) Reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	for s := range b.funcs {
+		s.fn(Event{Kind: EventResync, At: time.Now()})
+	}
 	for id, m := range b.byTask {
 		for s := range m {
 			b.remove(id, s)
@@ -146,6 +174,9 @@ func (b *Broker) Publish(ev Event) {
 	}
 	for s := range b.all {
 		b.send("", s, ev)
+	}
+	for s := range b.funcs {
+		s.fn(ev)
 	}
 }
 

@@ -56,3 +56,33 @@ func TestAccumulatorMergesChunks(t *testing.T) {
 		t.Fatalf("merge = %+v", got)
 	}
 }
+
+// TestBrokerFuncSubscriberSurvivesResetAndBursts: a SubscribeFunc
+// subscriber sees every event of a burst larger than any buffer, hears a
+// Reset as an EventResync instead of losing its subscription, and is not
+// called after its cancel returned.
+func TestBrokerFuncSubscriberSurvivesResetAndBursts(t *testing.T) {
+	t.Parallel()
+	b := NewBroker()
+	var got []Event
+	cancel := b.SubscribeFunc(func(ev Event) { got = append(got, ev) })
+	for i := range 3 * subscriberBuffer {
+		b.Publish(Event{TaskID: "a", Seq: i})
+	}
+	b.Reset()
+	b.Publish(Event{TaskID: "b", Seq: 1})
+	cancel()
+	b.Publish(Event{TaskID: "c", Seq: 1})
+	b.Reset()
+	if len(got) != 3*subscriberBuffer+2 {
+		t.Fatalf("got %d events, want %d", len(got), 3*subscriberBuffer+2)
+	}
+	for i, ev := range got[:3*subscriberBuffer] {
+		if ev.Seq != i {
+			t.Fatalf("event %d has seq %d: out of order", i, ev.Seq)
+		}
+	}
+	if got[3*subscriberBuffer].Kind != EventResync || got[3*subscriberBuffer+1].TaskID != "b" {
+		t.Fatalf("after the burst got %+v, %+v; want a resync then b's event", got[3*subscriberBuffer], got[3*subscriberBuffer+1])
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // SetPushConfig stores (or replaces) a push config of an existing task; the
@@ -74,6 +75,48 @@ func (c *Coordinator) DeletePushConfig(ctx context.Context, taskID, id, actor st
 		c.pushConfigChanged(taskID)
 	}
 	return err
+}
+
+// MarkPushParams names a push config and the task seq it has been sent.
+type MarkPushParams struct {
+	TaskID, ID string
+	Seq        int
+}
+
+// PushBacklogParams selects a page of Store.PushBacklog.
+type PushBacklogParams struct {
+	// UpdatedBefore leaves out tasks updated at or after it: their
+	// notifications may still be under way.
+	UpdatedBefore time.Time
+	// AfterTaskID and AfterID are the last item of the previous page
+	// (empty for the first).
+	AfterTaskID, AfterID string
+	// Limit bounds the page (1 … 1000).
+	Limit int
+}
+
+// PushBacklogItem is a push config that has not been sent its task's
+// latest state.
+type PushBacklogItem struct {
+	Config PushConfig
+	// DeliveredSeq is the task seq the config was last sent; TaskSeq the
+	// task's seq now.
+	DeliveredSeq, TaskSeq int
+}
+
+// MarkPushDelivered records that a push config has been sent its task as
+// of seq (Store.MarkPushDelivered).
+func (c *Coordinator) MarkPushDelivered(ctx context.Context, taskID, id string, seq int) error {
+	return c.store.MarkPushDelivered(ctx, MarkPushParams{TaskID: taskID, ID: id, Seq: seq})
+}
+
+// PushBacklog returns push configs not yet sent their task's latest state
+// (Store.PushBacklog).
+func (c *Coordinator) PushBacklog(ctx context.Context, p PushBacklogParams) ([]PushBacklogItem, error) {
+	if p.Limit < 1 || p.Limit > 1000 {
+		return nil, Errorf(CodeInvalidArgument, "push backlog limit %d out of range [1, 1000]", p.Limit)
+	}
+	return c.store.PushBacklog(ctx, p)
 }
 
 func pushAudit(op string, cfg PushConfig, actor string) AuditInput {

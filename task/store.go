@@ -65,8 +65,19 @@ type Store interface {
 
 	// PutPushConfig creates or replaces a push config (task id, id) and
 	// seals audit in the same transaction. The task must exist
-	// (ErrNotFound).
+	// (ErrNotFound). The config's delivered seq (see PushBacklog) starts at
+	// the task's current seq: a new config is owed the task's changes from
+	// now on, not its past.
 	PutPushConfig(ctx context.Context, c PushConfig, audit []AuditInput) error
+	// MarkPushDelivered records that a push config has been sent its task
+	// as of p.Seq: its delivered seq becomes p.Seq unless it is higher
+	// already. A config that no longer exists is not an error.
+	MarkPushDelivered(ctx context.Context, p MarkPushParams) error
+	// PushBacklog lists the push configs whose task changed after they were
+	// last sent it (delivered seq < the task's seq) and was last updated
+	// before p.UpdatedBefore, ordered by (task id, id) and starting after
+	// (p.AfterTaskID, p.AfterID), at most p.Limit.
+	PushBacklog(ctx context.Context, p PushBacklogParams) ([]PushBacklogItem, error)
 	// GetPushConfig returns one push config (ErrNotFound if absent).
 	GetPushConfig(ctx context.Context, taskID, id string) (*PushConfig, error)
 	// ListPushConfigs returns a task's push configs, oldest first.

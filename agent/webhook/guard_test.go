@@ -26,7 +26,15 @@ func TestRefusePrivate(t *testing.T) {
 		{"[::]:80", "unspecified"},
 		{"93.184.216.34:443", ""},
 		{"[2606:4700::1111]:443", ""},
-		{"100.64.0.1:443", ""}, // carrier-grade NAT is not in the refused set
+		{"100.64.0.1:443", "shared"},         // carrier-grade NAT
+		{"100.100.100.200:80", "shared"},     // a cloud metadata address inside it
+		{"[64:ff9b::7f00:1]:80", "loopback"}, // NAT64 form of 127.0.0.1
+		{"[2002:a00:1::1]:80", "private"},    // 6to4 form of 10.0.0.1
+		{"[::127.0.0.1]:80", "ipv4-compatible"},
+		{"198.18.0.1:80", "benchmarking"},
+		{"240.0.0.1:80", "reserved"},
+		{"[fec0::1]:80", "site-local"},
+		{"8.8.8.8:53", ""},
 	}
 	for _, tt := range tests {
 		err := netguard.Control("tcp", tt.addr, nil)

@@ -149,6 +149,10 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	s.a2a, err = a2aserver.New(a2aserver.Options{
 		Coordinator: s.coord, Agents: infos, DefaultAgent: defaultAgent, BaseURL: cfg.BaseURL,
 		MaxBodyBytes: cfg.MaxBodyBytes, AllowPrivatePush: cfg.Push.AllowPrivate, Logger: log,
+		Push: a2aserver.PusherOptions{
+			MaxAttempts: cfg.Push.MaxAttempts, Timeout: cfg.Push.Timeout.Duration,
+			Observe: s.metrics.PushDelivery,
+		},
 		Authenticate: tokens.authenticate(),
 		Refused:      func(invalid bool) { s.metrics.AuthRefused("a2a", invalid) },
 	})

@@ -147,3 +147,47 @@ func scanPush(sc scanner) (*task.PushConfig, error) {
 	c.CreatedAt = created.UTC()
 	return &c, nil
 }
+
+// MarkPushDelivered implements task.Store. The update only ever raises the
+// delivered seq, so retrying it is safe.
+func (s *Store) MarkPushDelivered(ctx context.Context, p task.MarkPushParams) error {
+	err := s.retry(ctx, func() (bool, error) {
+		_, err := s.pool.Exec(ctx, sqlMarkPush, p.TaskID, p.ID, p.Seq)
+		return false, err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: mark push config %q of task %q delivered: %w", p.ID, p.TaskID, err)
+	}
+	return nil
+}
+
+// PushBacklog implements task.Store.
+func (s *Store) PushBacklog(ctx context.Context, p task.PushBacklogParams) ([]task.PushBacklogItem, error) {
+	var out []task.PushBacklogItem
+	err := s.retry(ctx, func() (bool, error) {
+		out = nil
+		rows, err := s.pool.Query(ctx, sqlPushBacklog, driver.Norm(p.UpdatedBefore), p.AfterTaskID, p.AfterID, p.Limit)
+		if err != nil {
+			return false, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var it task.PushBacklogItem
+			var auth []byte
+			var created time.Time
+			if err := rows.Scan(&it.Config.TaskID, &it.Config.ID, &it.Config.URL, &it.Config.Token, &auth, &created, &it.DeliveredSeq, &it.TaskSeq); err != nil {
+				return false, err
+			}
+			if len(auth) > 0 {
+				it.Config.Auth = json.RawMessage(auth)
+			}
+			it.Config.CreatedAt = created.UTC()
+			out = append(out, it)
+		}
+		return false, rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: push backlog: %w", err)
+	}
+	return out, nil
+}

@@ -82,9 +82,15 @@ const (
 	sqlAuditAfter  = `SELECT seq, at, kind, task_id, actor, data, prev_hash, hash
 		FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`
 
-	sqlPutPush = `INSERT INTO push_configs (task_id, id, url, token, auth, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+	sqlPutPush = `INSERT INTO push_configs (task_id, id, url, token, auth, created_at, delivered_seq)
+		VALUES ($1, $2, $3, $4, $5, $6, (SELECT seq FROM tasks WHERE id = $1))
 		ON CONFLICT (task_id, id) DO UPDATE SET url = excluded.url, token = excluded.token,
-		auth = excluded.auth, created_at = excluded.created_at`
+		auth = excluded.auth, created_at = excluded.created_at, delivered_seq = excluded.delivered_seq`
+	sqlMarkPush    = `UPDATE push_configs SET delivered_seq = $3 WHERE task_id = $1 AND id = $2 AND delivered_seq < $3`
+	sqlPushBacklog = `SELECT p.task_id, p.id, p.url, p.token, p.auth, p.created_at, p.delivered_seq, t.seq
+		FROM push_configs p JOIN tasks t ON t.id = p.task_id
+		WHERE p.delivered_seq < t.seq AND t.updated_at < $1 AND (p.task_id, p.id) > ($2, $3)
+		ORDER BY p.task_id, p.id LIMIT $4`
 	sqlAnyPush    = `SELECT EXISTS (SELECT 1 FROM push_configs)`
 	sqlGetPush    = `SELECT task_id, id, url, token, auth, created_at FROM push_configs WHERE task_id = $1 AND id = $2`
 	sqlListPush   = `SELECT task_id, id, url, token, auth, created_at FROM push_configs WHERE task_id = $1 ORDER BY created_at, id`

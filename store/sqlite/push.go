@@ -131,3 +131,42 @@ func scanPush(sc scanner) (*task.PushConfig, error) {
 	c.CreatedAt = driver.FromMicros(created)
 	return &c, nil
 }
+
+// MarkPushDelivered implements task.Store.
+func (s *Store) MarkPushDelivered(ctx context.Context, p task.MarkPushParams) error {
+	err := s.inWriteTx(ctx, func(x *txn) error {
+		_, err := x.stmt(x.st.markPush).ExecContext(x.ctx, p.Seq, p.TaskID, p.ID, p.Seq)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: mark push config %q of task %q delivered: %w", p.ID, p.TaskID, err)
+	}
+	return nil
+}
+
+// PushBacklog implements task.Store.
+func (s *Store) PushBacklog(ctx context.Context, p task.PushBacklogParams) ([]task.PushBacklogItem, error) {
+	rows, err := s.r.pushBacklog.QueryContext(ctx, driver.Norm(p.UpdatedBefore).UnixMicro(), p.AfterTaskID, p.AfterID, p.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: push backlog: %w", err)
+	}
+	defer rows.Close()
+	var out []task.PushBacklogItem
+	for rows.Next() {
+		var it task.PushBacklogItem
+		var auth []byte
+		var created int64
+		if err := rows.Scan(&it.Config.TaskID, &it.Config.ID, &it.Config.URL, &it.Config.Token, &auth, &created, &it.DeliveredSeq, &it.TaskSeq); err != nil {
+			return nil, fmt.Errorf("sqlite: push backlog: %w", err)
+		}
+		if len(auth) > 0 {
+			it.Config.Auth = json.RawMessage(auth)
+		}
+		it.Config.CreatedAt = driver.FromMicros(created)
+		out = append(out, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: push backlog: %w", err)
+	}
+	return out, nil
+}

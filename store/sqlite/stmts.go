@@ -53,6 +53,8 @@ type stmts struct {
 	listPush       *sql.Stmt
 	anyPush        *sql.Stmt
 	deletePush     *sql.Stmt
+	markPush       *sql.Stmt
+	pushBacklog    *sql.Stmt
 }
 
 func (s *stmts) list(write bool) []struct {
@@ -95,6 +97,10 @@ func (s *stmts) list(write bool) []struct {
 		{&s.getPush, `SELECT task_id, id, url, token, auth, created_at FROM push_configs WHERE task_id = ? AND id = ?`},
 		{&s.anyPush, `SELECT EXISTS (SELECT 1 FROM push_configs)`},
 		{&s.listPush, `SELECT task_id, id, url, token, auth, created_at FROM push_configs WHERE task_id = ? ORDER BY created_at, id`},
+		{&s.pushBacklog, `SELECT p.task_id, p.id, p.url, p.token, p.auth, p.created_at, p.delivered_seq, t.seq
+			FROM push_configs p JOIN tasks t ON t.id = p.task_id
+			WHERE p.delivered_seq < t.seq AND t.updated_at < ? AND (p.task_id, p.id) > (?, ?)
+			ORDER BY p.task_id, p.id LIMIT ?`},
 	}
 	if !write {
 		return reads
@@ -136,9 +142,11 @@ func (s *stmts) list(write bool) []struct {
 			WHERE id = ? AND state = 'queued' AND (run_after IS NULL OR run_after <= ?)`},
 		{&s.renewLease, `UPDATE tasks SET lease_expires = ?
 			WHERE id = ? AND state = 'in_progress' AND lease_owner = ?`},
-		{&s.putPush, `INSERT INTO push_configs (task_id, id, url, token, auth, created_at) VALUES (?, ?, ?, ?, ?, ?)
+		{&s.putPush, `INSERT INTO push_configs (task_id, id, url, token, auth, created_at, delivered_seq)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT seq FROM tasks WHERE id = ?1))
 			ON CONFLICT (task_id, id) DO UPDATE SET url = excluded.url, token = excluded.token,
-			auth = excluded.auth, created_at = excluded.created_at`},
+			auth = excluded.auth, created_at = excluded.created_at, delivered_seq = excluded.delivered_seq`},
+		{&s.markPush, `UPDATE push_configs SET delivered_seq = ? WHERE task_id = ? AND id = ? AND delivered_seq < ?`},
 		{&s.deletePush, `DELETE FROM push_configs WHERE task_id = ? AND id = ?`},
 	}...)
 	for n := 2; n < multiRows; n++ {

@@ -77,6 +77,7 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		{"Audit/ConcurrentChain", testAuditConcurrent},
 		{"Audit/InvalidData", testAuditInvalidData},
 		{"PushConfig", testPushConfig},
+		{"PushConfig/Backlog", testPushBacklog},
 		{"Times", testTimes},
 	}
 	for _, tc := range tests {
@@ -1569,6 +1570,92 @@ func testPushConfig(t *testing.T, b *bundle) {
 	wantErr(t, "GetPushConfig for a missing task", err, task.ErrNotFound)
 	if list, err := b.s.ListPushConfigs(b.ctx, "missing"); len(list) != 0 || (err != nil && !errors.Is(err, task.ErrNotFound)) {
 		t.Errorf("ListPushConfigs for a missing task = %v, %v; want none", list, err)
+	}
+}
+
+// testPushBacklog: a new config is owed nothing; a config whose task moves
+// on is in the backlog (unless the task changed too recently) until it is
+// marked delivered at the task's seq; marks never go back; replacing a
+// config makes it current again; pages follow (task id, id).
+func testPushBacklog(t *testing.T, b *bundle) {
+	backlog := func(before time.Time, afterTask, afterID string, limit int) []task.PushBacklogItem {
+		t.Helper()
+		got, err := b.s.PushBacklog(b.ctx, task.PushBacklogParams{UpdatedBefore: before, AfterTaskID: afterTask, AfterID: afterID, Limit: limit})
+		if err != nil {
+			t.Fatalf("PushBacklog: %v", err)
+		}
+		return got
+	}
+	mark := func(taskID, id string, seq int) {
+		t.Helper()
+		if err := b.s.MarkPushDelivered(b.ctx, task.MarkPushParams{TaskID: taskID, ID: id, Seq: seq}); err != nil {
+			t.Fatalf("MarkPushDelivered(%s/%s, %d): %v", taskID, id, seq, err)
+		}
+	}
+	later := at(time.Hour)
+	queued := b.queued("t1", t0)
+	c1 := task.PushConfig{TaskID: "t1", ID: "c1", URL: "https://example.com/hook", Token: "tok", Auth: json.RawMessage(`{"scheme":"Bearer"}`), CreatedAt: at(time.Microsecond)}
+	if err := b.s.PutPushConfig(b.ctx, c1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := backlog(later, "", "", 10); len(got) != 0 {
+		t.Fatalf("a new config is owed nothing; backlog = %s", dump(got))
+	}
+	running := b.claim("t1", "w", at(time.Minute), time.Minute)
+	if running.Seq <= queued.Seq {
+		t.Fatalf("claim did not advance the seq: %d → %d", queued.Seq, running.Seq)
+	}
+	got := backlog(later, "", "", 10)
+	want := []task.PushBacklogItem{{Config: c1, DeliveredSeq: queued.Seq, TaskSeq: running.Seq}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("backlog = %s, want %s", dump(got), dump(want))
+	}
+	if got := backlog(at(time.Minute), "", "", 10); len(got) != 0 {
+		t.Errorf("a task updated at UpdatedBefore is left out; backlog = %s", dump(got))
+	}
+	mark("t1", "c1", running.Seq)
+	if got := backlog(later, "", "", 10); len(got) != 0 {
+		t.Errorf("after marking: backlog = %s", dump(got))
+	}
+	mark("t1", "c1", queued.Seq) // never goes back
+	mark("t1", "gone", 99)       // a deleted config is no error
+	mark("missing", "c1", 99)
+	if got := backlog(later, "", "", 10); len(got) != 0 {
+		t.Errorf("a lower mark went back: backlog = %s", dump(got))
+	}
+
+	done := b.transition(task.TransitionParams{TaskID: "t1", From: task.StateInProgress, To: task.StateSucceeded, Now: at(2 * time.Minute)})
+	b.queued("t2", t0)
+	for _, id := range []string{"b", "a"} {
+		if err := b.s.PutPushConfig(b.ctx, task.PushConfig{TaskID: "t2", ID: id, URL: "https://example.com/" + id, CreatedAt: t0}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.claim("t2", "w", at(time.Minute), time.Minute)
+	var pages [][2]string
+	after := [2]string{}
+	for {
+		page := backlog(later, after[0], after[1], 1)
+		if len(page) == 0 {
+			break
+		}
+		if len(page) != 1 || len(pages) > 5 {
+			t.Fatalf("page = %s", dump(page))
+		}
+		after = [2]string{page[0].Config.TaskID, page[0].Config.ID}
+		pages = append(pages, after)
+	}
+	if want := [][2]string{{"t1", "c1"}, {"t2", "a"}, {"t2", "b"}}; !reflect.DeepEqual(pages, want) {
+		t.Errorf("pages = %v, want %v", pages, want)
+	}
+
+	// Replacing a config makes it current: it is owed the task's changes
+	// from then on.
+	if err := b.s.PutPushConfig(b.ctx, task.PushConfig{TaskID: "t1", ID: "c1", URL: "https://example.com/new", CreatedAt: at(3 * time.Minute)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := backlog(later, "", "", 10); len(got) != 2 || got[0].Config.TaskID != "t2" {
+		t.Errorf("after replacing t1/c1 (task at seq %d): backlog = %s", done.Seq, dump(got))
 	}
 }
 
