@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pactum/pactum/audit"
 	"github.com/pactum/pactum/store"
 	"github.com/pactum/pactum/store/sqlite"
 	"github.com/pactum/pactum/store/storetest"
@@ -172,7 +173,7 @@ func TestMigrations(t *testing.T) {
 	if n != sqlite.SchemaVersion() || version != sqlite.SchemaVersion() || version < 1 {
 		t.Errorf("schema_migrations has %d rows up to version %d, want %d", n, version, sqlite.SchemaVersion())
 	}
-	for _, table := range []string{"tasks", "task_messages", "task_artifacts", "task_records", "audit_log", "idempotency_keys", "push_configs"} {
+	for _, table := range []string{"tasks", "task_messages", "task_artifacts", "task_records", "audit_log", "audit_head", "idempotency_keys", "push_configs"} {
 		var name string
 		if err := db.QueryRowContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ?`, table).Scan(&name); err != nil {
 			t.Errorf("table %s: %v", table, err)
@@ -190,6 +191,40 @@ func TestMigrations(t *testing.T) {
 	}
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != sqlite.SchemaVersion()+1 {
 		t.Errorf("schema_migrations after refusal: %d rows, %v", n, err)
+	}
+}
+
+// TestAuditHeadMigration: a database written before the head record
+// existed gets one that names its last entry, and sealing goes on from it.
+func TestAuditHeadMigration(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "pactum.db")
+	s := openAt(t, path)
+	storetest.MustCreate(t, s, "t1", time.Now())
+	log, err := s.AuditEntries(ctx, 0, 100)
+	if err != nil || len(log) == 0 {
+		t.Fatalf("AuditEntries = %d, %v", len(log), err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Back to schema version 1, as an older pactum left it.
+	db := rawDB(t, path)
+	for _, q := range []string{`DROP TABLE audit_head`, `DELETE FROM schema_migrations WHERE version >= 2`} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s = openAt(t, path)
+	last := log[len(log)-1]
+	if seq, hash, err := s.AuditHead(ctx); err != nil || seq != last.Seq || hash != last.Hash {
+		t.Fatalf("AuditHead after migration = %d, %s, %v; want %d, %s", seq, hash, err, last.Seq, last.Hash)
+	}
+	storetest.MustCreate(t, s, "t2", time.Now())
+	r, err := audit.Verify(ctx, s)
+	if err != nil || !r.OK || r.HeadRecord == nil || r.HeadRecord.Seq != r.Head.Seq || r.Head.Seq <= last.Seq {
+		t.Fatalf("Verify after migration and more entries = %+v, %v", r, err)
 	}
 }
 
