@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/pactum/pactum/audit"
+	"github.com/pactum/pactum/audit/audittest"
 	"github.com/pactum/pactum/store/sqlite"
 	"github.com/pactum/pactum/task"
 )
@@ -72,7 +72,11 @@ func tamper(t *testing.T, path string, stmts ...string) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for _, q := range append([]string{`DROP TRIGGER audit_log_no_update`, `DROP TRIGGER audit_log_no_delete`}, stmts...) {
+	guards := []string{
+		`DROP TRIGGER IF EXISTS audit_log_no_update`, `DROP TRIGGER IF EXISTS audit_log_no_delete`,
+		`DROP TRIGGER IF EXISTS task_records_no_update`, `DROP TRIGGER IF EXISTS task_records_no_delete`,
+	}
+	for _, q := range append(guards, stmts...) {
 		if _, err := db.ExecContext(t.Context(), q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -92,17 +96,6 @@ func verify(t *testing.T, path string) *audit.Report {
 	}
 	return r
 }
-
-// forged returns an INSERT of an entry that hashes correctly over its own
-// content and the given previous hash.
-func forged(seq int64, prevHash string, hash func(e *task.AuditEntry) string) string {
-	e := task.AuditEntry{Seq: seq, At: t0, Kind: task.AuditPolicy, TaskID: "t1", Actor: "mallory", Data: json.RawMessage(`{"allow":true}`), PrevHash: prevHash}
-	e.Hash = hash(&e)
-	return fmt.Sprintf(`INSERT INTO audit_log (seq, at, kind, task_id, actor, data, prev_hash, hash) VALUES (%d, %d, '%s', '%s', '%s', CAST('%s' AS BLOB), '%s', '%s')`,
-		e.Seq, e.At.UnixMicro(), e.Kind, e.TaskID, e.Actor, e.Data, e.PrevHash, e.Hash)
-}
-
-func sealed(e *task.AuditEntry) string { return e.ComputeHash() }
 
 func TestVerifyIntact(t *testing.T) {
 	t.Parallel()
@@ -127,110 +120,44 @@ func TestVerifyEmpty(t *testing.T) {
 	}
 }
 
-func TestVerifyTampered(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name    string
-		tamper  func(es []task.AuditEntry) []string
-		bad     int64
-		problem string
-		// forgedHead: the entry before FirstBad is itself the forgery.
-		forgedHead bool
-	}{
-		{"edited data", func([]task.AuditEntry) []string {
-			return []string{`UPDATE audit_log SET data = CAST('{"n":2}' AS BLOB) WHERE seq = 1`}
-		}, 1, "edited", false},
-		{"edited actor in the middle", func([]task.AuditEntry) []string {
-			return []string{`UPDATE audit_log SET actor = 'mallory' WHERE seq = 9`}
-		}, 9, "edited", false},
-		{"edited time", func([]task.AuditEntry) []string {
-			return []string{`UPDATE audit_log SET at = at + 1 WHERE seq = 14`}
-		}, 14, "edited", false},
-		{"edited last entry", func([]task.AuditEntry) []string {
-			return []string{`UPDATE audit_log SET kind = 'other' WHERE seq = 18`}
-		}, 18, "edited", false},
-		{"edited and resealed", func(es []task.AuditEntry) []string {
-			// The attacker recomputes the edited entry's own hash; the next
-			// entry no longer links to it.
-			e := es[9]
-			e.Actor = "mallory"
-			return []string{fmt.Sprintf(`UPDATE audit_log SET actor = 'mallory', hash = '%s' WHERE seq = 10`, e.ComputeHash())}
-		}, 11, "does not follow entry 10", true},
-		{"removed", func([]task.AuditEntry) []string {
-			return []string{`DELETE FROM audit_log WHERE seq = 7`}
-		}, 7, "entry 7 is missing", false},
-		{"removed several", func([]task.AuditEntry) []string {
-			return []string{`DELETE FROM audit_log WHERE seq BETWEEN 7 AND 9`}
-		}, 7, "entries 7 to 9 are missing", false},
-		{"removed first", func([]task.AuditEntry) []string {
-			return []string{`DELETE FROM audit_log WHERE seq = 1`}
-		}, 1, "entry 1 is missing", false},
-		{"removed and renumbered", func([]task.AuditEntry) []string {
-			// Closing the gap changes the later entries' sequence numbers,
-			// which their hashes cover.
-			return []string{
-				`DELETE FROM audit_log WHERE seq = 7`,
-				`UPDATE audit_log SET seq = seq + 1000 WHERE seq > 7`,
-				`UPDATE audit_log SET seq = seq - 1001 WHERE seq > 1000`,
+// sqliteTarget is a fresh SQLite store in a file of its own and an
+// attacker's connection to that file.
+func sqliteTarget(t *testing.T) audittest.Target {
+	path := filepath.Join(t.TempDir(), "pactum.db")
+	s, err := sqlite.Open(t.Context(), "sqlite://"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return audittest.Target{
+		Store: s,
+		Exec: func(t *testing.T, stmts ...string) {
+			t.Helper()
+			tamper(t, path, stmts...)
+		},
+		Insert: func(e task.AuditEntry) string {
+			data := "NULL"
+			if len(e.Data) > 0 {
+				data = fmt.Sprintf("X'%x'", []byte(e.Data))
 			}
-		}, 7, "edited", false},
-		{"inserted at the end, wrong link", func(es []task.AuditEntry) []string {
-			return []string{forged(19, es[10].Hash, sealed)}
-		}, 19, "does not follow entry 18", false},
-		{"inserted at the end, forged hash", func(es []task.AuditEntry) []string {
-			return []string{forged(19, es[17].Hash, func(*task.AuditEntry) string { return es[17].Hash })}
-		}, 19, "edited (or forged)", false},
-		{"inserted in the middle, forged hash", func(es []task.AuditEntry) []string {
-			// Make room at 12 and put a forged entry there that links to 11
-			// but whose hash the forger could not compute.
-			return []string{
-				`UPDATE audit_log SET seq = seq + 1000 WHERE seq >= 12`,
-				`UPDATE audit_log SET seq = seq - 999 WHERE seq > 1000`,
-				forged(12, es[10].Hash, func(*task.AuditEntry) string { return strings.Repeat("ab", 32) }),
-			}
-		}, 12, "entry 12 was edited (or forged)", false},
-		{"inserted in the middle, resealed", func(es []task.AuditEntry) []string {
-			// A forger who seals the inserted entry correctly is caught at
-			// the entry after it, which no longer fits its place.
-			return []string{
-				`UPDATE audit_log SET seq = seq + 1000 WHERE seq >= 12`,
-				`UPDATE audit_log SET seq = seq - 999 WHERE seq > 1000`,
-				forged(12, es[10].Hash, sealed),
-			}
-		}, 13, "entry 13 was edited", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			path, entries := chain(t)
-			tamper(t, path, tc.tamper(entries)...)
-			r := verify(t, path)
-			if r.OK || r.FirstBad != tc.bad || !strings.Contains(r.Problem, tc.problem) {
-				t.Fatalf("Verify = %+v\nwant FirstBad %d with a problem containing %q", r, tc.bad, tc.problem)
-			}
-			if r.LastSeq != tc.bad-1 {
-				t.Errorf("LastSeq = %d, want %d (the last good entry)", r.LastSeq, tc.bad-1)
-			}
-			if tc.bad > 1 && !tc.forgedHead && r.LastHash != entries[tc.bad-2].Hash {
-				t.Errorf("LastHash = %s, want entry %d's %s", r.LastHash, tc.bad-1, entries[tc.bad-2].Hash)
-			}
-		})
+			return fmt.Sprintf(`INSERT INTO audit_log (seq, at, kind, task_id, actor, data, prev_hash, hash) VALUES (%d, %d, '%s', '%s', '%s', %s, '%s', '%s')`,
+				e.Seq, e.At.UnixMicro(), e.Kind, e.TaskID, e.Actor, data, e.PrevHash, e.Hash)
+		},
+		// The primary key is the rowid: the table is made again without it.
+		AllowDuplicates: []string{
+			`CREATE TABLE audit_log_copy (seq INTEGER NOT NULL, at INTEGER NOT NULL, kind TEXT NOT NULL,
+				task_id TEXT NOT NULL DEFAULT '', actor TEXT NOT NULL DEFAULT '', data BLOB,
+				prev_hash TEXT NOT NULL, hash TEXT NOT NULL) STRICT`,
+			`INSERT INTO audit_log_copy SELECT * FROM audit_log ORDER BY seq`,
+			`DROP TABLE audit_log`,
+			`ALTER TABLE audit_log_copy RENAME TO audit_log`,
+		},
 	}
 }
 
-// TestVerifyTruncated documents the chain's limit: entries cut off the end
-// leave a valid chain; only a head recorded elsewhere reveals it.
-func TestVerifyTruncated(t *testing.T) {
+// TestVerifyTampered runs the tampering suite on SQLite files.
+func TestVerifyTampered(t *testing.T) {
 	t.Parallel()
-	path, entries := chain(t)
-	head := verify(t, path)
-	tamper(t, path, `DELETE FROM audit_log WHERE seq > 15`)
-	r := verify(t, path)
-	if !r.OK || r.LastSeq != 15 {
-		t.Fatalf("Verify after truncation = %+v, want OK up to 15", r)
-	}
-	if r.LastHash == head.LastHash || head.LastHash != entries[17].Hash {
-		t.Errorf("LastHash %s before and %s after truncation: the recorded head must differ", head.LastHash, r.LastHash)
-	}
+	audittest.Run(t, sqliteTarget)
 }
 
 // pagedStore serves a fixed chain in small pages, to check that Verify

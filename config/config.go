@@ -30,6 +30,7 @@ const (
 	DefaultJitter         = 0.2
 	DefaultPolicyVersion  = "1"
 	DefaultMode           = "text/plain"
+	DefaultAnchorInterval = time.Minute
 )
 
 // Config is a parsed, validated pactum configuration with every default
@@ -87,6 +88,8 @@ type Config struct {
 	Auth string `yaml:"auth"`
 	// Policy holds the approvals that sensitive actions need (`policy`).
 	Policy Policy `yaml:"policy"`
+	// Audit configures the audit log (`audit`).
+	Audit Audit `yaml:"audit"`
 
 	// file is the name given to Parse, used in errors from AgentSpec and
 	// Check; storeLine and storeCol are where the store is set (0 when
@@ -131,6 +134,38 @@ type Push struct {
 	// Timeout bounds one delivery attempt (`timeout`, default 10s, > 0).
 	Timeout Duration `yaml:"timeout"`
 }
+
+// Audit configures the audit log.
+type Audit struct {
+	// Anchor publishes the audit chain's head outside the store
+	// (`anchor`); off unless a sink is set.
+	Anchor AuditAnchor `yaml:"anchor"`
+}
+
+// AuditAnchor makes the node read the audit chain's head record at an
+// interval and publish {seq, hash, time, node} to each sink set, skipping
+// a sink that already has the current head. docs/storage.md says what an
+// anchored head proves.
+type AuditAnchor struct {
+	// Interval is how often the head is read (`interval`, default 1m, >
+	// 0).
+	Interval Duration `yaml:"interval"`
+	// File gets each head appended as one JSON line and synced (`file`,
+	// default none; a relative path is relative to the config file).
+	File string `yaml:"file"`
+	// Log logs each head at INFO, message "audit head" (`log`, default
+	// false).
+	Log bool `yaml:"log"`
+	// Webhook is an http(s) URL each head is POSTed to as JSON
+	// (`webhook`, default none).
+	Webhook string `yaml:"webhook"`
+	// AllowPrivate lets the webhook be on a loopback, private or
+	// link-local address (`allow_private`, default false).
+	AllowPrivate bool `yaml:"allow_private"`
+}
+
+// Enabled reports whether a sink is set.
+func (a AuditAnchor) Enabled() bool { return a.File != "" || a.Log || a.Webhook != "" }
 
 // Agent is one served agent.
 type Agent struct {

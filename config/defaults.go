@@ -57,6 +57,7 @@ func (c *Config) setDefaults(ttlSet bool) {
 	c.Push.Timeout.Duration = cmp.Or(c.Push.Timeout.Duration, DefaultPushTimeout)
 	c.Policy.Version = cmp.Or(c.Policy.Version, DefaultPolicyVersion)
 	c.MCP.WaitTimeout.Duration = cmp.Or(c.MCP.WaitTimeout.Duration, DefaultMCPWaitTimeout)
+	c.Audit.Anchor.Interval.Duration = cmp.Or(c.Audit.Anchor.Interval.Duration, DefaultAnchorInterval)
 	if c.Migrate == nil {
 		migrate := true
 		c.Migrate = &migrate

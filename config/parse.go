@@ -103,7 +103,8 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 			"max_body_bytes": func(n *yaml.Node, path string) {
 				c.MaxBodyBytes, _ = w.integer(n, path, minBodyBytes, maxBodyBytes)
 			},
-			"push": func(n *yaml.Node, path string) { w.push(n, path, &c.Push) },
+			"push":  func(n *yaml.Node, path string) { w.push(n, path, &c.Push) },
+			"audit": func(n *yaml.Node, path string) { w.audit(n, path, &c.Audit) },
 			"mcp": func(n *yaml.Node, path string) {
 				w.fields(n, path, map[string]handler{
 					"disabled":        func(n *yaml.Node, path string) { c.MCP.Disabled, _ = w.boolean(n, path) },
@@ -315,6 +316,59 @@ func (w *walker) push(n *yaml.Node, path string, p *Push) {
 		},
 		"timeout": func(n *yaml.Node, path string) { p.Timeout, _ = w.duration(n, path, 1) },
 	}, nil)
+}
+
+// audit decodes the audit section.
+func (w *walker) audit(n *yaml.Node, path string, a *Audit) {
+	w.fields(n, path, map[string]handler{
+		"anchor": func(n *yaml.Node, path string) {
+			an := &a.Anchor
+			before := len(w.errs)
+			w.fields(n, path, map[string]handler{
+				"interval": func(n *yaml.Node, path string) { an.Interval, _ = w.duration(n, path, 1) },
+				"file": func(n *yaml.Node, path string) {
+					if s, ok := w.str(n, path); ok {
+						if s == "" {
+							w.errorf(n, path, "must not be empty")
+						}
+						an.File = s
+					}
+				},
+				"log":           func(n *yaml.Node, path string) { an.Log, _ = w.boolean(n, path) },
+				"allow_private": func(n *yaml.Node, path string) { an.AllowPrivate, _ = w.boolean(n, path) },
+				"webhook": func(n *yaml.Node, path string) {
+					if s, ok := w.str(n, path); ok {
+						if err := checkWebhook(s); err != nil {
+							w.wrapf(n, path, err, "%v", err)
+							return
+						}
+						an.Webhook = s
+					}
+				},
+			}, nil)
+			if !an.Enabled() && len(w.errs) == before {
+				w.errorf(n, path, "set at least one of file, log or webhook (or remove anchor)")
+			}
+		},
+	}, nil)
+}
+
+// checkWebhook validates an absolute http(s) URL without user info.
+func checkWebhook(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("invalid webhook URL: %w", err)
+	}
+	shown := u.Redacted()
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("webhook %q must be an absolute http:// or https:// URL", shown)
+	case u.Host == "":
+		return fmt.Errorf("webhook %q has no host", shown)
+	case u.User != nil:
+		return fmt.Errorf("webhook %q must not carry user info", shown)
+	}
+	return nil
 }
 
 // agent decodes one agent and applies its defaults.

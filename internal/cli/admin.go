@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pactum/pactum/agent"
-	"github.com/pactum/pactum/audit"
 	"github.com/pactum/pactum/config"
 )
 
@@ -38,34 +37,6 @@ func newAgentsCmd() *cobra.Command {
 		},
 	}
 	cf.register(cmd)
-	return cmd
-}
-
-func newAuditCmd() *cobra.Command {
-	var cf configFlags
-	cmd := &cobra.Command{Use: "audit", Short: "Work with the hash-chained audit log"}
-	verify := &cobra.Command{
-		Use: "verify", Short: "Verify the audit chain; report the first edited, inserted or removed entry", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := openStore(cmd.Context(), &cf)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			rep, err := audit.Verify(cmd.Context(), st)
-			if err != nil {
-				return err
-			}
-			if !rep.OK {
-				fmt.Fprintf(cmd.OutOrStdout(), "audit chain BROKEN at entry %d: %s (%d entries checked)\n", rep.FirstBad, rep.Problem, rep.Entries)
-				return exitError(2)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "audit chain OK: %d entries\n", rep.Entries)
-			return nil
-		},
-	}
-	cf.register(verify)
-	cmd.AddCommand(verify)
 	return cmd
 }
 

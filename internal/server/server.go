@@ -18,6 +18,7 @@ import (
 
 	"github.com/pactum/pactum/a2aserver"
 	"github.com/pactum/pactum/agent"
+	"github.com/pactum/pactum/audit"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/internal/version"
 	"github.com/pactum/pactum/mcpserver"
@@ -48,6 +49,7 @@ type Server struct {
 	metrics *metrics.Metrics
 	agents  []agent.Agent
 	handler http.Handler
+	anchor  *audit.Publisher // nil unless audit.anchor names a sink
 
 	stopOnce sync.Once
 	stopErr  error
@@ -140,6 +142,9 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		Observer:       s.metrics, Logger: log, Relay: relay,
 	})
 	if err != nil {
+		return nil, err
+	}
+	if s.anchor, err = newAnchor(cfg.Audit.Anchor, s.store, s.coord.Node(), baseDir, log); err != nil {
 		return nil, err
 	}
 	defaultAgent := cfg.DefaultAgent
@@ -240,6 +245,9 @@ func (s *Server) Start(ctx context.Context) error {
 	if err := s.coord.Start(ctx); err != nil {
 		return err
 	}
+	if s.anchor != nil {
+		_ = s.anchor.Start(ctx)
+	}
 	return s.a2a.Start(ctx)
 }
 
@@ -250,6 +258,9 @@ func (s *Server) Stop(ctx context.Context) error {
 		err := s.coord.Stop(ctx)
 		if perr := s.a2a.Stop(ctx); perr != nil && err == nil {
 			err = perr
+		}
+		if s.anchor != nil {
+			_ = s.anchor.Stop(ctx)
 		}
 		s.closeAgents()
 		// The store stays referenced: a mounted Handler may still answer

@@ -3,8 +3,11 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/pactum/pactum/store/internal/driver"
 	"github.com/pactum/pactum/task"
@@ -101,4 +104,96 @@ func sealArgs(now time.Time, entries []task.AuditInput) []any {
 	// The time as task.AuditEntry.ComputeHash formats it, so that the
 	// server hashes the same bytes.
 	return []any{now, now.UTC().Format(time.RFC3339Nano), kinds, taskIDs, actors, datas}
+}
+
+// AuditHead returns the head record, audit_head: the sequence number and
+// hash of the last sealed entry (0 and "" before the first entry), which
+// pactum_seal moves in the transaction that seals. audit.Verify compares
+// the chain's end with it; an anchor publisher reads it at an interval.
+func (s *Store) AuditHead(ctx context.Context) (int64, string, error) {
+	var seq int64
+	var hash string
+	err := s.retry(ctx, func() (bool, error) {
+		return false, s.pool.QueryRow(ctx, `SELECT seq, hash FROM audit_head`).Scan(&seq, &hash)
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, "", errors.New("postgres: audit head: audit_head has no row: the schema is damaged")
+	}
+	if err != nil {
+		return 0, "", fmt.Errorf("postgres: audit head: %w", err)
+	}
+	return seq, hash, nil
+}
+
+// ScanAudit reads, in one read-only repeatable-read snapshot, the head
+// record, then every row of the audit table in (seq, ctid) order, whatever
+// its seq (zero, negative, duplicated), then every execution record in
+// (task id, seq) order. head is called once, with found false when the
+// head record is missing. An error from a callback stops the scan and is
+// returned as is. audit.Verify reads the store through it.
+func (s *Store) ScanAudit(ctx context.Context, head func(seq int64, hash string, found bool) error,
+	entry func(*task.AuditEntry) error, record func(*task.Record) error) error {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("postgres: scan audit: begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	var seq int64
+	var hash string
+	found := true
+	err = tx.QueryRow(ctx, `SELECT seq, hash FROM audit_head`).Scan(&seq, &hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		found, err = false, nil
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: scan audit: head: %w", err)
+	}
+	if err := head(seq, hash, found); err != nil {
+		return err
+	}
+	if err := scanRows(ctx, tx, `SELECT seq, at, kind, task_id, actor, data, prev_hash, hash
+		FROM audit_log ORDER BY seq, ctid`, func(rows pgx.Rows) error {
+		var e task.AuditEntry
+		var kind string
+		var data []byte
+		if err := rows.Scan(&e.Seq, &e.At, &kind, &e.TaskID, &e.Actor, &data, &e.PrevHash, &e.Hash); err != nil {
+			return fmt.Errorf("postgres: scan audit: %w", err)
+		}
+		e.At, e.Kind = e.At.UTC(), task.AuditKind(kind)
+		if len(data) > 0 {
+			e.Data = json.RawMessage(data)
+		}
+		return entry(&e)
+	}); err != nil {
+		return err
+	}
+	return scanRows(ctx, tx, `SELECT task_id, seq, from_state, to_state, at, attempt, node, reason, error_code, policy_version
+		FROM task_records ORDER BY task_id, seq`, func(rows pgx.Rows) error {
+		var r task.Record
+		var from, to, code string
+		if err := rows.Scan(&r.TaskID, &r.Seq, &from, &to, &r.At, &r.Attempt, &r.Node, &r.Reason, &code, &r.PolicyVersion); err != nil {
+			return fmt.Errorf("postgres: scan records: %w", err)
+		}
+		r.From, r.To, r.ErrorCode, r.At = task.State(from), task.State(to), task.Code(code), r.At.UTC()
+		return record(&r)
+	})
+}
+
+// scanRows runs query in tx and calls fn for each row; fn's error stops
+// the scan and is returned as is.
+func scanRows(ctx context.Context, tx pgx.Tx, query string, fn func(pgx.Rows) error) error {
+	rows, err := tx.Query(ctx, query)
+	if err != nil {
+		return fmt.Errorf("postgres: scan audit: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("postgres: scan audit: %w", err)
+	}
+	return nil
 }

@@ -61,16 +61,19 @@ func (s *Store) AuditEntries(ctx context.Context, after int64, limit int) ([]tas
 	return out, nil
 }
 
-// seal appends entries to the audit chain at now, in order. The chain's head
-// is read inside the transaction, so it is right even when another process
-// wrote to the file.
+// seal appends entries to the audit chain at now, in order, and moves the
+// head record (audit_head) with them. The head is read inside the
+// transaction, so it is right even when another process wrote to the file.
 func (x *txn) seal(now time.Time, entries []task.AuditInput) error {
 	if len(entries) == 0 {
 		return nil
 	}
 	if !x.headLoaded {
 		err := x.stmt(x.st.auditHead).QueryRowContext(x.ctx).Scan(&x.headSeq, &x.headHash)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if errors.Is(err, sql.ErrNoRows) {
+			return errors.New("read audit head: audit_head has no row: the schema is damaged (was the table emptied?)")
+		}
+		if err != nil {
 			return fmt.Errorf("read audit head: %w", err)
 		}
 		x.headLoaded = true
@@ -102,6 +105,101 @@ func (x *txn) seal(now time.Time, entries []task.AuditInput) error {
 		if _, err := x.stmt(x.st.insertAuditN[n]).ExecContext(x.ctx, args...); err != nil {
 			return fmt.Errorf("append audit entries %d–%d: %w", first, x.headSeq, err)
 		}
+	}
+	if _, err := x.stmt(x.st.moveHead).ExecContext(x.ctx, x.headSeq, x.headHash); err != nil {
+		return fmt.Errorf("move audit head to %d: %w", x.headSeq, err)
+	}
+	return nil
+}
+
+// AuditHead returns the head record: the sequence number and hash of the
+// last sealed entry, as the store keeps them beside the chain (0 and ""
+// before the first entry). audit.Verify compares the chain's end with it;
+// an anchor publisher reads it at an interval.
+func (s *Store) AuditHead(ctx context.Context) (int64, string, error) {
+	var seq int64
+	var hash string
+	err := s.r.headRecord.QueryRowContext(ctx).Scan(&seq, &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, "", errors.New("sqlite: audit head: audit_head has no row: the schema is damaged")
+	}
+	if err != nil {
+		return 0, "", fmt.Errorf("sqlite: audit head: %w", err)
+	}
+	return seq, hash, nil
+}
+
+// ScanAudit reads, in one read-only snapshot, the head record, then every
+// row of the audit table in (seq, rowid) order, whatever its seq (zero,
+// negative, duplicated), then every execution record in (task id, seq)
+// order. head is called once, with found false when the head record is
+// missing. An error from a callback stops the scan and is returned as is.
+// audit.Verify reads the store through it.
+func (s *Store) ScanAudit(ctx context.Context, head func(seq int64, hash string, found bool) error,
+	entry func(*task.AuditEntry) error, record func(*task.Record) error) error {
+	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("sqlite: scan audit: begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var seq int64
+	var hash string
+	found := true
+	err = tx.StmtContext(ctx, s.r.headRecord).QueryRowContext(ctx).Scan(&seq, &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		found, err = false, nil
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: scan audit: head: %w", err)
+	}
+	if err := head(seq, hash, found); err != nil {
+		return err
+	}
+	if err := scanRows(ctx, tx, `SELECT seq, at, kind, task_id, actor, data, prev_hash, hash
+		FROM audit_log ORDER BY seq, rowid`, func(rows *sql.Rows) error {
+		var e task.AuditEntry
+		var at int64
+		var kind string
+		var data []byte
+		if err := rows.Scan(&e.Seq, &at, &kind, &e.TaskID, &e.Actor, &data, &e.PrevHash, &e.Hash); err != nil {
+			return fmt.Errorf("sqlite: scan audit: %w", err)
+		}
+		e.At, e.Kind = driver.FromMicros(at), task.AuditKind(kind)
+		if len(data) > 0 {
+			e.Data = json.RawMessage(data)
+		}
+		return entry(&e)
+	}); err != nil {
+		return err
+	}
+	return scanRows(ctx, tx, `SELECT task_id, seq, from_state, to_state, at, attempt, node, reason, error_code, policy_version
+		FROM task_records ORDER BY task_id, seq`, func(rows *sql.Rows) error {
+		var r task.Record
+		var from, to, code string
+		var at int64
+		if err := rows.Scan(&r.TaskID, &r.Seq, &from, &to, &at, &r.Attempt, &r.Node, &r.Reason, &code, &r.PolicyVersion); err != nil {
+			return fmt.Errorf("sqlite: scan records: %w", err)
+		}
+		r.From, r.To, r.ErrorCode, r.At = task.State(from), task.State(to), task.Code(code), driver.FromMicros(at)
+		return record(&r)
+	})
+}
+
+// scanRows runs query in tx and calls fn for each row; fn's error stops
+// the scan and is returned as is.
+func scanRows(ctx context.Context, tx *sql.Tx, query string, fn func(*sql.Rows) error) error {
+	rows, err := tx.QueryContext(ctx, query)
+	if err != nil {
+		return fmt.Errorf("sqlite: scan audit: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: scan audit: %w", err)
 	}
 	return nil
 }

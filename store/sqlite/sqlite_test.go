@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pactum/pactum/audit"
 	"github.com/pactum/pactum/store"
 	"github.com/pactum/pactum/store/sqlite"
 	"github.com/pactum/pactum/store/storetest"
@@ -234,7 +235,7 @@ func TestMigrations(t *testing.T) {
 	if n != sqlite.SchemaVersion() || version != sqlite.SchemaVersion() || version < 1 {
 		t.Errorf("schema_migrations has %d rows up to version %d, want %d", n, version, sqlite.SchemaVersion())
 	}
-	for _, table := range []string{"tasks", "task_messages", "task_artifacts", "task_records", "audit_log", "idempotency_keys", "push_configs"} {
+	for _, table := range []string{"tasks", "task_messages", "task_artifacts", "task_records", "audit_log", "audit_head", "idempotency_keys", "push_configs"} {
 		var name string
 		if err := db.QueryRowContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ?`, table).Scan(&name); err != nil {
 			t.Errorf("table %s: %v", table, err)
@@ -252,6 +253,63 @@ func TestMigrations(t *testing.T) {
 	}
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != sqlite.SchemaVersion()+1 {
 		t.Errorf("schema_migrations after refusal: %d rows, %v", n, err)
+	}
+}
+
+// undo reverts each migration after the first, so that a test can put a
+// database back to an older schema and watch a migration run on rows
+// written by today's code.
+var undo = map[int][]string{
+	2: {`ALTER TABLE tasks DROP COLUMN turn_start`},
+	3: {`ALTER TABLE push_configs DROP COLUMN delivered_seq`},
+	4: {`DROP TABLE audit_head`},
+}
+
+// rollBack reverts db's migrations newer than version, newest first.
+func rollBack(t *testing.T, db *sql.DB, version int) {
+	t.Helper()
+	for v := sqlite.SchemaVersion(); v > version; v-- {
+		qs, ok := undo[v]
+		if !ok {
+			t.Fatalf("migration %d has no undo statements: add them to undo", v)
+		}
+		for _, q := range qs {
+			if _, err := db.ExecContext(t.Context(), q); err != nil {
+				t.Fatalf("undo migration %d: %s: %v", v, q, err)
+			}
+		}
+	}
+	if _, err := db.ExecContext(t.Context(), `DELETE FROM schema_migrations WHERE version > ?`, version); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAuditHeadMigration: a database written before the head record
+// existed gets one that names its last entry, and sealing goes on from it.
+func TestAuditHeadMigration(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "pactum.db")
+	s := openAt(t, path)
+	storetest.MustCreate(t, s, "t1", time.Now())
+	log, err := s.AuditEntries(ctx, 0, 100)
+	if err != nil || len(log) == 0 {
+		t.Fatalf("AuditEntries = %d, %v", len(log), err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Back to schema version 3, as an older pactum left it.
+	rollBack(t, rawDB(t, path), 3)
+	s = openAt(t, path)
+	last := log[len(log)-1]
+	if seq, hash, err := s.AuditHead(ctx); err != nil || seq != last.Seq || hash != last.Hash {
+		t.Fatalf("AuditHead after migration = %d, %s, %v; want %d, %s", seq, hash, err, last.Seq, last.Hash)
+	}
+	storetest.MustCreate(t, s, "t2", time.Now())
+	r, err := audit.Verify(ctx, s)
+	if err != nil || !r.OK || r.HeadRecord == nil || r.HeadRecord.Seq != r.Head.Seq || r.Head.Seq <= last.Seq {
+		t.Fatalf("Verify after migration and more entries = %+v, %v", r, err)
 	}
 }
 
@@ -288,13 +346,9 @@ func TestMigrationTurnStart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Back to schema 1, then open: 0002 runs again on these rows.
-	db := rawDB(t, path)
-	for _, q := range []string{`ALTER TABLE tasks DROP COLUMN turn_start`, `DELETE FROM schema_migrations WHERE version >= 2`} {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	// Back to schema 1, then open: 0002 (and those after it) run again on
+	// these rows.
+	rollBack(t, rawDB(t, path), 1)
 	s = openAt(t, path)
 	for id, want := range map[string]int{"retried": 2, "plain": 0} {
 		tk, err := s.GetTask(ctx, id, 0)

@@ -29,8 +29,10 @@ type stmts struct {
 	insertAuditN   [multiRows]*sql.Stmt
 	records        *sql.Stmt
 	auditHead      *sql.Stmt
+	moveHead       *sql.Stmt
 	insertAudit    *sql.Stmt
 	auditAfter     *sql.Stmt
+	headRecord     *sql.Stmt
 	insertMessage  *sql.Stmt
 	appendMessage  *sql.Stmt
 	historyAll     *sql.Stmt
@@ -86,6 +88,7 @@ func (s *stmts) list(write bool) []struct {
 			FROM task_records WHERE task_id = ? ORDER BY seq`},
 		{&s.auditAfter, `SELECT seq, at, kind, task_id, actor, data, prev_hash, hash
 			FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?`},
+		{&s.headRecord, `SELECT seq, hash FROM audit_head`},
 		{&s.historyAll, `SELECT message FROM task_messages WHERE task_id = ? ORDER BY seq`},
 		{&s.historyLast, `SELECT message FROM (
 			SELECT seq, message FROM task_messages WHERE task_id = ? ORDER BY seq DESC LIMIT ?
@@ -115,7 +118,10 @@ func (s *stmts) list(write bool) []struct {
 			seq = ?, updated_at = ?, turn_start = ? WHERE id = ?`},
 		{&s.insertRecord, `INSERT INTO task_records (task_id, seq, from_state, to_state, at, attempt,
 			node, reason, error_code, policy_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
-		{&s.auditHead, `SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1`},
+		// The head record (migration 0002), not max(seq): entries cut off
+		// the end must not let the chain continue as if they never were.
+		{&s.auditHead, `SELECT seq, hash FROM audit_head`},
+		{&s.moveHead, `UPDATE audit_head SET seq = ?, hash = ?`},
 		{&s.insertAudit, `INSERT INTO audit_log (seq, at, kind, task_id, actor, data, prev_hash, hash)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.insertMessage, `INSERT INTO task_messages (task_id, seq, message) VALUES (?, ?, ?)`},

@@ -76,6 +76,8 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		{"Audit/AppendAndPage", testAuditAppend},
 		{"Audit/ConcurrentChain", testAuditConcurrent},
 		{"Audit/InvalidData", testAuditInvalidData},
+		{"Audit/HeadAndScan", testAuditHeadAndScan},
+		{"Audit/ScanSnapshot", testAuditScanSnapshot},
 		{"PushConfig", testPushConfig},
 		{"PushConfig/Backlog", testPushBacklog},
 		{"Times", testTimes},
@@ -1494,6 +1496,148 @@ func testAuditConcurrent(t *testing.T, b *bundle) {
 	if want := writers * rounds * 6; len(log) != want {
 		t.Errorf("audit log has %d entries, want %d", len(log), want)
 	}
+	last := log[len(log)-1]
+	if seq, hash, err := auditReaderOf(t, b.s).AuditHead(b.ctx); err != nil || seq != last.Seq || hash != last.Hash {
+		t.Errorf("AuditHead = %d, %s, %v; want the last entry %d, %s", seq, hash, err, last.Seq, last.Hash)
+	}
+}
+
+// auditReader is what audit.Verify and the anchor publisher need beyond
+// task.Store (audit.Scanner and audit.HeadReader); every driver has it.
+type auditReader interface {
+	AuditHead(ctx context.Context) (int64, string, error)
+	ScanAudit(ctx context.Context, head func(seq int64, hash string, found bool) error,
+		entry func(*task.AuditEntry) error, record func(*task.Record) error) error
+}
+
+func auditReaderOf(t *testing.T, s task.Store) auditReader {
+	t.Helper()
+	r, ok := s.(auditReader)
+	if !ok {
+		t.Fatalf("%T has no AuditHead and ScanAudit", s)
+	}
+	return r
+}
+
+// scanned is one ScanAudit's result.
+type scanned struct {
+	headSeq  int64
+	headHash string
+	found    bool
+	entries  []task.AuditEntry
+	records  []task.Record
+}
+
+func scanAll(ctx context.Context, r auditReader) (scanned, error) {
+	var sc scanned
+	err := r.ScanAudit(ctx, func(seq int64, hash string, found bool) error {
+		sc.headSeq, sc.headHash, sc.found = seq, hash, found
+		return nil
+	}, func(e *task.AuditEntry) error {
+		sc.entries = append(sc.entries, *e)
+		return nil
+	}, func(rec *task.Record) error {
+		sc.records = append(sc.records, *rec)
+		return nil
+	})
+	return sc, err
+}
+
+// testAuditHeadAndScan: the head record follows every seal; ScanAudit
+// reads the head, every entry as AuditEntries returns it and every record
+// as Records returns it, and stops at a callback's error.
+func testAuditHeadAndScan(t *testing.T, b *bundle) {
+	r := auditReaderOf(t, b.s)
+	if seq, hash, err := r.AuditHead(b.ctx); err != nil || seq != 0 || hash != "" {
+		t.Fatalf("AuditHead of an empty store = %d, %q, %v; want 0, \"\"", seq, hash, err)
+	}
+	sc, err := scanAll(b.ctx, r)
+	if err != nil || !sc.found || sc.headSeq != 0 || len(sc.entries) != 0 || len(sc.records) != 0 {
+		t.Fatalf("ScanAudit of an empty store = %+v, %v", sc, err)
+	}
+	b.reach("b", task.StateSucceeded)
+	b.reach("a", task.StateQueued)
+	if err := b.s.AppendAudit(b.ctx, []task.AuditInput{{Kind: task.AuditPushConfig, TaskID: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	log := b.audit()
+	last := log[len(log)-1]
+	if seq, hash, err := r.AuditHead(b.ctx); err != nil || seq != last.Seq || hash != last.Hash {
+		t.Fatalf("AuditHead = %d, %s, %v; want %d, %s", seq, hash, err, last.Seq, last.Hash)
+	}
+	sc, err = scanAll(b.ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sc.found || sc.headSeq != last.Seq || sc.headHash != last.Hash {
+		t.Errorf("ScanAudit head = %d, %s, %v; want %d, %s", sc.headSeq, sc.headHash, sc.found, last.Seq, last.Hash)
+	}
+	if !reflect.DeepEqual(sc.entries, log) {
+		t.Errorf("ScanAudit entries:\n%s\nwant\n%s", dump(sc.entries), dump(log))
+	}
+	// Records in (task id, seq) order: task a's, then b's.
+	want := append(b.records("a"), b.records("b")...)
+	if !reflect.DeepEqual(sc.records, want) {
+		t.Errorf("ScanAudit records:\n%s\nwant\n%s", dump(sc.records), dump(want))
+	}
+	stop := errors.New("stop")
+	n := 0
+	err = r.ScanAudit(b.ctx, func(int64, string, bool) error { return nil }, func(*task.AuditEntry) error {
+		n++
+		return stop
+	}, func(*task.Record) error { t.Error("ScanAudit read records after an entry callback failed"); return nil })
+	if !errors.Is(err, stop) || n != 1 {
+		t.Errorf("ScanAudit with a failing callback = %v after %d entries, want the callback's error after 1", err, n)
+	}
+}
+
+// testAuditScanSnapshot: ScanAudit reads one snapshot while writers seal:
+// its head record is its last entry, and every transition entry it sees
+// has its record and the other way round.
+func testAuditScanSnapshot(t *testing.T, b *bundle) {
+	r := auditReaderOf(t, b.s)
+	ctx, cancel := context.WithCancel(b.ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ctx.Err() == nil && i < 200; i++ {
+				id := fmt.Sprintf("s%d-%d", w, i)
+				if _, err := b.s.CreateTask(ctx, task.CreateParams{
+					Task: newTask(spec{id: id}), Steps: steps(task.StateValidated, task.StateQueued),
+					Audit: []task.AuditInput{{Kind: task.AuditSubmitted, TaskID: id}}, Now: t0,
+				}); err != nil && ctx.Err() == nil {
+					t.Errorf("CreateTask(%s): %v", id, err)
+					return
+				}
+			}
+		})
+	}
+	for range 20 {
+		sc, err := scanAll(b.ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var endSeq int64
+		endHash := ""
+		if n := len(sc.entries); n > 0 {
+			endSeq, endHash = sc.entries[n-1].Seq, sc.entries[n-1].Hash
+		}
+		if sc.headSeq != endSeq || sc.headHash != endHash {
+			t.Fatalf("ScanAudit head %d/%s, but its entries end at %d/%s: not one snapshot", sc.headSeq, sc.headHash, endSeq, endHash)
+		}
+		transitions := 0
+		for _, e := range sc.entries {
+			if e.Kind == task.AuditTransition {
+				transitions++
+			}
+		}
+		if transitions != len(sc.records) {
+			t.Fatalf("ScanAudit saw %d transition entries and %d records: not one snapshot", transitions, len(sc.records))
+		}
+	}
+	cancel()
+	wg.Wait()
 }
 
 // --- Push configs -----------------------------------------------------------
