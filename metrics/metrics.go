@@ -23,6 +23,8 @@ type Metrics struct {
 	retries     *prometheus.CounterVec
 	deadLetters *prometheus.CounterVec
 	refusals    *prometheus.CounterVec
+	httpRefused *prometheus.CounterVec
+	connWaits   prometheus.Counter
 }
 
 var _ task.Observer = (*Metrics)(nil)
@@ -48,8 +50,14 @@ func New(store task.Store, logger *slog.Logger) *Metrics {
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "pactum_auth_refusals_total", Help: "Requests refused for want of a valid bearer token (auth: bearer).",
 		}, []string{"endpoint", "reason"}),
+		httpRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pactum_http_refusals_total", Help: "Requests refused at the HTTP edge: foreign Host, cross-origin, or not JSON.",
+		}, []string{"reason"}),
+		connWaits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "pactum_http_connection_waits_total", Help: "Connections that waited because http.max_connections were open.",
+		}),
 	}
-	m.reg.MustRegister(m.transitions, m.attempts, m.retries, m.deadLetters, m.refusals,
+	m.reg.MustRegister(m.transitions, m.attempts, m.retries, m.deadLetters, m.refusals, m.httpRefused, m.connWaits,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&stateCollector{store: store, log: logger})
 	return m
@@ -85,6 +93,14 @@ func (m *Metrics) AuthRefused(endpoint string, invalid bool) {
 	}
 	m.refusals.WithLabelValues(endpoint, reason).Inc()
 }
+
+// HTTPRefused counts a request refused at the HTTP edge; reason is "host",
+// "origin" or "content_type".
+func (m *Metrics) HTTPRefused(reason string) { m.httpRefused.WithLabelValues(reason).Inc() }
+
+// ConnectionWaited counts a connection that had to wait for a free slot
+// under the connection cap.
+func (m *Metrics) ConnectionWaited() { m.connWaits.Inc() }
 
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {
