@@ -352,6 +352,61 @@ func TestHandlerMounted(t *testing.T) {
 	})
 }
 
+// TestHandlerGuarded: a mounted Handler refuses, on a loopback listener, a
+// foreign Host (DNS rebinding), a cross-site request and a JSON call sent
+// as text/plain, and starts no task for them, as `pactum serve` does.
+func TestHandlerGuarded(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	dsn := sqliteDSN(t)
+	h, err := pactum.Handler(ctx, greeter(), pactum.Store(dsn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := startHTTP(t, h)
+	for i, tc := range []struct {
+		name, host, origin, contentType string
+		want                            int
+	}{
+		{"foreign Host", "evil.example", "", "application/json", http.StatusForbidden},
+		{"cross-site", "", "http://evil.example", "text/plain", http.StatusForbidden},
+		{"text/plain", "", "", "text/plain", http.StatusUnsupportedMediaType},
+	} {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"g-%d","role":"ROLE_USER","parts":[{"text":"x"}]}}}`, i)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/?A2A-Version=1.0", strings.NewReader(body))
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		req.Header.Set("Content-Type", tc.contentType)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s: %s, want %d", tc.name, resp.Status, tc.want)
+		}
+	}
+	st, err := store.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	page, err := st.ListTasks(ctx, task.ListParams{PageSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Tasks) != 0 {
+		t.Errorf("refused requests created %d tasks", len(page.Tasks))
+	}
+	if tk := send(ctx, t, url, "guarded", nil); artifactText(tk) != "hello, guarded" {
+		t.Errorf("a proper request: answer %q", artifactText(tk))
+	}
+}
+
 func startHTTP(t *testing.T, h http.Handler) string {
 	t.Helper()
 	ln := listen(t)

@@ -31,6 +31,10 @@ const (
 	DefaultPolicyVersion  = "1"
 	DefaultMode           = "text/plain"
 	DefaultAnchorInterval = time.Minute
+	DefaultReadTimeout    = 30 * time.Second
+	DefaultWriteTimeout   = 30 * time.Second
+	DefaultIdleTimeout    = 2 * time.Minute
+	DefaultMaxConnections = 1024
 )
 
 // Config is a parsed, validated pactum configuration with every default
@@ -65,6 +69,9 @@ type Config struct {
 	// MaxBodyBytes bounds request bodies (`max_body_bytes`, default 4 MiB,
 	// 1 KiB..1 GiB).
 	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// HTTP configures the HTTP edge of the listener: accepted Host and
+	// Origin headers, timeouts and the connection cap (`http`).
+	HTTP HTTP `yaml:"http"`
 	// Push configures push-notification delivery (`push`).
 	Push Push `yaml:"push"`
 	// MCP configures the MCP endpoint (`mcp`).
@@ -113,13 +120,44 @@ type MCP struct {
 	// PerAgentTools adds one tool per agent for one-shot calls
 	// (`per_agent_tools`, default false).
 	PerAgentTools bool `yaml:"per_agent_tools"`
-	// AllowedHosts are host names, besides loopback ones and the host of
-	// base_url, that /mcp accepts in Host and Origin headers
-	// (`allowed_hosts`); anything else is refused against DNS rebinding.
+	// AllowedHosts is an alias of HTTP.AllowedHosts, kept for older
+	// configurations (`allowed_hosts`): its hosts are allowed on every
+	// route, as if listed under http.allowed_hosts.
 	AllowedHosts []string `yaml:"allowed_hosts"`
 	// WaitTimeout bounds how long submit_task waits for a result
 	// (`wait_timeout`, default 5m).
 	WaitTimeout Duration `yaml:"wait_timeout"`
+}
+
+// HTTP configures the HTTP edge of the listener (docs/a2a.md, "Host,
+// Origin and content type").
+type HTTP struct {
+	// AllowedHosts are host names or addresses, optionally with a port,
+	// that requests may name in their Host header besides loopback names
+	// and the host of base_url (`allowed_hosts`, default none). A request
+	// that arrives on a loopback address with any other Host is refused
+	// (DNS-rebinding protection); when this list is not empty, requests on
+	// other addresses are checked too (they may also name an IP address).
+	// MCP.AllowedHosts adds to it.
+	AllowedHosts []string `yaml:"allowed_hosts"`
+	// CORSOrigins are the origins (scheme://host[:port]) whose web pages
+	// may call the server, and get CORS headers (`cors_origins`, default
+	// none: cross-origin requests are refused). "*" allows every origin and
+	// needs auth: bearer.
+	CORSOrigins []string `yaml:"cors_origins"`
+	// ReadTimeout bounds how long a request body may take to arrive
+	// (`read_timeout`, default 30s, > 0).
+	ReadTimeout Duration `yaml:"read_timeout"`
+	// WriteTimeout bounds writing an ordinary response, and each write of
+	// a stream, so a stream lasts as long as its client reads it
+	// (`write_timeout`, default 30s, > 0).
+	WriteTimeout Duration `yaml:"write_timeout"`
+	// IdleTimeout closes a keep-alive connection idle this long
+	// (`idle_timeout`, default 2m, > 0).
+	IdleTimeout Duration `yaml:"idle_timeout"`
+	// MaxConnections caps the connections open at once; more wait until
+	// one closes (`max_connections`, default 1024, 1..1048576).
+	MaxConnections int `yaml:"max_connections"`
 }
 
 // Push configures delivery of push notifications to client webhooks.

@@ -53,6 +53,10 @@ func (c *Config) setDefaults(ttlSet bool) {
 		c.IdempotencyTTL.Duration = DefaultIdempotencyTTL
 	}
 	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, DefaultMaxBodyBytes)
+	c.HTTP.ReadTimeout.Duration = cmp.Or(c.HTTP.ReadTimeout.Duration, DefaultReadTimeout)
+	c.HTTP.WriteTimeout.Duration = cmp.Or(c.HTTP.WriteTimeout.Duration, DefaultWriteTimeout)
+	c.HTTP.IdleTimeout.Duration = cmp.Or(c.HTTP.IdleTimeout.Duration, DefaultIdleTimeout)
+	c.HTTP.MaxConnections = cmp.Or(c.HTTP.MaxConnections, DefaultMaxConnections)
 	c.Push.MaxAttempts = cmp.Or(c.Push.MaxAttempts, DefaultPushAttempts)
 	c.Push.Timeout.Duration = cmp.Or(c.Push.Timeout.Duration, DefaultPushTimeout)
 	c.Policy.Version = cmp.Or(c.Policy.Version, DefaultPolicyVersion)

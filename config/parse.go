@@ -64,7 +64,7 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 		agents                                            []agentNodes
 		actors, approvals                                 []refNodes
 		ttlSet                                            bool
-		authN                                             *yaml.Node
+		authN, wildcardN                                  *yaml.Node
 	)
 	set := func(dst *string, np **yaml.Node) handler {
 		return func(n *yaml.Node, path string) {
@@ -105,20 +105,13 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 			},
 			"push":  func(n *yaml.Node, path string) { w.push(n, path, &c.Push) },
 			"audit": func(n *yaml.Node, path string) { w.audit(n, path, &c.Audit) },
+			"http":  func(n *yaml.Node, path string) { wildcardN = w.http(n, path, &c.HTTP) },
 			"mcp": func(n *yaml.Node, path string) {
 				w.fields(n, path, map[string]handler{
 					"disabled":        func(n *yaml.Node, path string) { c.MCP.Disabled, _ = w.boolean(n, path) },
 					"per_agent_tools": func(n *yaml.Node, path string) { c.MCP.PerAgentTools, _ = w.boolean(n, path) },
-					"allowed_hosts": func(n *yaml.Node, path string) {
-						hosts, nodes := w.strList(n, path)
-						for i, h := range hosts {
-							if h == "" || strings.ContainsAny(h, "/ ") {
-								w.errorf(nodes[i], fmt.Sprintf("%s[%d]", path, i), "must be a host name or IP address, without scheme or path")
-							}
-						}
-						c.MCP.AllowedHosts = hosts
-					},
-					"wait_timeout": func(n *yaml.Node, path string) { c.MCP.WaitTimeout, _ = w.duration(n, path, time.Second) },
+					"allowed_hosts":   func(n *yaml.Node, path string) { c.MCP.AllowedHosts = w.hosts(n, path) },
+					"wait_timeout":    func(n *yaml.Node, path string) { c.MCP.WaitTimeout, _ = w.duration(n, path, time.Second) },
 				}, nil)
 			},
 			"auth": func(n *yaml.Node, path string) {
@@ -196,6 +189,9 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 	}
 	c.setDefaults(ttlSet)
 	w.checkAuth(c, root, authN, actors)
+	if wildcardN != nil && c.Auth != AuthBearer {
+		w.errorf(wildcardN, "http.cors_origins", `"*" lets every web page call this server; it needs auth: bearer (or list the origins)`)
+	}
 
 	w.crossCheck(c, root, agentsN, defaultAgentN, agents, actors, approvals)
 }
@@ -304,6 +300,61 @@ func actorNamesOf(c *Config) []string {
 		out[i] = a.Name
 	}
 	return out
+}
+
+// hosts decodes a list of allowed host names (http.allowed_hosts,
+// mcp.allowed_hosts).
+func (w *walker) hosts(n *yaml.Node, path string) []string {
+	hosts, nodes := w.strList(n, path)
+	for i, h := range hosts {
+		if h == "" || strings.ContainsAny(h, "/ ") {
+			w.errorf(nodes[i], index(path, i), "must be a host name or IP address, without scheme or path")
+		}
+	}
+	return hosts
+}
+
+// maxConnections bounds http.max_connections.
+const maxConnections = 1 << 20
+
+// http decodes the http section; it returns the node of a "*" among the
+// CORS origins, which needs auth: bearer.
+func (w *walker) http(n *yaml.Node, path string, h *HTTP) (wildcard *yaml.Node) {
+	w.fields(n, path, map[string]handler{
+		"allowed_hosts": func(n *yaml.Node, path string) { h.AllowedHosts = w.hosts(n, path) },
+		"cors_origins": func(n *yaml.Node, path string) {
+			origins, nodes := w.strList(n, path)
+			for i, o := range origins {
+				if o == "*" {
+					wildcard = nodes[i]
+					continue
+				}
+				if err := checkOrigin(o); err != nil {
+					w.wrapf(nodes[i], index(path, i), err, "%v", err)
+				}
+			}
+			h.CORSOrigins = origins
+		},
+		"read_timeout":  func(n *yaml.Node, path string) { h.ReadTimeout, _ = w.duration(n, path, 1) },
+		"write_timeout": func(n *yaml.Node, path string) { h.WriteTimeout, _ = w.duration(n, path, 1) },
+		"idle_timeout":  func(n *yaml.Node, path string) { h.IdleTimeout, _ = w.duration(n, path, 1) },
+		"max_connections": func(n *yaml.Node, path string) {
+			v, _ := w.integer(n, path, 1, maxConnections)
+			h.MaxConnections = int(v)
+		},
+	}, nil)
+	return wildcard
+}
+
+// checkOrigin validates a CORS origin: scheme http or https, a host, an
+// optional port, nothing else.
+func checkOrigin(s string) error {
+	u, err := url.Parse(s)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != "" && u.User == nil &&
+		u.Path == "" && u.RawQuery == "" && !u.ForceQuery && u.Fragment == "" && !strings.Contains(s, "#") {
+		return nil
+	}
+	return fmt.Errorf("invalid origin %q: want scheme://host[:port] with scheme http or https and no path, e.g. https://app.example.com or http://localhost:5173", s)
 }
 
 // push decodes the push section and applies its defaults.

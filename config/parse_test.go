@@ -47,6 +47,27 @@ func TestParseErrors(t *testing.T) {
 			[]string{`pactum.yaml:1:7: mcp.per_agent_tool: unknown field "per_agent_tool" (did you mean "per_agent_tools"?)`}},
 		{"mcp host with a scheme", "mcp:\n  allowed_hosts: [pactum.example.com, \"https://x.example\"]\n" + oneAgent,
 			[]string{`pactum.yaml:2:39: mcp.allowed_hosts[1]: must be a host name or IP address, without scheme or path`}},
+		{"unknown http key", "http: {read_timout: 1s}\n" + oneAgent,
+			[]string{`pactum.yaml:1:8: http.read_timout: unknown field "read_timout" (did you mean "read_timeout"?)`}},
+		{"http host with a path", "http:\n  allowed_hosts: [ok.example, \"x.example/api\"]\n" + oneAgent,
+			[]string{`pactum.yaml:2:31: http.allowed_hosts[1]: must be a host name or IP address, without scheme or path`}},
+		{"http bad origins", "http:\n  cors_origins: [app.example.com, \"https://app.example.com/\", \"ftp://x\", \"null\"]\n" + oneAgent,
+			[]string{
+				`pactum.yaml:2:18: http.cors_origins[0]: invalid origin "app.example.com": want scheme://host[:port]`,
+				`pactum.yaml:2:35: http.cors_origins[1]: invalid origin "https://app.example.com/"`,
+				`pactum.yaml:2:63: http.cors_origins[2]: invalid origin "ftp://x"`,
+				`pactum.yaml:2:74: http.cors_origins[3]: invalid origin "null"`,
+			}},
+		{"http any origin without auth", "http: {cors_origins: [\"*\"]}\n" + oneAgent,
+			[]string{`pactum.yaml:1:23: http.cors_origins: "*" lets every web page call this server; it needs auth: bearer`}},
+		{"http bad timeouts", "http: {read_timeout: 0s, write_timeout: -1s, idle_timeout: 30}\n" + oneAgent,
+			[]string{
+				`pactum.yaml:1:22: http.read_timeout: must be positive, got 0s`,
+				`pactum.yaml:1:41: http.write_timeout: must be positive, got -1s`,
+				`pactum.yaml:1:60: http.idle_timeout: invalid duration "30"`,
+			}},
+		{"http max connections", "http: {max_connections: 0}\n" + oneAgent,
+			[]string{`pactum.yaml:1:25: http.max_connections: 0 out of range [1, 1048576]`}},
 		{"mcp wait timeout too short", "mcp: {wait_timeout: 10ms}\n" + oneAgent,
 			[]string{`pactum.yaml:1:21: mcp.wait_timeout: must be at least 1s`}},
 		{"string for migrate", "migrate: no\n" + oneAgent,
@@ -326,6 +347,7 @@ func TestParseDefaults(t *testing.T) {
 		{"IdempotencyTTL", c.IdempotencyTTL, config.D(24 * time.Hour)},
 		{"MaxBodyBytes", c.MaxBodyBytes, int64(4 << 20)},
 		{"Push", c.Push, config.Push{AllowPrivate: false, MaxAttempts: 5, Timeout: config.D(10 * time.Second)}},
+		{"HTTP", c.HTTP, config.HTTP{ReadTimeout: config.D(30 * time.Second), WriteTimeout: config.D(30 * time.Second), IdleTimeout: config.D(2 * time.Minute), MaxConnections: 1024}},
 		{"DefaultAgent", c.DefaultAgent, "hello"},
 		{"Actors", len(c.Actors), 0},
 		{"Policy", c.Policy.Version, "1"},
@@ -380,6 +402,14 @@ lease: 1m
 idempotency_ttl: 0
 max_body_bytes: 0x10000
 push: {allow_private: true, max_attempts: 2, timeout: 1s}
+http:
+  allowed_hosts: [agents.internal, "ops.example.com:8443"]
+  cors_origins: ["https://app.example.com", "http://localhost:5173"]
+  read_timeout: 5s
+  write_timeout: 1m
+  idle_timeout: 10s
+  max_connections: 64
+mcp: {allowed_hosts: [legacy.internal]}
 default_agent: b
 x-retry: &retry
   max_attempts: 5
@@ -429,6 +459,13 @@ policy:
 	}
 	if c.Push != (config.Push{AllowPrivate: true, MaxAttempts: 2, Timeout: config.D(time.Second)}) {
 		t.Errorf("Push = %+v", c.Push)
+	}
+	wantHTTP := config.HTTP{
+		AllowedHosts: []string{"agents.internal", "ops.example.com:8443"}, CORSOrigins: []string{"https://app.example.com", "http://localhost:5173"},
+		ReadTimeout: config.D(5 * time.Second), WriteTimeout: config.D(time.Minute), IdleTimeout: config.D(10 * time.Second), MaxConnections: 64,
+	}
+	if !reflect.DeepEqual(c.HTTP, wantHTTP) || !reflect.DeepEqual(c.MCP.AllowedHosts, []string{"legacy.internal"}) {
+		t.Errorf("HTTP = %+v, MCP.AllowedHosts = %v", c.HTTP, c.MCP.AllowedHosts)
 	}
 	a, b := c.Agents[0], c.Agents[1]
 	if a.Action != "say" || a.Timeout.Duration != 10*time.Second || !a.Sensitive || a.DryRun == nil || !*a.DryRun {
@@ -617,5 +654,19 @@ func TestDryRunDefault(t *testing.T) {
 	}
 	if _, err := config.Parse([]byte("agents:\n  - {name: x, type: echo, dry_run: maybe}\n"), "bad.yaml"); err == nil || !strings.Contains(err.Error(), "bad.yaml:2:") || !strings.Contains(err.Error(), "agents[0].dry_run") {
 		t.Errorf("dry_run: maybe: %v, want an error at bad.yaml:2 naming agents[0].dry_run", err)
+	}
+}
+
+// TestParseAnyOriginWithBearer: "*" among the CORS origins is accepted
+// with auth: bearer, where a web page still needs a token to call.
+func TestParseAnyOriginWithBearer(t *testing.T) {
+	t.Parallel()
+	const doc = "auth: bearer\nhttp: {cors_origins: [\"*\"]}\n" + oneAgent + "actors:\n  - {name: x, actions: [\"*\"], token_env: X_TOKEN}\n"
+	c, err := config.Parse([]byte(doc), "pactum.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c.HTTP.CORSOrigins, []string{"*"}) {
+		t.Errorf("CORSOrigins = %v", c.HTTP.CORSOrigins)
 	}
 }

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -20,8 +21,9 @@ import (
 // the translation of decoded arguments into a task (fuzzed end to end
 // below through the SDK's own client).
 
-// FuzzHostGuard checks that Handler lets a request through only when its
-// Host and Origin name loopback hosts, whatever the headers hold.
+// FuzzHostGuard checks that Handler lets a request that arrived on a
+// loopback address through only when its Host and Origin name loopback
+// hosts, whatever the headers hold.
 func FuzzHostGuard(f *testing.F) {
 	for _, s := range [][2]string{
 		{"127.0.0.1:9000", ""}, {"localhost", "http://localhost:3000"}, {"[::1]:80", "null"},
@@ -34,6 +36,7 @@ func FuzzHostGuard(f *testing.F) {
 	h := b.srv.Handler(mcpserver.HTTPOptions{})
 	f.Fuzz(func(t *testing.T, host, origin string) {
 		req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/", nil)
+		req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9000}))
 		req.Host = host
 		if origin != "" {
 			req.Header.Set("Origin", origin)

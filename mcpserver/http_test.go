@@ -53,8 +53,11 @@ func TestDNSRebindingProtection(t *testing.T) {
 		{"LOCALHOST", "", http.StatusOK},
 		{"[::1]:9000", "", http.StatusOK},
 		{"127.1.2.3", "", http.StatusOK},
-		{"", "http://localhost:5173", http.StatusOK},
-		{"", "http://127.0.0.1", http.StatusOK},
+		{"", b.url, http.StatusOK}, // its own origin
+		// Another origin, even on this machine, is a cross-origin request
+		// (AllowedOrigins allows it; TestAllowedOrigins).
+		{"", "http://localhost:5173", http.StatusForbidden},
+		{"", "http://127.0.0.1", http.StatusForbidden},
 		{"evil.example", "", http.StatusForbidden},
 		{"evil.example:9000", "", http.StatusForbidden},
 		{"127.0.0.1.evil.example", "", http.StatusForbidden},
@@ -99,6 +102,28 @@ func TestAllowedHosts(t *testing.T) {
 	for _, c := range cases {
 		if code, body := post(t, b.url, c.host, c.origin); code != c.want {
 			t.Errorf("Host %q Origin %q: status %d, want %d (%s)", c.host, c.origin, code, c.want, strings.TrimSpace(body))
+		}
+	}
+}
+
+func TestAllowedOrigins(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *setupConfig) {
+		c.httpOpts.AllowedOrigins = []string{"http://localhost:5173", "https://App.Example.com:443"}
+	})
+	cases := []struct {
+		origin string
+		want   int
+	}{
+		{"http://localhost:5173", http.StatusOK},
+		{"https://app.example.com", http.StatusOK},
+		{"http://localhost:5174", http.StatusForbidden},
+		{"http://app.example.com", http.StatusForbidden},
+		{"https://evil.example", http.StatusForbidden},
+	}
+	for _, c := range cases {
+		if code, body := post(t, b.url, "", c.origin); code != c.want {
+			t.Errorf("Origin %q: status %d, want %d (%s)", c.origin, code, c.want, strings.TrimSpace(body))
 		}
 	}
 }

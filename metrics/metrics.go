@@ -25,6 +25,8 @@ type Metrics struct {
 	deadLetters *prometheus.CounterVec
 	refusals    *prometheus.CounterVec
 	pushes      *prometheus.CounterVec
+	httpRefused *prometheus.CounterVec
+	connWaits   prometheus.Counter
 }
 
 var _ task.Observer = (*Metrics)(nil)
@@ -54,8 +56,14 @@ func New(store task.Store, logger *slog.Logger) *Metrics {
 			Name: "pactum_push_deliveries_total",
 			Help: "Push notifications (one event to one webhook) by outcome: delivered, failed, refused, dropped, abandoned.",
 		}, []string{"outcome"}),
+		httpRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pactum_http_refusals_total", Help: "Requests refused at the HTTP edge: foreign Host, cross-origin, or not JSON.",
+		}, []string{"reason"}),
+		connWaits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "pactum_http_connection_waits_total", Help: "Connections that waited because http.max_connections were open.",
+		}),
 	}
-	m.reg.MustRegister(m.transitions, m.attempts, m.retries, m.deadLetters, m.refusals, m.pushes,
+	m.reg.MustRegister(m.transitions, m.attempts, m.retries, m.deadLetters, m.refusals, m.pushes, m.httpRefused, m.connWaits,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&stateCollector{store: store, log: logger})
 	return m
@@ -98,6 +106,14 @@ func (m *Metrics) AuthRefused(endpoint string, invalid bool) {
 func (m *Metrics) PushDelivery(outcome string) {
 	m.pushes.WithLabelValues(outcome).Inc()
 }
+
+// HTTPRefused counts a request refused at the HTTP edge; reason is "host",
+// "origin" or "content_type".
+func (m *Metrics) HTTPRefused(reason string) { m.httpRefused.WithLabelValues(reason).Inc() }
+
+// ConnectionWaited counts a connection that had to wait for a free slot
+// under the connection cap.
+func (m *Metrics) ConnectionWaited() { m.connWaits.Inc() }
 
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {

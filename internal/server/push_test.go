@@ -26,9 +26,12 @@ import (
 	"github.com/pactum/pactum/internal/syncbuf"
 )
 
-// node is a real pactum node on a loopback port whose logs are captured.
+// node is a real pactum node on a loopback port, served as `pactum serve`
+// serves one (ServeListener on 127.0.0.1:0), whose logs are captured.
 type node struct {
-	base string
+	srv  *server.Server
+	addr string // host:port
+	base string // http://host:port
 	logs *syncbuf.Buffer
 	stop func() // stops the node and waits for it; safe to call twice
 }
@@ -49,7 +52,7 @@ func startNode(t *testing.T, dsn, yaml string) *node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &node{base: "http://" + ln.Addr().String(), logs: &syncbuf.Buffer{}}
+	n := &node{addr: ln.Addr().String(), base: "http://" + ln.Addr().String(), logs: &syncbuf.Buffer{}}
 	log := slog.New(slog.NewTextHandler(n.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	srv, err := server.New(ctx, cfg, ".", nil, log)
@@ -57,6 +60,7 @@ func startNode(t *testing.T, dsn, yaml string) *node {
 		cancel()
 		t.Fatal(err)
 	}
+	n.srv = srv
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeListener(ctx, ln, 10*time.Second) }()
 	var once sync.Once

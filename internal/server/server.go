@@ -10,16 +10,20 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/pactum/pactum/a2aserver"
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/audit"
 	"github.com/pactum/pactum/config"
+	"github.com/pactum/pactum/internal/httpguard"
 	"github.com/pactum/pactum/internal/version"
 	"github.com/pactum/pactum/mcpserver"
 	"github.com/pactum/pactum/metrics"
@@ -178,23 +182,43 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		WaitTimeout: cfg.MCP.WaitTimeout.Duration,
 	})
 	if !cfg.MCP.Disabled {
+		// The node's guard, in front of every route, checks /mcp's Host
+		// and Origin; mcpserver's own guard lets guarded requests pass.
 		mux.Handle("/mcp", tokens.requireMCP(s.mcp.Handler(mcpserver.HTTPOptions{
-			AllowedHosts: mcpHosts(cfg), MaxBodyBytes: cfg.MaxBodyBytes,
+			MaxBodyBytes: cfg.MaxBodyBytes,
 		}), func(invalid bool) { s.metrics.AuthRefused("mcp", invalid) }))
 	}
 	mux.Handle("/", s.a2a)
-	s.handler = mux
+	guard, err := httpguard.New(httpguard.Options{
+		// mcp.allowed_hosts is an alias of http.allowed_hosts.
+		AllowedHosts:   append(slices.Clip(cfg.HTTP.AllowedHosts), cfg.MCP.AllowedHosts...),
+		BaseURL:        cfg.BaseURL,
+		AllowedOrigins: cfg.HTTP.CORSOrigins,
+		Public:         isCard,
+		ReadTimeout:    cfg.HTTP.ReadTimeout.Duration,
+		WriteTimeout:   cfg.HTTP.WriteTimeout.Duration,
+		Refused:        s.metrics.HTTPRefused,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("http: %w", err)
+	}
+	s.handler = guard.Handler(mux)
 	return s, nil
 }
 
-// mcpHosts are the hosts /mcp accepts besides loopback: the configured
-// ones and the host of the public base URL.
-func mcpHosts(cfg *config.Config) []string {
-	hosts := append([]string(nil), cfg.MCP.AllowedHosts...)
-	if u, err := url.Parse(cfg.BaseURL); err == nil && u.Hostname() != "" {
-		hosts = append(hosts, u.Hostname())
+// isCard reports whether r asks for an agent card, which any web page may
+// read: /.well-known/agent-card.json (or the 0.3 agent.json), at the root
+// or under /agents/{name}.
+func isCard(r *http.Request) bool {
+	p := r.URL.Path
+	if rest, ok := strings.CutPrefix(p, "/agents/"); ok {
+		name, sub, _ := strings.Cut(rest, "/")
+		if name == "" {
+			return false
+		}
+		p = "/" + sub
 	}
-	return hosts
+	return p == a2asrv.WellKnownAgentCardPath || p == "/.well-known/agent.json"
 }
 
 // MCP returns the node's MCP server (for `pactum mcp` over stdio).
@@ -237,7 +261,9 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 // Coordinator returns the node's Coordinator.
 func (s *Server) Coordinator() *task.Coordinator { return s.coord }
 
-// Handler returns the node's HTTP handler (A2A, metrics, health).
+// Handler returns the node's HTTP handler (A2A, MCP, metrics, health),
+// behind the node's guard: the Host, Origin and content-type checks and the
+// per-request read and write deadlines of the http section.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Start starts the Coordinator and push delivery.
@@ -292,13 +318,36 @@ func (s *Server) Serve(ctx context.Context, drain time.Duration) error {
 	return s.ServeListener(ctx, ln, drain)
 }
 
+// readHeaderTimeout bounds reading a request's headers.
+const readHeaderTimeout = 10 * time.Second
+
+// connectionsFull is told each time a connection waits for a free slot
+// under http.max_connections: it counts it and logs at most once a minute.
+func (s *Server) connectionsFull() func() {
+	var last atomic.Int64
+	return func() {
+		s.metrics.ConnectionWaited()
+		now := time.Now().UnixNano()
+		if prev := last.Load(); now-prev >= int64(time.Minute) && last.CompareAndSwap(prev, now) {
+			s.log.Warn("http: connection cap reached; new connections wait until one closes", "max_connections", s.cfg.HTTP.MaxConnections)
+		}
+	}
+}
+
 // ServeListener is Serve on an existing listener.
 func (s *Server) ServeListener(ctx context.Context, ln net.Listener, drain time.Duration) error {
 	if err := s.Start(ctx); err != nil {
 		ln.Close()
 		return err
 	}
-	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	// Read and write deadlines are set per request by the guard (package
+	// httpguard): the server's own ReadTimeout and WriteTimeout would cut
+	// long SSE streams.
+	hs := &http.Server{
+		Handler: s.handler, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: s.cfg.HTTP.IdleTimeout.Duration,
+		BaseContext: func(net.Listener) context.Context { return ctx },
+	}
+	ln = httpguard.LimitListener(ln, s.cfg.HTTP.MaxConnections, s.connectionsFull())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	s.log.Info("pactum serving", "addr", ln.Addr().String(), "base_url", s.cfg.BaseURL, "store", RedactDSN(s.cfg.Store), "node", s.coord.Node())
