@@ -3,19 +3,15 @@ package audit_test
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/pactum/pactum/audit"
 	"github.com/pactum/pactum/audit/audittest"
 	"github.com/pactum/pactum/store/sqlite"
 	"github.com/pactum/pactum/task"
 )
-
-var t0 = time.Date(2026, 5, 6, 7, 8, 9, 10000, time.UTC)
 
 // chain builds an audit chain through a real SQLite store and closes it.
 // It returns the database path and the sealed entries.
@@ -28,38 +24,7 @@ func chain(t *testing.T) (string, []task.AuditEntry) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for i := range 3 {
-		id := fmt.Sprintf("t%d", i)
-		now := t0.Add(time.Duration(i) * time.Second)
-		_, err := s.CreateTask(ctx, task.CreateParams{
-			Task: &task.Task{ID: id, ContextID: "c", Agent: "echo", MaxAttempts: 1, Envelope: task.Envelope{
-				TaskID: id, Actor: "alice", Action: "echo",
-				Input: task.Message{ID: "m" + id, Role: task.RoleUser, Parts: []task.Part{task.TextPart("hi")}},
-			}},
-			Steps: []task.Step{{To: task.StateValidated}, {To: task.StateQueued}},
-			Audit: []task.AuditInput{{Kind: task.AuditSubmitted, TaskID: id, Actor: "alice", Data: json.RawMessage(`{"n":1}`)}},
-			Now:   now,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Claim(ctx, task.ClaimParams{Owner: "w", Now: now, LeaseFor: time.Minute, Limit: 1, TaskID: id}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.Transition(ctx, task.TransitionParams{TaskID: id, From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: "w", Now: now}); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.AppendAudit(ctx, []task.AuditInput{{Kind: task.AuditPushConfig, TaskID: id, Actor: "bob"}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	entries, err := s.AuditEntries(ctx, 0, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(entries) != 18 {
-		t.Fatalf("built %d entries, want 18", len(entries))
-	}
+	entries := audittest.Build(t, s)
 	return path, entries
 }
 

@@ -26,12 +26,22 @@ type bundle struct {
 
 func setup(t *testing.T, opts task.Options) *bundle {
 	t.Helper()
+	return setupWrapped(t, opts, nil)
+}
+
+// setupWrapped is setup with the Coordinator's view of the store wrapped
+// (to make some of its calls fail, say); the bundle holds the real store.
+func setupWrapped(t *testing.T, opts task.Options, wrap func(task.Store) task.Store) *bundle {
+	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "pactum.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.Store = st
+	if wrap != nil {
+		opts.Store = wrap(st)
+	}
 	if opts.PollInterval == 0 {
 		opts.PollInterval = 20 * time.Millisecond
 	}
@@ -1089,10 +1099,6 @@ func (renewFails) RenewLease(context.Context, task.RenewParams) error {
 func TestAttemptStopsWhenItsLeaseEndsUnrenewed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "pactum.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	stopped := make(chan error, 16)
 	var running, overlapped atomic.Int64
 	block := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
@@ -1109,23 +1115,12 @@ func TestAttemptStopsWhenItsLeaseEndsUnrenewed(t *testing.T) {
 		}
 		return nil, ctx.Err()
 	})
-	c, err := task.NewCoordinator(task.Options{
-		Store: renewFails{st}, LeaseFor: 300 * time.Millisecond, PollInterval: 20 * time.Millisecond,
+	b := setupWrapped(t, task.Options{
+		LeaseFor: 300 * time.Millisecond,
 		Agents: []task.AgentSpec{{Name: "block", Runner: block, Timeout: time.Hour,
 			Retry: task.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Millisecond}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = c.Stop(sctx)
-		_ = st.Close()
-	})
+	}, func(s task.Store) task.Store { return renewFails{s} })
+	c := b.coord
 	res, err := c.Submit(ctx, task.SubmitRequest{Envelope: envelope("block", "a", "x")})
 	if err != nil {
 		t.Fatal(err)
