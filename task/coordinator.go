@@ -1330,29 +1330,35 @@ func (c *Coordinator) turnAttempts(t *Task) (used int, spent bool) {
 }
 
 func (c *Coordinator) renewLease(ctx context.Context, cancel context.CancelFunc, t *Task, log *slog.Logger) {
-	tick := time.NewTicker(c.leaseFor / 3)
-	defer tick.Stop()
+	// Renewals come every third of a lease; after a failed one, sooner, so
+	// that a passing error gets several more tries before the deadline
+	// below gives up on the lease.
+	every, retry := c.leaseFor/3, c.leaseFor/12
+	next := time.NewTimer(every)
+	defer next.Stop()
 	// held is when this node's lease ends as far as it can know: the
 	// claim's expiry, then each successful renewal's, counted from before
 	// the renewal was sent so that it never overstates. Past it another
 	// node may claim the task, so an attempt whose renewals kept failing
-	// (the store unreachable) stops there instead of running on beside the
-	// next attempt.
+	// (the store unreachable) is stopped a third of a lease before then,
+	// which leaves the runtime time to end it (an exec command's
+	// kill_grace) and absorbs some clock skew between nodes.
 	held := t.LeaseExpires
 	if held.IsZero() {
 		held = c.now().Add(c.leaseFor)
 	}
-	expiry := time.NewTimer(held.Sub(c.clock()))
+	margin := c.leaseFor / 3
+	expiry := time.NewTimer(held.Add(-margin).Sub(c.clock()))
 	defer expiry.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-expiry.C:
-			log.Warn("lease expired without a renewal; stopping attempt", "lease_expired", held)
+			log.Warn("lease about to end without a renewal; stopping attempt", "lease_expires", held)
 			cancel()
 			return
-		case <-tick.C:
+		case <-next.C:
 		}
 		sent := c.now()
 		err := c.store.RenewLease(ctx, RenewParams{TaskID: t.ID, Owner: t.LeaseOwner, Now: sent, LeaseFor: c.leaseFor})
@@ -1363,9 +1369,13 @@ func (c *Coordinator) renewLease(ctx context.Context, cancel context.CancelFunc,
 			return
 		case err == nil:
 			held = sent.Add(c.leaseFor)
-			expiry.Reset(held.Sub(c.clock()))
-		case ctx.Err() == nil:
-			log.Warn("renew lease", "err", err, "lease_expires", held)
+			expiry.Reset(held.Add(-margin).Sub(c.clock()))
+			next.Reset(every)
+		default:
+			if ctx.Err() == nil {
+				log.Warn("renew lease", "err", err, "lease_expires", held)
+			}
+			next.Reset(retry)
 		}
 	}
 }

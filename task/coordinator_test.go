@@ -1146,3 +1146,46 @@ func TestAttemptStopsWhenItsLeaseEndsUnrenewed(t *testing.T) {
 		t.Fatalf("%d attempts started while an earlier attempt of the task still ran on this node", n)
 	}
 }
+
+// renewFailsOnce is a store whose first lease renewal fails, as a passing
+// error (a busy database, a dropped connection) would.
+type renewFailsOnce struct {
+	task.Store
+	failed *atomic.Bool
+}
+
+func (s renewFailsOnce) RenewLease(ctx context.Context, p task.RenewParams) error {
+	if s.failed.CompareAndSwap(false, true) {
+		return errors.New("connection reset")
+	}
+	return s.Store.RenewLease(ctx, p)
+}
+
+// One failed renewal does not stop a healthy attempt: the next try comes
+// well before the lease is given up.
+func TestOneFailedRenewalKeepsTheAttempt(t *testing.T) {
+	t.Parallel()
+	var failed atomic.Bool
+	var calls atomic.Int64
+	slow := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		calls.Add(1)
+		select {
+		case <-time.After(1500 * time.Millisecond): // five leases
+			return &task.Result{}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	b := setupWrapped(t, task.Options{
+		LeaseFor: 300 * time.Millisecond,
+		Agents:   []task.AgentSpec{{Name: "slow", Runner: slow, Timeout: time.Hour}},
+	}, func(s task.Store) task.Store { return renewFailsOnce{s, &failed} })
+	res, err := b.coord.Submit(context.Background(), task.SubmitRequest{Envelope: envelope("slow", "a", "x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := wait(t, b, res.Task.ID)
+	if got.State != task.StateSucceeded || calls.Load() != 1 || !failed.Load() {
+		t.Fatalf("task %s after %d calls (a renewal failed: %v), want succeeded at the first call", got.State, calls.Load(), failed.Load())
+	}
+}
