@@ -335,3 +335,65 @@ func TestHTTPJSONEdge(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPJSONInvalidParams pins that every parameter the HTTP+JSON
+// binding cannot read — a query parameter of the wrong form, a body member
+// that does not decode — answers 400 with the ErrorInfo reason
+// INVALID_PARAMS (what JSON-RPC answers as -32602), on 1.0 and 0.3 routes,
+// naming the parameter; a body that is not JSON stays a PARSE_ERROR.
+func TestHTTPJSONInvalidParams(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	done := send(testCtx(t), t, b.client("echo", a2a.TransportProtocolJSONRPC), sendReq(userMessage("done")))
+	task := "/tasks/" + string(done.ID)
+	msg10 := func(parts string) string {
+		return `{"message":{"messageId":"` + msgID() + `","role":"ROLE_USER","parts":` + parts + `}}`
+	}
+	msg03 := func(parts string) string {
+		return `{"message":{"messageId":"` + msgID() + `","role":"ROLE_USER","content":` + parts + `}}`
+	}
+	for _, tc := range []struct {
+		name, method, path, version, body string
+		status                            int
+		reason, says                      string
+	}{
+		{"1.0 ListTasks statusTimestampAfter", "GET", "/tasks?statusTimestampAfter=yesterday", "1.0", "", 400, "INVALID_PARAMS", "statusTimestampAfter"},
+		{"1.0 ListTasks lastUpdatedAfter", "GET", "/tasks?lastUpdatedAfter=2026-13-01", "1.0", "", 400, "INVALID_PARAMS", "lastUpdatedAfter"},
+		{"1.0 ListTasks pageSize", "GET", "/tasks?pageSize=ten", "1.0", "", 400, "INVALID_PARAMS", "pageSize"},
+		{"1.0 ListTasks historyLength", "GET", "/tasks?historyLength=1.5", "1.0", "", 400, "INVALID_PARAMS", "historyLength"},
+		{"1.0 ListTasks includeArtifacts", "GET", "/tasks?includeArtifacts=maybe", "1.0", "", 400, "INVALID_PARAMS", "includeArtifacts"},
+		{"1.0 ListTasks good parameters", "GET", "/tasks?pageSize=5&historyLength=1&includeArtifacts=true&statusTimestampAfter=2020-01-01T00:00:00Z", "1.0", "", 200, "", ""},
+		{"1.0 GetTask historyLength", "GET", task + "?historyLength=all", "1.0", "", 400, "INVALID_PARAMS", "historyLength"},
+		{"1.0 SendMessage unknown part kind", "POST", "/message:send", "1.0", msg10(`[{"kind":"blob","blob":"x"}]`), 400, "INVALID_PARAMS", "body.message.parts[0]"},
+		{"1.0 SendMessage message a string", "POST", "/message:send", "1.0", `{"message":"hi"}`, 400, "INVALID_PARAMS", "body.message"},
+		{"1.0 SendMessage historyLength a string", "POST", "/message:send", "1.0", `{"configuration":{"historyLength":"x"},` + msg10(`[{"text":"x"}]`)[1:], 400, "INVALID_PARAMS", "body.configuration.historyLength"},
+		{"1.0 SendStreamingMessage unknown part kind", "POST", "/message:stream", "1.0", msg10(`[{"blob":"x"}]`), 400, "INVALID_PARAMS", "body.message.parts[0]"},
+		{"1.0 CreateTaskPushNotificationConfig url a number", "POST", task + "/pushNotificationConfigs", "1.0", `{"url":5}`, 400, "INVALID_PARAMS", "body.url"},
+		{"1.0 SendMessage not JSON", "POST", "/message:send", "1.0", `{"message":`, 400, "PARSE_ERROR", ""},
+		{"0.3 ListTasks lastUpdatedAfter", "GET", "/v1/tasks?lastUpdatedAfter=yesterday", "", "", 400, "INVALID_PARAMS", "lastUpdatedAfter"},
+		{"0.3 ListTasks pageSize", "GET", "/v1/tasks?pageSize=ten", "", "", 400, "INVALID_PARAMS", "pageSize"},
+		{"0.3 ListTasks includeArtifacts", "GET", "/v1/tasks?includeArtifacts=maybe", "", "", 400, "INVALID_PARAMS", "includeArtifacts"},
+		{"0.3 GetTask historyLength", "GET", "/v1" + task + "?historyLength=all", "", "", 400, "INVALID_PARAMS", "historyLength"},
+		{"0.3 SendMessage message a string", "POST", "/v1/message:send", "", `{"message":"hi"}`, 400, "INVALID_PARAMS", "body.message"},
+		{"0.3 SendMessage content a string", "POST", "/v1/message:send", "", msg03(`"x"`), 400, "INVALID_PARAMS", "body.message.content"},
+		{"0.3 SendStreamingMessage content an object", "POST", "/v1/message:stream", "", msg03(`{}`), 400, "INVALID_PARAMS", "body.message.content"},
+		{"0.3 CreateTaskPushNotificationConfig without config", "POST", "/v1" + task + "/pushNotificationConfigs", "", `{}`, 400, "INVALID_PARAMS", "config"},
+		{"0.3 SendMessage not JSON", "POST", "/v1/message:send", "", `{"message":`, 400, "PARSE_ERROR", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := b.do(tc.method, tc.path, tc.version, strings.NewReader(tc.body))
+			if r.status != tc.status {
+				t.Fatalf("%d %.300s, want %d", r.status, r.body, tc.status)
+			}
+			if tc.reason == "" {
+				return
+			}
+			if got := restReason(t, r); got != tc.reason {
+				t.Errorf("reason %s, want %s: %.300s", got, tc.reason, r.body)
+			}
+			if tc.says != "" && !bytes.Contains(r.body, []byte(tc.says)) {
+				t.Errorf("error %.300s does not name %q", r.body, tc.says)
+			}
+		})
+	}
+}

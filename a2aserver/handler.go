@@ -365,7 +365,7 @@ func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequ
 		if m.ContextID != "" && m.ContextID != cur.ContextID {
 			return nil, invalidParams(fmt.Sprintf("message.contextId %q does not match the context %q of task %s", m.ContextID, cur.ContextID, id))
 		}
-		defer h.expectPush(push, id)()
+		defer h.expectPush(ctx, push, id)()
 		if t, err = h.coord.Continue(ctx, id, msg); err != nil {
 			return nil, h.wireErr(ctx, op, err)
 		}
@@ -383,7 +383,7 @@ func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequ
 			// task's very first events to the configuration that comes
 			// with it.
 			env.TaskID = task.NewID()
-			defer h.expectPush(push, env.TaskID)()
+			defer h.expectPush(ctx, push, env.TaskID)()
 		}
 		submit := h.coord.Submit
 		if wait && push == nil {
@@ -396,7 +396,10 @@ func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequ
 		t = res.Task
 	}
 	if push != nil {
-		push.TaskID = t.ID
+		// Owed the task's latest state until a delivery is recorded: the
+		// task may have finished before the configuration is stored, and
+		// a node that stops before it delivers must leave it owed.
+		push.TaskID, push.Owed = t.ID, true
 		if err := h.putPushConfig(ctx, op, *push, t.Envelope.Actor); err != nil {
 			return nil, err
 		}
@@ -407,13 +410,13 @@ func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequ
 // expectPush announces a push configuration sent with a message to the
 // Pusher under the task id it will be stored for, and returns the function
 // that withdraws the announcement.
-func (h *Handler) expectPush(c *task.PushConfig, taskID string) func() {
+func (h *Handler) expectPush(ctx context.Context, c *task.PushConfig, taskID string) func() {
 	if c == nil || h.pusher == nil {
 		return func() {}
 	}
 	ann := *c
 	ann.TaskID = taskID
-	return h.pusher.expect(ann)
+	return h.pusher.expect(ctx, ann)
 }
 
 // checkHistoryLength refuses a negative historyLength: the specification

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -460,5 +461,148 @@ func TestPushCatchUpAfterStop(t *testing.T) {
 	}
 	if n := len(recv.on("/hook")) - before; n != 1 {
 		t.Errorf("the restarted Pusher sent %d notifications, want the one task", n)
+	}
+}
+
+// TestPushOwedWhenSentWithMessage: a push configuration sent with the
+// message is owed the task's latest state from the start. Stored only after
+// the task finished (the store is slow), its webhook down while the node
+// runs, and the node's Pusher stopped before any delivery: the next Pusher
+// over the same store sends it the finished task.
+func TestPushOwedWhenSentWithMessage(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *setupConfig) {
+		c.opts.AllowPrivatePush = true
+		c.opts.Push = a2aserver.PusherOptions{InitialBackoff: time.Hour, MaxBackoff: time.Hour, CatchUpGrace: time.Hour}
+	})
+	ctx := testCtx(t)
+	hook := newSwitchedHook(t)
+	b.store.beforePutPush.Store(ptr(waitTerminal(t, b)))
+	req := sendReq(userMessage("owed from the start"))
+	req.Config = &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: hook.srv.URL + "/hook"}}
+	tk := send(ctx, t, b.client("echo", a2a.TransportProtocolJSONRPC), req)
+	stopped, cancel := context.WithCancel(ctx)
+	cancel()
+	_ = b.srv.Stop(stopped) // the node goes away, nothing delivered
+
+	owed, err := b.coord.PushBacklog(ctx, task.PushBacklogParams{UpdatedBefore: time.Now().Add(time.Hour), Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(owed) != 1 || owed[0].Config.TaskID != string(tk.ID) {
+		t.Fatalf("backlog after the stop = %+v; want the configuration sent with the message, owed task %s", owed, tk.ID)
+	}
+
+	hook.up.Store(true)
+	p := a2aserver.NewPusher(b.coord, a2aserver.PusherOptions{AllowPrivate: true, CatchUpGrace: time.Nanosecond, Logger: testLogger(t)})
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Stop(ctx) }()
+	whole := hook.waitTask(t)
+	if whole.ID != tk.ID || whole.Status.State != a2a.TaskStateCompleted || len(whole.Artifacts) != 1 {
+		t.Fatalf("caught-up task = %+v; want task %s, completed, with its artifact", whole, tk.ID)
+	}
+	waitBacklogEmpty(t, b)
+}
+
+// TestPushSentWithMessageNotRepeated: a configuration sent with the message
+// that was delivered the finished task before it was stored is not owed it
+// again (the catch-up would send it twice).
+func TestPushSentWithMessageNotRepeated(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *setupConfig) { c.opts.AllowPrivatePush = true })
+	ctx := testCtx(t)
+	recv := newReceiver(t)
+	wait := waitTerminal(t, b)
+	b.store.beforePutPush.Store(ptr(func(ctx context.Context, c task.PushConfig) {
+		wait(ctx, c)
+		recv.waitFinal(t, "/hook", a2a.TaskStateCompleted) // delivered before it is stored
+	}))
+	req := sendReq(userMessage("once"))
+	req.Config = &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: recv.srv.URL + "/hook"}}
+	send(ctx, t, b.client("echo", a2a.TransportProtocolJSONRPC), req)
+	waitBacklogEmpty(t, b)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// waitTerminal returns a beforePutPush hook that holds the store until the
+// configuration's task is finished.
+func waitTerminal(t *testing.T, b *bundle) func(context.Context, task.PushConfig) {
+	return func(ctx context.Context, c task.PushConfig) {
+		for {
+			tk, err := b.store.Store.GetTask(ctx, c.TaskID, 0)
+			if err == nil && tk.State.Terminal() {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				t.Errorf("task %s did not finish: %v", c.TaskID, ctx.Err())
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// waitBacklogEmpty waits until no push configuration is owed anything.
+func waitBacklogEmpty(t *testing.T, b *bundle) {
+	t.Helper()
+	ctx := testCtx(t)
+	for {
+		owed, err := b.coord.PushBacklog(ctx, task.PushBacklogParams{UpdatedBefore: time.Now().Add(time.Hour), Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(owed) == 0 {
+			return
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			t.Fatalf("still owed: %+v", owed)
+		}
+	}
+}
+
+// switchedHook is a webhook that answers 503 until up is set.
+type switchedHook struct {
+	srv   *httptest.Server
+	up    atomic.Bool
+	tasks chan *a2a.Task
+}
+
+func newSwitchedHook(t *testing.T) *switchedHook {
+	h := &switchedHook{tasks: make(chan *a2a.Task, 16)}
+	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if !h.up.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		var sr a2a.StreamResponse
+		if body, err := io.ReadAll(req.Body); err == nil && json.Unmarshal(body, &sr) == nil {
+			if tk, ok := sr.Event.(*a2a.Task); ok {
+				select {
+				case h.tasks <- tk:
+				default:
+				}
+			}
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// waitTask returns the first whole task the hook received while up.
+func (h *switchedHook) waitTask(t *testing.T) *a2a.Task {
+	t.Helper()
+	select {
+	case tk := <-h.tasks:
+		return tk
+	case <-testCtx(t).Done():
+		t.Fatal("no task was pushed")
+		return nil
 	}
 }

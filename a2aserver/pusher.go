@@ -160,6 +160,10 @@ type Pusher struct {
 	anyCall *anyLookup
 	cache   map[string]cachedConfigs
 	pending map[string][]task.PushConfig // see expect
+	// pendingSent is the task seq sent to each pending configuration
+	// (task id → config id → seq): recorded before the configuration was
+	// stored, the mark did not stick; expect's cleanup records it again.
+	pendingSent map[string]map[string]int
 
 	// queues holds the delivery queue of each task with deliveries under
 	// way; a queue's goroutine removes it when it runs dry.
@@ -228,7 +232,7 @@ func NewPusher(coord *task.Coordinator, opts PusherOptions) *Pusher {
 	}
 	return &Pusher{
 		coord: coord, opts: opts, log: log,
-		cache: map[string]cachedConfigs{}, pending: map[string][]task.PushConfig{}, queues: map[string]chan delivery{},
+		cache: map[string]cachedConfigs{}, pending: map[string][]task.PushConfig{}, pendingSent: map[string]map[string]int{}, queues: map[string]chan delivery{},
 		dropped: map[string]int{}, dropWake: make(chan struct{}, 1),
 		stopping: make(chan struct{}), catchUpSlots: make(chan struct{}, 4*opts.Workers),
 	}
@@ -650,6 +654,10 @@ func (p *Pusher) recordSent(ctx context.Context, taskID string, sent, marked map
 		if ctx.Err() != nil {
 			continue // stopping: a later catch-up may send it again
 		}
+		// Before the mark, which does not stick to a configuration not
+		// stored yet: expect's cleanup, which runs once it is stored,
+		// then records it.
+		p.notePendingSent(taskID, id, seq)
 		if err := p.coord.MarkPushDelivered(ctx, taskID, id, seq); err != nil {
 			if ctx.Err() == nil {
 				p.log.Warn("push: record what a push configuration was sent", "task", taskID, "config", id, "seq", seq, "err", err)
@@ -657,6 +665,18 @@ func (p *Pusher) recordSent(ctx context.Context, taskID string, sent, marked map
 			continue
 		}
 		marked[id] = seq
+	}
+}
+
+// notePendingSent records that seq was sent to configuration id of a task
+// if that configuration is announced (expect) and not stored yet.
+func (p *Pusher) notePendingSent(taskID, id string, seq int) {
+	p.cacheMu.Lock()
+	defer p.cacheMu.Unlock()
+	if sent := p.pendingSent[taskID]; sent != nil {
+		if old, ok := sent[id]; ok && seq > old {
+			sent[id] = seq
+		}
 	}
 }
 
@@ -765,20 +785,40 @@ func withPending(stored []task.PushConfig, pending []task.PushConfig) []task.Pus
 // expect announces a configuration that is about to be stored for a task
 // that may already be publishing events (a push configuration sent with the
 // message): the Pusher delivers to it from the first event on. Call the
-// returned function once the configuration is stored, or was not.
-func (p *Pusher) expect(c task.PushConfig) (done func()) {
+// returned function once the configuration is stored, or was not: it
+// records what was sent to the configuration meanwhile, so that a
+// configuration stored as owed (task.PushConfig.Owed) is not sent that
+// state again by the catch-up.
+func (p *Pusher) expect(ctx context.Context, c task.PushConfig) (done func()) {
 	p.cacheMu.Lock()
 	p.pending[c.TaskID] = append(p.pending[c.TaskID], c)
+	if p.pendingSent[c.TaskID] == nil {
+		p.pendingSent[c.TaskID] = map[string]int{}
+	}
+	p.pendingSent[c.TaskID][c.ID] = 0
 	p.cacheMu.Unlock()
 	return func() {
 		p.cacheMu.Lock()
-		defer p.cacheMu.Unlock()
 		// A new slice, never an edit in place: readers may hold the old one.
 		left := slices.DeleteFunc(slices.Clone(p.pending[c.TaskID]), func(x task.PushConfig) bool { return x.ID == c.ID })
 		if len(left) == 0 {
 			delete(p.pending, c.TaskID)
 		} else {
 			p.pending[c.TaskID] = left
+		}
+		seq := p.pendingSent[c.TaskID][c.ID]
+		delete(p.pendingSent[c.TaskID], c.ID)
+		if len(p.pendingSent[c.TaskID]) == 0 {
+			delete(p.pendingSent, c.TaskID)
+		}
+		p.cacheMu.Unlock()
+		if seq == 0 {
+			return
+		}
+		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := p.coord.MarkPushDelivered(mctx, c.TaskID, c.ID, seq); err != nil {
+			p.log.Warn("push: record what a push configuration was sent", "task", c.TaskID, "config", c.ID, "seq", seq, "err", err)
 		}
 	}
 }

@@ -341,6 +341,10 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint
 	if version != a2a.Version {
 		prefix = a2av0.RESTPathPrefix
 	}
+	if err := checkRESTParams(r.Method, sub, prefix, r.URL.Query(), body, version != a2a.Version); err != nil {
+		writeA2ARESTError(w, err)
+		return
+	}
 	if id, ok := subscribeTarget(r.Method, sub, prefix); ok {
 		if err := ep.handler.checkSubscribable(r.Context(), id); err != nil {
 			writeA2ARESTError(w, err)

@@ -119,6 +119,16 @@ type faultyStore struct {
 	failGet atomic.Bool
 	// Push configuration lookups, counted.
 	listPush, hasPush atomic.Int64
+	// beforePutPush, when set, runs before each PutPushConfig.
+	beforePutPush atomic.Pointer[func(context.Context, task.PushConfig)]
+}
+
+// PutPushConfig implements task.Store.
+func (s *faultyStore) PutPushConfig(ctx context.Context, c task.PushConfig, audit []task.AuditInput) error {
+	if f := s.beforePutPush.Load(); f != nil {
+		(*f)(ctx, c)
+	}
+	return s.Store.PutPushConfig(ctx, c, audit)
 }
 
 // ListPushConfigs implements task.Store.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -17,21 +18,60 @@ import (
 const (
 	codeParseError     = -32700
 	codeInvalidRequest = -32600
+	codeMethodNotFound = -32601
 	codeInvalidParams  = -32602
 )
 
-// rpcGuard checks the JSON-RPC 2.0 envelope of each POSTed message before
-// the SDK sees it, so that a malformed message gets a JSON-RPC error with
-// the right code instead of the SDK's plain-text 400 or its error code 0:
+// statusCodedVersion is the first protocol version (SEP-2575) whose HTTP
+// transport answers a request's JSON-RPC error with an HTTP status: 404
+// for method not found, 400 for invalid params. Earlier versions answer
+// it as any response, with 200.
+const statusCodedVersion = "2026-07-28"
+
+// method is what the guard knows of a method pactum serves: whether it is
+// a notification (no id) or a request (an id), whether it needs params,
+// and how its params decode.
+type method struct {
+	notification   bool
+	paramsRequired bool
+	decode         func(params json.RawMessage) error
+}
+
+// methods are the methods of the SDK's server that pactum serves, with
+// the SDK's rules (mcp/server.go, serverMethodInfos) and params types.
+// Messages for other methods go to the SDK, whose plain-text refusal the
+// guard rewrites (see sdkRefusal): a custom method added through
+// MCPServer still works.
+var methods = map[string]method{
+	"initialize":                       {paramsRequired: true, decode: decodeParams[mcp.InitializeParams]},
+	"ping":                             {decode: decodeParams[mcp.PingParams]},
+	"tools/list":                       {decode: decodeParams[mcp.ListToolsParams]},
+	"tools/call":                       {paramsRequired: true, decode: decodeParams[mcp.CallToolParamsRaw]},
+	"notifications/initialized":        {notification: true, decode: decodeParams[mcp.InitializedParams]},
+	"notifications/cancelled":          {notification: true, decode: decodeParams[mcp.CancelledParams]},
+	"notifications/progress":           {notification: true, paramsRequired: true, decode: decodeParams[mcp.ProgressNotificationParams]},
+	"notifications/roots/list_changed": {notification: true, decode: decodeParams[mcp.RootsListChangedParams]},
+}
+
+// rpcGuard checks each POSTed JSON-RPC 2.0 message before the SDK sees
+// it, so that a malformed message gets a JSON-RPC error with the right code
+// in an application/json body instead of the SDK's plain-text 400 or its
+// error code 0:
 //   - a body that is not JSON: HTTP 400, -32700;
 //   - a request or notification whose "jsonrpc" is not the string "2.0",
 //     whose "method" is not a non-empty string, whose "id" is not a string
 //     or an integer of at most 2^53 in magnitude (the SDK would change a
 //     larger one; MCP forbids null ids), or whose "params" is not an
-//     object: HTTP 400,
-//     -32600 (an array of params: -32602);
-//   - an initialize request whose params do not decode (a numeric
-//     protocolVersion, say): a -32602 response naming the member.
+//     object: HTTP 400, -32600 (an array of params: -32602);
+//   - a message for one of the methods pactum serves (methods) that is a
+//     request without an id or a notification with one: HTTP 400, -32600;
+//     one whose params are missing though required, or do not decode (a
+//     numeric protocolVersion, a numeric tool name): -32602 naming the
+//     member, as the response to a request (HTTP 200; 400 from protocol
+//     version 2026-07-28 on) or with HTTP 400 for a notification;
+//   - a method the SDK does not know: -32601, as the response to a
+//     request (HTTP 200; 404 from 2026-07-28 on) or with HTTP 400 for a
+//     notification.
 //
 // Batches and the client's responses pass through; so does a body larger
 // than limit (the SDK refuses it). limit is the SDK's body limit (negative:
@@ -60,73 +100,234 @@ func rpcGuard(limit int64, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if status, id, code, msg := checkMessage(body); code != 0 {
-			writeRPCError(w, status, id, code, msg)
+		version := r.Header.Get("Mcp-Protocol-Version")
+		v := checkMessage(body, version)
+		if v.code != 0 {
+			writeRPCError(w, v.status, v.id, v.code, v.msg)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		next.ServeHTTP(w, r)
+		if v.method == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		sw := &sdkRefusal{ResponseWriter: w, verdict: v, version: version}
+		next.ServeHTTP(sw, r)
+		sw.finish()
 	})
 }
 
-// checkMessage checks one POSTed body and returns the refusal (HTTP
-// status, id to answer with, JSON-RPC code and message), or code 0 when the
-// SDK may have it.
-func checkMessage(body []byte) (status int, id json.RawMessage, code int, msg string) {
+// verdict is the guard's decision on one POSTed body.
+type verdict struct {
+	// status, id, code and msg are the refusal: HTTP status, id to answer
+	// with (nil: null), JSON-RPC code and message. Code 0: the SDK may
+	// have the message.
+	status int
+	id     json.RawMessage
+	code   int
+	msg    string
+	// method is set when the SDK may have a request or notification for a
+	// method the guard does not know: its plain-text refusal is rewritten.
+	method string
+	call   bool // the message has an id
+}
+
+// checkMessage checks one POSTed body, sent under protocol version (the
+// Mcp-Protocol-Version header, maybe empty).
+func checkMessage(body []byte, version string) (v verdict) {
 	if !json.Valid(body) {
-		return http.StatusBadRequest, nil, codeParseError, "the request body is not valid JSON"
+		return verdict{status: http.StatusBadRequest, code: codeParseError, msg: "the request body is not valid JSON"}
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(body, &m) != nil || m == nil {
-		return 0, nil, 0, "" // a batch, or not an object: the SDK decides
+		return verdict{} // a batch, or not an object: the SDK decides
 	}
 	raw, isRequest := m["method"]
 	if !isRequest {
 		if _, ok := m["result"]; ok {
-			return 0, nil, 0, ""
+			return verdict{}
 		}
 		if _, ok := m["error"]; ok {
-			return 0, nil, 0, ""
+			return verdict{}
 		}
 	}
-	bad := func(code int, format string, args ...any) (int, json.RawMessage, int, string) {
-		return http.StatusBadRequest, id, code, fmt.Sprintf(format, args...)
+	var id json.RawMessage
+	bad := func(code int, format string, args ...any) verdict {
+		return verdict{status: http.StatusBadRequest, id: id, code: code, msg: fmt.Sprintf(format, args...)}
 	}
-	if rawID, ok := m["id"]; ok {
+	rawID, isCall := m["id"]
+	if isCall {
 		if !validID(rawID) {
 			return bad(codeInvalidRequest, "id must be a string or an integer between -2^53 and 2^53, got %.40s", rawID)
 		}
 		id = rawID
 	}
-	var version, method string
-	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" {
+	var jsonrpc, name string
+	if json.Unmarshal(m["jsonrpc"], &jsonrpc) != nil || jsonrpc != "2.0" {
 		return bad(codeInvalidRequest, `jsonrpc must be the string "2.0"`)
 	}
 	if !isRequest {
 		return bad(codeInvalidRequest, "method is required")
 	}
-	if json.Unmarshal(raw, &method) != nil || method == "" {
+	if json.Unmarshal(raw, &name) != nil || name == "" {
 		return bad(codeInvalidRequest, "method must be a non-empty string, got %.40s", raw)
 	}
-	params, ok := m["params"]
-	if !ok || string(params) == "null" {
-		return 0, nil, 0, ""
+	params, hasParams := m["params"]
+	if hasParams && string(params) == "null" {
+		hasParams = false
 	}
-	switch params[0] {
-	case '{':
-	case '[':
-		return bad(codeInvalidParams, "params must be an object: MCP methods take named parameters")
-	default:
-		return bad(codeInvalidRequest, "params must be an object, got %.40s", params)
-	}
-	if method == "initialize" && id != nil {
-		var p mcp.InitializeParams
-		if err := json.Unmarshal(params, &p); err != nil {
-			return http.StatusOK, id, codeInvalidParams, "invalid params of initialize: " + describeDecodeError(err)
+	if hasParams {
+		switch params[0] {
+		case '{':
+		case '[':
+			return bad(codeInvalidParams, "params must be an object: MCP methods take named parameters")
+		default:
+			return bad(codeInvalidRequest, "params must be an object, got %.40s", params)
 		}
 	}
-	return 0, nil, 0, ""
+	meth, known := methods[name]
+	if !known {
+		return verdict{method: name, call: isCall, id: id}
+	}
+	switch {
+	case meth.notification && isCall:
+		return bad(codeInvalidRequest, "%s is a notification: it takes no id", name)
+	case !meth.notification && !isCall:
+		return bad(codeInvalidRequest, "%s is a request: it needs an id", name)
+	}
+	var problem string
+	switch {
+	case !hasParams && meth.paramsRequired:
+		problem = "params are required"
+	case hasParams:
+		if err := meth.decode(params); err != nil {
+			problem = describeDecodeError(err)
+		}
+	}
+	if problem == "" {
+		return verdict{}
+	}
+	return verdict{status: answerStatus(version, isCall, codeInvalidParams), id: id, code: codeInvalidParams,
+		msg: "invalid params of " + name + ": " + problem}
+}
+
+// answerStatus is the HTTP status of a JSON-RPC error with code answering
+// a well-formed message under protocol version: a notification cannot
+// be answered, so the HTTP status says it was refused.
+func answerStatus(version string, isCall bool, code int) int {
+	switch {
+	case !isCall:
+		return http.StatusBadRequest
+	case version < statusCodedVersion:
+		return http.StatusOK
+	case code == codeMethodNotFound:
+		return http.StatusNotFound
+	}
+	return http.StatusBadRequest
+}
+
+// paramsError is a member of params that does not decode.
+type paramsError struct {
+	member string // "name", "clientInfo.name"
+	err    error
+}
+
+func (e *paramsError) Error() string { return "params." + e.member + ": " + e.err.Error() }
+func (e *paramsError) Unwrap() error { return e.err }
+
+// decodeParams decodes each member of params that names a field of T
+// exactly, into that field's type, and returns the first that fails as a
+// *paramsError. Like the SDK, which decodes with case-sensitive member
+// names, it ignores other members (a "Name" beside "name").
+func decodeParams[T any](params json.RawMessage) error {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(params, &members); err != nil {
+		return err
+	}
+	t := reflect.TypeFor[T]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || (!f.IsExported() && name == "") {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		raw, ok := members[name]
+		if !ok {
+			continue
+		}
+		if err := json.Unmarshal(raw, reflect.New(f.Type).Interface()); err != nil {
+			return &paramsError{member: name, err: err}
+		}
+	}
+	return nil
+}
+
+// sdkRefusal passes the SDK's answer to a message for a method the guard
+// does not know through, except a plain-text 400 refusing the message
+// (the SDK's "JSON RPC not handled" and "invalid request" errors), which
+// finish rewrites as a JSON-RPC error.
+type sdkRefusal struct {
+	http.ResponseWriter
+	verdict verdict
+	version string
+	started bool // the SDK's answer went through
+	held    bool // the SDK's plain-text 400 is held in buf
+	buf     bytes.Buffer
+}
+
+// WriteHeader holds a plain-text 400 and passes any other status.
+func (w *sdkRefusal) WriteHeader(status int) {
+	if !w.started && !w.held && status == http.StatusBadRequest &&
+		strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.held = true
+		return
+	}
+	w.started = true
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// Write holds the body of a held refusal and passes any other.
+func (w *sdkRefusal) Write(p []byte) (int, error) {
+	if w.held {
+		return w.buf.Write(p)
+	}
+	w.started = true
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush flushes what went through (an SSE stream of a custom method).
+func (w *sdkRefusal) Flush() {
+	if !w.held {
+		_ = http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *sdkRefusal) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// finish writes the held refusal: a method the SDK does not handle as
+// -32601, an envelope it refuses (a missing or unexpected id, missing
+// params) as -32600, anything else as the SDK wrote it.
+func (w *sdkRefusal) finish() {
+	if !w.held {
+		return
+	}
+	text := strings.TrimSpace(w.buf.String())
+	v := w.verdict
+	switch {
+	case strings.HasPrefix(text, "JSON RPC not handled"):
+		writeRPCError(w.ResponseWriter, answerStatus(w.version, v.call, codeMethodNotFound), v.id, codeMethodNotFound,
+			fmt.Sprintf("method not found: %.100q", v.method))
+	case strings.HasPrefix(text, "invalid request"):
+		writeRPCError(w.ResponseWriter, http.StatusBadRequest, v.id, codeInvalidRequest, text)
+	default:
+		w.ResponseWriter.WriteHeader(http.StatusBadRequest)
+		_, _ = w.ResponseWriter.Write(w.buf.Bytes())
+	}
 }
 
 // maxID is the largest integer id the SDK echoes unchanged: it decodes ids
@@ -146,11 +347,23 @@ func validID(raw json.RawMessage) bool {
 // describeDecodeError words a decoding error of params for the caller,
 // naming the member.
 func describeDecodeError(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Sprintf("params.%s: got a %s, want %s", te.Field, te.Value, kindOf(te.Type.Kind().String()))
+	member := ""
+	if pe, ok := errors.AsType[*paramsError](err); ok {
+		member, err = pe.member, pe.err
 	}
-	return strings.TrimPrefix(err.Error(), "json: ")
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		if te.Field != "" {
+			member = strings.TrimPrefix(member+"."+te.Field, ".")
+		}
+		if member != "" {
+			return fmt.Sprintf("params.%s: got a %s, want %s", member, te.Value, kindOf(te.Type.Kind().String()))
+		}
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if member != "" {
+		return "params." + member + ": " + msg
+	}
+	return msg
 }
 
 // kindOf names the JSON kind a Go kind decodes from.

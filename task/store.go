@@ -67,7 +67,8 @@ type Store interface {
 	// seals audit in the same transaction. The task must exist
 	// (ErrNotFound). The config's delivered seq (see PushBacklog) starts at
 	// the task's current seq: a new config is owed the task's changes from
-	// now on, not its past.
+	// now on, not its past; with c.Owed it starts at 0, so that the task's
+	// latest state is owed to it until MarkPushDelivered says it was sent.
 	PutPushConfig(ctx context.Context, c PushConfig, audit []AuditInput) error
 	// MarkPushDelivered records that a push config has been sent its task
 	// as of p.Seq: its delivered seq becomes p.Seq unless it is higher

@@ -275,4 +275,11 @@ type PushConfig struct {
 	Token     string          `json:"token,omitempty"`
 	Auth      json.RawMessage `json:"auth,omitempty"`
 	CreatedAt time.Time       `json:"createdAt"`
+	// Owed, when Store.PutPushConfig stores the config, makes it owed its
+	// task's latest state until a delivery is recorded (delivered seq 0),
+	// as a config sent with the message that creates or continues the task
+	// is: the task may have changed, even finished, before the config was
+	// stored. Without it a config is owed only the changes after it is
+	// stored. It is not stored itself (false when read back).
+	Owed bool `json:"-"`
 }

@@ -37,7 +37,7 @@ func (s *Store) PutPushConfig(ctx context.Context, c task.PushConfig, audit []ta
 		if !exists {
 			return fmt.Errorf("task %q: %w", c.TaskID, task.ErrNotFound)
 		}
-		x.queue(sqlPutPush, c.TaskID, c.ID, c.URL, c.Token, auth, created)
+		x.queue(sqlPutPush, c.TaskID, c.ID, c.URL, c.Token, auth, created, c.Owed)
 		x.sealAudit(created, audit)
 		return nil
 	})

@@ -83,7 +83,7 @@ const (
 		FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`
 
 	sqlPutPush = `INSERT INTO push_configs (task_id, id, url, token, auth, created_at, delivered_seq)
-		VALUES ($1, $2, $3, $4, $5, $6, (SELECT seq FROM tasks WHERE id = $1))
+		VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7::boolean THEN 0 ELSE (SELECT seq FROM tasks WHERE id = $1) END)
 		ON CONFLICT (task_id, id) DO UPDATE SET url = excluded.url, token = excluded.token,
 		auth = excluded.auth, created_at = excluded.created_at, delivered_seq = excluded.delivered_seq`
 	sqlMarkPush    = `UPDATE push_configs SET delivered_seq = $3 WHERE task_id = $1 AND id = $2 AND delivered_seq < $3`

@@ -30,7 +30,7 @@ func (s *Store) PutPushConfig(ctx context.Context, c task.PushConfig, audit []ta
 		} else if err != nil {
 			return fmt.Errorf("task %q: %w", c.TaskID, err)
 		}
-		if _, err := x.stmt(x.st.putPush).ExecContext(x.ctx, c.TaskID, c.ID, c.URL, c.Token, auth, driver.Norm(c.CreatedAt).UnixMicro()); err != nil {
+		if _, err := x.stmt(x.st.putPush).ExecContext(x.ctx, c.TaskID, c.ID, c.URL, c.Token, auth, driver.Norm(c.CreatedAt).UnixMicro(), c.Owed); err != nil {
 			return err
 		}
 		return x.seal(driver.Norm(c.CreatedAt), audit)

@@ -149,7 +149,7 @@ func (s *stmts) list(write bool) []struct {
 		{&s.renewLease, `UPDATE tasks SET lease_expires = ?
 			WHERE id = ? AND state = 'in_progress' AND lease_owner = ?`},
 		{&s.putPush, `INSERT INTO push_configs (task_id, id, url, token, auth, created_at, delivered_seq)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT seq FROM tasks WHERE id = ?1))
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, CASE WHEN ?7 THEN 0 ELSE (SELECT seq FROM tasks WHERE id = ?1) END)
 			ON CONFLICT (task_id, id) DO UPDATE SET url = excluded.url, token = excluded.token,
 			auth = excluded.auth, created_at = excluded.created_at, delivered_seq = excluded.delivered_seq`},
 		{&s.markPush, `UPDATE push_configs SET delivered_seq = ? WHERE task_id = ? AND id = ? AND delivered_seq < ?`},

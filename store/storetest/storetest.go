@@ -1801,6 +1801,31 @@ func testPushBacklog(t *testing.T, b *bundle) {
 	if got := backlog(later, "", "", 10); len(got) != 2 || got[0].Config.TaskID != "t2" {
 		t.Errorf("after replacing t1/c1 (task at seq %d): backlog = %s", done.Seq, dump(got))
 	}
+
+	// An owed config (one sent with a message) is owed the task's latest
+	// state at once, even of a task that is finished, until it is marked;
+	// so is one that replaces a config as owed.
+	owed := task.PushConfig{TaskID: "t1", ID: "o", URL: "https://example.com/owed", CreatedAt: at(4 * time.Minute), Owed: true}
+	if err := b.s.PutPushConfig(b.ctx, owed, nil); err != nil {
+		t.Fatal(err)
+	}
+	owed.Owed = false // not stored
+	got = backlog(later, "t1", "c1", 1)
+	if want := []task.PushBacklogItem{{Config: owed, DeliveredSeq: 0, TaskSeq: done.Seq}}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("an owed config of a finished task: backlog = %s, want %s", dump(got), dump(want))
+	}
+	mark("t1", "o", done.Seq)
+	for _, it := range backlog(later, "", "", 10) {
+		if it.Config.TaskID == "t1" && it.Config.ID == "o" {
+			t.Errorf("after marking the owed config it is still owed: %s", dump(it))
+		}
+	}
+	if err := b.s.PutPushConfig(b.ctx, task.PushConfig{TaskID: "t1", ID: "c1", URL: "https://example.com/c1", CreatedAt: at(5 * time.Minute), Owed: true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := backlog(later, "", "", 1); len(got) != 1 || got[0].Config.ID != "c1" || got[0].DeliveredSeq != 0 {
+		t.Errorf("after replacing t1/c1 as owed: backlog = %s", dump(got))
+	}
 }
 
 // --- Times ------------------------------------------------------------------
