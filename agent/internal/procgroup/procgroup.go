@@ -97,8 +97,10 @@ func spawner() {
 // the command as its child and passes its exit on: cmd.Process is the
 // shim, its exit status the command's, and a command that cannot be
 // started is reported by Start as os/exec reports it. Where the shim
-// cannot be used (see shimWorks) the command leads the group itself with
-// SIGKILL as its parent-death signal. Elsewhere the command leads the
+// cannot be used (no /proc, or an executable that is not a Go program
+// with this package in it, which a probe at the first start finds out)
+// the command leads the group itself with SIGKILL as its parent-death
+// signal. Elsewhere the command leads the
 // group. Start keeps any other SysProcAttr fields cmd has; on Linux they
 // apply to the shim, and the command inherits what a child inherits.
 func Start(cmd *exec.Cmd) error { return startGroup(cmd, true) }

@@ -64,7 +64,7 @@ func init() {
 var shimSignals = []os.Signal{
 	syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGILL, syscall.SIGTRAP,
 	syscall.SIGABRT, syscall.SIGBUS, syscall.SIGFPE, syscall.SIGSEGV, syscall.SIGPIPE,
-	syscall.SIGTERM, syscall.SIGSTKFLT, syscall.SIGSYS, shimDeathSig,
+	syscall.SIGTERM, syscall.SIGSYS, shimDeathSig,
 }
 
 // runShim is the shim: it starts the command, reports on the report pipe
@@ -185,7 +185,8 @@ func runShim(v string, args []string) int {
 // killOwnGroup sends SIGKILL to the shim's group, the shim included.
 func killOwnGroup() {
 	_ = syscall.Kill(-syscall.Getpgrp(), syscall.SIGKILL)
-	select {} // SIGKILL is on its way
+	time.Sleep(time.Second) // SIGKILL is on its way
+	os.Exit(128 + int(syscall.SIGKILL))
 }
 
 // dieOf ends the process with signal s, so that its parent sees the same
@@ -213,38 +214,49 @@ func dieOf(s syscall.Signal) {
 	os.Exit(128 + int(s))
 }
 
-var (
-	shimOnce sync.Once
-	shimOK   bool
-)
+var shimProbed struct {
+	sync.Mutex
+	known, ok bool
+}
 
 // shimWorks reports whether this executable can be the shim: it starts
-// it once in probe mode and waits for its answer. /proc may not be
-// mounted, or the executable may not be a Go program that links this
-// package (a Go library loaded into another program); commands are then
-// started directly, with a parent-death signal on the command only.
+// it in probe mode and waits for its answer, once (again at the next
+// start if the probe could not be started for a passing reason, such as
+// too many processes). /proc may not be mounted, or the executable may
+// not be a Go program that links this package (a Go library loaded into
+// another program); commands are then started directly, with a
+// parent-death signal on the command only.
 func shimWorks() bool {
-	shimOnce.Do(func() {
-		r, w, err := os.Pipe()
-		if err != nil {
-			return
-		}
-		defer r.Close()
-		cmd := exec.Command(selfExe, shimProbe)
-		cmd.Args[0] = shimArg0
-		cmd.Env = []string{shimEnv + "=" + strconv.Itoa(os.Getpid()) + ",0"}
-		cmd.ExtraFiles = []*os.File{w}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		err = spawn(cmd)
-		_ = w.Close()
-		if err != nil {
-			return
-		}
-		b, _ := io.ReadAll(io.LimitReader(r, 16))
-		_ = cmd.Wait()
-		shimOK = string(b) == "ok" && cmd.ProcessState.Success()
-	})
-	return shimOK
+	shimProbed.Lock()
+	defer shimProbed.Unlock()
+	if !shimProbed.known {
+		shimProbed.ok, shimProbed.known = probeShim(selfExe)
+	}
+	return shimProbed.ok
+}
+
+// probeShim runs the probe on exe; final is false when its outcome says
+// nothing lasting.
+func probeShim(exe string) (ok, final bool) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return false, false
+	}
+	defer r.Close()
+	cmd := exec.Command(exe, shimProbe)
+	cmd.Args[0] = shimArg0
+	cmd.Env = []string{shimEnv + "=" + strconv.Itoa(os.Getpid()) + ",0"}
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	err = spawn(cmd)
+	_ = w.Close()
+	if err != nil {
+		lasting := errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ENOEXEC)
+		return false, lasting
+	}
+	b, _ := io.ReadAll(io.LimitReader(r, 16))
+	_ = cmd.Wait()
+	return string(b) == "ok" && cmd.ProcessState.Success(), true
 }
 
 // start starts cmd (already set for its own group) through the shim, or

@@ -365,3 +365,21 @@ func TestShimRefusesToLeadNoGroup(t *testing.T) {
 		t.Error("the command ran")
 	}
 }
+
+// TestProbeShim: the probe tells this executable, which has the shim,
+// from one that does not answer as the shim or cannot be started.
+func TestProbeShim(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		exe       string
+		ok, final bool
+	}{
+		{selfExe, true, true},
+		{"/bin/true", false, true},
+		{filepath.Join(t.TempDir(), "missing"), false, true},
+	} {
+		if ok, final := probeShim(c.exe); ok != c.ok || final != c.final {
+			t.Errorf("probeShim(%s) = %v, %v; want %v, %v", c.exe, ok, final, c.ok, c.final)
+		}
+	}
+}
