@@ -13,6 +13,7 @@ import (
 	"github.com/pactum/pactum/agent/agenttest"
 	pexec "github.com/pactum/pactum/agent/exec"
 	"github.com/pactum/pactum/agent/internal/procgroup/proctest"
+	"github.com/pactum/pactum/task"
 )
 
 func TestMain(m *testing.M) {
@@ -205,5 +206,37 @@ func TestCloseKillsRunningCommands(t *testing.T) {
 	}
 	if _, err := r.Invoke(context.Background(), agenttest.Request("")); !errors.Is(err, pexec.ErrClosed) {
 		t.Errorf("Invoke after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestExitThroughTheShim: what the attempt reports of a command killed by
+// a signal, or of one that cannot start, is what os/exec reports of the
+// command itself, not of the shim that leads its group.
+func TestExitThroughTheShim(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	noExec := filepath.Join(dir, "noexec.sh")
+	if err := os.WriteFile(noExec, []byte("#!/bin/sh\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		command   []string
+		want      string
+		permanent bool
+	}{
+		{[]string{"sh", "-c", "kill -TERM $$"}, "command sh was killed by signal terminated", false},
+		{[]string{"sh", "-c", "echo why >&2; kill -USR1 $$"}, "command sh was killed by signal user defined signal 1: why", false},
+		{[]string{"sh", "-c", "exit 3"}, "command sh exited with code 3", true},
+		{[]string{noExec}, "command " + noExec + " cannot start: fork/exec " + noExec + ": permission denied", true},
+		{[]string{filepath.Join(dir, "missing")}, "command " + filepath.Join(dir, "missing") + " cannot start: fork/exec " + filepath.Join(dir, "missing") + ": no such file or directory", true},
+	} {
+		r, err := pexec.New(pexec.Settings{Command: c.command, RunDir: filepath.Join(dir, "runs"), PermanentExitCodes: []int{3}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.Invoke(context.Background(), agenttest.Request(""))
+		if err == nil || err.Error() != c.want || task.IsPermanent(err) != c.permanent {
+			t.Errorf("%v: err = %v (permanent %v), want %q (permanent %v)", c.command, err, task.IsPermanent(err), c.want, c.permanent)
+		}
 	}
 }
