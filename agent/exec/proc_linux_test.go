@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pactum/pactum/agent/agenttest"
 	pexec "github.com/pactum/pactum/agent/exec"
 	"github.com/pactum/pactum/agent/internal/procgroup/proctest"
+	"github.com/pactum/pactum/task"
 )
 
 func TestMain(m *testing.M) {
@@ -23,11 +25,15 @@ func TestMain(m *testing.M) {
 const longScript = `echo $$ > "$1/leader"; sleep 60 & echo $! > "$1/child"; wait`
 
 // attemptHelper runs one long attempt in the helper process, then retires
-// threads as a Go program may, and returns with the attempt running.
+// threads as a Go program may, and returns with the attempt running. Its
+// kill_grace is long, so that when the group's leader is killed the
+// helper does not kill the rest of the group itself before the test kills
+// the helper.
 func attemptHelper(dir string) error {
 	r, err := pexec.New(pexec.Settings{
-		Command: []string{"sh", "-c", longScript, "sh", dir},
-		RunDir:  filepath.Join(dir, "runs"),
+		Command:   []string{"sh", "-c", longScript, "sh", dir},
+		RunDir:    filepath.Join(dir, "runs"),
+		KillGrace: 10 * time.Minute,
 	})
 	if err != nil {
 		return err
@@ -46,24 +52,52 @@ func attemptHelper(dir string) error {
 }
 
 // TestCommandDiesWithServer: an attempt's command survives the Go
-// runtime retiring threads, dies as soon as its pactum process is killed
-// with SIGKILL, and what it started is killed by the next runtime built
-// on the same machine, before that constructor returns.
+// runtime retiring threads and dies as soon as its pactum process is
+// killed with SIGKILL, and so does what it started, with no sweep.
 func TestCommandDiesWithServer(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	helper := proctest.Start(t, "attempt", dir)
 	leader := proctest.ReadPID(t, filepath.Join(dir, "leader"))
 	child := proctest.ReadPID(t, filepath.Join(dir, "child"))
-	if !proctest.Running(leader) {
+	t.Cleanup(func() { killIfRunning(child) })
+	if !proctest.Running(leader) || !proctest.Running(child) {
 		t.Fatal("the command died while its pactum process was still running (after threads were retired)")
 	}
 	proctest.KillAndWait(t, helper)
 	if !proctest.WaitStopped(leader, 10*time.Second) {
 		t.Fatalf("the command (pid %d) still runs 10s after its pactum process was killed", leader)
 	}
+	if !proctest.WaitStopped(child, 10*time.Second) {
+		t.Fatalf("the command's child (pid %d) still runs 10s after its pactum process was killed, before any sweep", child)
+	}
+}
+
+// TestSweepKillsWhatOutlivedTheGroupLeader: when the group's leader was
+// itself killed (the shim on Linux; then the command dies with it but
+// what the command started does not) and then its pactum process, what is
+// left of the group is killed by the next runtime built on the same
+// machine, before that constructor returns.
+func TestSweepKillsWhatOutlivedTheGroupLeader(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	helper := proctest.Start(t, "attempt", dir)
+	leader := proctest.ReadPID(t, filepath.Join(dir, "leader"))
+	child := proctest.ReadPID(t, filepath.Join(dir, "child"))
+	t.Cleanup(func() { killIfRunning(child) })
+	pgid, err := syscall.Getpgid(leader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pgid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if !proctest.WaitStopped(pgid, 10*time.Second) {
+		t.Fatalf("the group's leader (pid %d) still runs 10s after SIGKILL", pgid)
+	}
+	proctest.KillAndWait(t, helper)
 	if !proctest.Running(child) {
-		t.Fatal("precondition: the command's own child should have outlived the kill (only the sweep ends it)")
+		t.Fatal("precondition: the command's child should have outlived its group's leader and its pactum process (only the sweep ends it)")
 	}
 	if _, err := pexec.New(pexec.Settings{Command: []string{"true"}, RunDir: filepath.Join(dir, "runs")}); err != nil {
 		t.Fatal(err)
@@ -73,6 +107,13 @@ func TestCommandDiesWithServer(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(filepath.Join(dir, "runs")); len(left) != 0 {
 		t.Errorf("records left after the sweep: %v", left)
+	}
+}
+
+// killIfRunning ends what a failed test left running.
+func killIfRunning(pid int) {
+	if proctest.Running(pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 
@@ -165,5 +206,37 @@ func TestCloseKillsRunningCommands(t *testing.T) {
 	}
 	if _, err := r.Invoke(context.Background(), agenttest.Request("")); !errors.Is(err, pexec.ErrClosed) {
 		t.Errorf("Invoke after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestExitThroughTheShim: what the attempt reports of a command killed by
+// a signal, or of one that cannot start, is what os/exec reports of the
+// command itself, not of the shim that leads its group.
+func TestExitThroughTheShim(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	noExec := filepath.Join(dir, "noexec.sh")
+	if err := os.WriteFile(noExec, []byte("#!/bin/sh\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		command   []string
+		want      string
+		permanent bool
+	}{
+		{[]string{"sh", "-c", "kill -TERM $$"}, "command sh was killed by signal terminated", false},
+		{[]string{"sh", "-c", "echo why >&2; kill -USR1 $$"}, "command sh was killed by signal user defined signal 1: why", false},
+		{[]string{"sh", "-c", "exit 3"}, "command sh exited with code 3", true},
+		{[]string{noExec}, "command " + noExec + " cannot start: fork/exec " + noExec + ": permission denied", true},
+		{[]string{filepath.Join(dir, "missing")}, "command " + filepath.Join(dir, "missing") + " cannot start: fork/exec " + filepath.Join(dir, "missing") + ": no such file or directory", true},
+	} {
+		r, err := pexec.New(pexec.Settings{Command: c.command, RunDir: filepath.Join(dir, "runs"), PermanentExitCodes: []int{3}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.Invoke(context.Background(), agenttest.Request(""))
+		if err == nil || err.Error() != c.want || task.IsPermanent(err) != c.permanent {
+			t.Errorf("%v: err = %v (permanent %v), want %q (permanent %v)", c.command, err, task.IsPermanent(err), c.want, c.permanent)
+		}
 	}
 }

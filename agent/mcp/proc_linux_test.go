@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,9 +18,10 @@ func TestMain(m *testing.M) {
 }
 
 // silentServer stands for a stdio server that does not exit when its
-// standard input closes: it records its process id and sleeps.
+// standard input closes: it starts a child that records its process id
+// in grandchild, records its own in server, and sleeps.
 func silentServer(dir string) Settings {
-	return Settings{Command: "sh", Args: []string{"-c", `echo $$ > "$0/server"; exec sleep 60`, dir}, Tool: "x"}
+	return Settings{Command: "sh", Args: []string{"-c", `sleep 300 & echo $! > "$0/grandchild"; echo $$ > "$0/server"; exec sleep 60`, dir}, Tool: "x"}
 }
 
 // serverHelper starts a stdio server in the helper process (the call waits
@@ -50,18 +52,28 @@ func fileHasPID(file string) bool {
 
 // TestStdioServerDiesWithServer: a stdio server survives the Go runtime
 // retiring threads and dies as soon as its pactum process is killed with
-// SIGKILL, even one that ignores the end of its standard input.
+// SIGKILL, even one that ignores the end of its standard input, and so
+// does what it started, with no sweep.
 func TestStdioServerDiesWithServer(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	helper := proctest.Start(t, "server", dir)
 	server := proctest.ReadPID(t, filepath.Join(dir, "server"))
-	if !proctest.Running(server) {
+	grandchild := proctest.ReadPID(t, filepath.Join(dir, "grandchild"))
+	t.Cleanup(func() {
+		if proctest.Running(grandchild) {
+			_ = syscall.Kill(grandchild, syscall.SIGKILL)
+		}
+	})
+	if !proctest.Running(server) || !proctest.Running(grandchild) {
 		t.Fatal("the server died while its pactum process was still running (after threads were retired)")
 	}
 	proctest.KillAndWait(t, helper)
 	if !proctest.WaitStopped(server, 10*time.Second) {
 		t.Fatalf("the stdio server (pid %d) still runs 10s after its pactum process was killed", server)
+	}
+	if !proctest.WaitStopped(grandchild, 10*time.Second) {
+		t.Fatalf("what the stdio server started (pid %d) still runs 10s after its pactum process was killed", grandchild)
 	}
 }
 
@@ -77,11 +89,12 @@ func TestCloseKillsSilentServer(t *testing.T) {
 	}
 	go func() { _, _ = r.Invoke(context.Background(), agenttest.Request("hi")) }()
 	server := proctest.ReadPID(t, filepath.Join(dir, "server"))
+	grandchild := proctest.ReadPID(t, filepath.Join(dir, "grandchild"))
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if proctest.Running(server) {
-		t.Fatalf("the stdio server (pid %d) still runs after Close returned", server)
+	if proctest.Running(server) || proctest.Running(grandchild) {
+		t.Fatalf("the stdio server (pid %d) or its child (pid %d) still runs after Close returned", server, grandchild)
 	}
 }
 

@@ -1,30 +1,49 @@
 // Package procgroup starts the subprocesses of agent runtimes (exec
-// commands, stdio MCP servers) so that none outlives the pactum process
-// that started it, and so that what a crash leaves behind is killed at the
-// next start on the same machine.
+// commands, stdio MCP servers) so that none, nor anything they start,
+// outlives the pactum process that started it, and so that what a crash
+// leaves behind anyway is killed at the next start on the same machine.
 //
-// Three things together:
+// Four things together:
 //
 //   - Each child leads its own process group, started from one OS thread
 //     that lives as long as the process (a goroutine locked to its thread
-//     that never exits). On Linux the child gets SIGKILL as its
-//     parent-death signal: the kernel sends it when the thread that forked
-//     the child ends, which with that thread means when the process ends,
-//     however it ends (kill -9 included). Any other thread could be retired
-//     by the Go runtime while the process lives (a goroutine that exits
-//     while locked to its thread takes the thread with it), killing the
-//     child early; see go.dev/issue/27505.
+//     that never exits). On Linux the child gets a parent-death signal:
+//     the kernel sends it when the thread that forked the child ends,
+//     which with that thread means when the process ends, however it ends
+//     (kill -9 included). Any other thread could be retired by the Go
+//     runtime while the process lives (a goroutine that exits while
+//     locked to its thread takes the thread with it), killing the child
+//     early; see go.dev/issue/27505.
 //   - A parent-death signal reaches the direct child only, not what it
-//     started. So each running group is recorded in a directory on the
-//     machine (Dir), one file per group, naming the group and the pactum
-//     process that owns it, each with its start time so that a reused
-//     process id is never mistaken for it. The owner removes the file once
-//     the group is gone.
+//     started. So on Linux the group's leader is a shim: pactum's own
+//     executable started again (/proc/self/exe) with a private
+//     environment variable, PACTUM_PROCGROUP_SHIM, which this package's
+//     init recognizes before main runs. The shim starts the command as
+//     its child in the same group, with the same standard input, output
+//     and error (the files themselves, nothing copied) and the same
+//     environment (less its variable), and exits as the command exits:
+//     with its exit code, or killed by the same signal. Its parent-death
+//     signal is SIGUSR2, which it catches: when pactum is gone it sends
+//     SIGKILL to the whole group. Signals sent to the group (the SIGTERM
+//     of a cancel) reach the command as a member of the group; the shim
+//     survives them and follows the command's exit. A binary that uses
+//     this package therefore has the shim in it; it must be a Go program
+//     of its own (not a library loaded into another program), and a
+//     probe at the first start checks that it is, falling back to
+//     starting commands directly otherwise.
+//   - Each running group is recorded in a directory on the machine (Dir),
+//     one file per group, naming the group and the pactum process that
+//     owns it, each with its start time so that a reused process id is
+//     never mistaken for it. The owner removes the file once the group is
+//     gone.
 //   - Dir.Sweep kills (SIGKILL to the group) every recorded group whose
 //     owner is no longer running and waits until it is gone. Runtimes sweep
 //     when they are constructed, so a node sweeps before it claims any
 //     work. Where there is no parent-death signal (systems other than
-//     Linux) the sweep is what ends a crashed server's children.
+//     Linux) the sweep is what ends a crashed server's children; on Linux
+//     it is a second line, for a shim that was itself killed (what the
+//     command started then outlives it) and for what runs on for up to
+//     kill_grace after its command exited.
 package procgroup
 
 import (
@@ -73,16 +92,31 @@ func spawner() {
 	}
 }
 
-// Start starts cmd in a new process group, from the spawner thread, with
-// (on Linux) SIGKILL as its parent-death signal. It keeps any other
-// SysProcAttr fields cmd has.
-func Start(cmd *exec.Cmd) error {
+// Start starts cmd in a new process group, from the spawner thread. On
+// Linux the group's leader is the shim (see the package doc), which runs
+// the command as its child and passes its exit on: cmd.Process is the
+// shim, its exit status the command's, and a command that cannot be
+// started is reported by Start as os/exec reports it. Where the shim
+// cannot be used (no /proc, or an executable that is not a Go program
+// with this package in it, which a probe at the first start finds out)
+// the command leads the group itself with SIGKILL as its parent-death
+// signal. Elsewhere the command leads the
+// group. Start keeps any other SysProcAttr fields cmd has; on Linux they
+// apply to the shim, and the command inherits what a child inherits.
+func Start(cmd *exec.Cmd) error { return startGroup(cmd, true) }
+
+// startGroup is Start, through the shim only if shim is true.
+func startGroup(cmd *exec.Cmd, shim bool) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pgid = 0
-	setPdeathsig(cmd.SysProcAttr)
+	return start(cmd, shim)
+}
+
+// spawn starts cmd from the spawner thread.
+func spawn(cmd *exec.Cmd) error {
 	spawnOnce.Do(func() {
 		spawnCh = make(chan spawnReq)
 		go spawner()

@@ -11,8 +11,6 @@ import (
 	"syscall"
 )
 
-func setPdeathsig(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
-
 var bootIDValue = func() string {
 	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
