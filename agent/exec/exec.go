@@ -256,9 +256,14 @@ type Runtime struct {
 }
 
 // attemptProc is the command of a running attempt.
+// afterStart, when set (by tests), runs between a command's start and the
+// moment its group is known to the runtime.
+var afterStart func()
+
 type attemptProc struct {
 	attempt int
 	pgid    int           // 0 until started
+	started chan struct{} // closed once pgid is set
 	done    chan struct{} // closed once its group is gone
 }
 
@@ -359,7 +364,7 @@ func (r *Runtime) claim(ctx context.Context, taskID string, attempt int) (*attem
 		}
 		prev := r.byTask[taskID]
 		if taskID == "" || prev == nil || prev.attempt >= attempt {
-			p := &attemptProc{attempt: attempt, done: make(chan struct{})}
+			p := &attemptProc{attempt: attempt, started: make(chan struct{}), done: make(chan struct{})}
 			r.running[p] = struct{}{}
 			if taskID != "" && prev == nil {
 				r.byTask[taskID] = p
@@ -369,9 +374,18 @@ func (r *Runtime) claim(ctx context.Context, taskID string, attempt int) (*attem
 		}
 		pgid := prev.pgid
 		r.mu.Unlock()
-		if pgid != 0 {
-			_ = procgroup.Signal(pgid, syscall.SIGKILL)
+		if pgid == 0 {
+			// Still starting: its group is not known yet. Wait until it
+			// is (then kill it), or until the start failed.
+			select {
+			case <-prev.started:
+			case <-prev.done:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			continue
 		}
+		_ = procgroup.Signal(pgid, syscall.SIGKILL)
 		select {
 		case <-prev.done:
 		case <-ctx.Done():
@@ -477,8 +491,12 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 		}
 		return nil, startError(name, err)
 	}
+	if afterStart != nil {
+		afterStart()
+	}
 	r.mu.Lock()
 	ap.pgid = group.Pgid
+	close(ap.started)
 	closed := r.closed
 	r.mu.Unlock()
 	if closed {

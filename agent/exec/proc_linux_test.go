@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -238,5 +239,60 @@ func TestExitThroughTheShim(t *testing.T) {
 		if err == nil || err.Error() != c.want || task.IsPermanent(err) != c.permanent {
 			t.Errorf("%v: err = %v (permanent %v), want %q (permanent %v)", c.command, err, task.IsPermanent(err), c.want, c.permanent)
 		}
+	}
+}
+
+// TestNewAttemptWhileThePreviousStarts: attempt 2 arrives while attempt
+// 1's command has started but the runtime does not know its group yet. It
+// must wait for the group, kill it, and run; before, it waited for attempt
+// 1 to end by itself (here a minute).
+func TestNewAttemptWhileThePreviousStarts(t *testing.T) {
+	// Not parallel: the hook is the package's.
+	dir := t.TempDir()
+	script := `if [ "$2" = 1 ]; then ` + longScript + `; else echo second; fi`
+	r, err := pexec.New(pexec.Settings{Command: []string{"sh", "-c", script, "sh", dir, "{{.Attempt}}"}, RunDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	inWindow, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	pexec.SetAfterStart(func() {
+		once.Do(func() {
+			close(inWindow)
+			<-release
+		})
+	})
+	t.Cleanup(func() { pexec.SetAfterStart(nil) })
+	ctx, cancel := context.WithTimeout(context.Background(), stuck)
+	defer cancel()
+	first := make(chan error, 1)
+	go func() {
+		req := agenttest.Request("")
+		req.Attempt = 1
+		_, err := r.Invoke(ctx, req)
+		first <- err
+	}()
+	<-inWindow
+	second := make(chan error, 1)
+	var res *task.Result
+	go func() {
+		req := agenttest.Request("")
+		req.Attempt = 2
+		var err error
+		res, err = r.Invoke(ctx, req)
+		second <- err
+	}()
+	// Let attempt 2 find attempt 1 still starting, then let attempt 1 on.
+	time.Sleep(200 * time.Millisecond)
+	close(release)
+	if err := <-second; err != nil {
+		t.Fatalf("attempt 2: %v", err)
+	}
+	if got := agenttest.ResultText(t, res); strings.TrimSpace(got) != "second" {
+		t.Fatalf("attempt 2 answered %q", got)
+	}
+	if err := <-first; err == nil {
+		t.Fatal("attempt 1 ended without an error, want it killed")
 	}
 }
