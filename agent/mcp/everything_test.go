@@ -204,7 +204,7 @@ func TestEverythingRestartAfterKill(t *testing.T) {
 	t.Parallel()
 	b := everything(t, "echo")
 	b.text(t, "one")
-	pid := b.serverPID()
+	pid := serverProcess(t, b.serverPID())
 	if pid == 0 {
 		t.Fatal("no server process after a call")
 	}
@@ -215,7 +215,7 @@ func TestEverythingRestartAfterKill(t *testing.T) {
 	if got := b.text(t, "two"); got != "Echo: two" {
 		t.Errorf("text after restart = %q", got)
 	}
-	if pid2 := b.serverPID(); pid2 == 0 || pid2 == pid {
+	if pid2 := serverProcess(t, b.serverPID()); pid2 == 0 || pid2 == pid {
 		t.Errorf("server pid after restart = %d, want a new process (old %d)", pid2, pid)
 	}
 	if b.starts() != 2 {

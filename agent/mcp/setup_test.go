@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -179,6 +180,31 @@ func (b *bundle) serverPID() int {
 		return 0
 	}
 	return b.r.sess.pid()
+}
+
+// serverProcess returns the server program's own process for the process
+// the runtime started (pid): on Linux a shim leads the group and the server
+// is its one child (agent/internal/procgroup), elsewhere pid itself.
+func serverProcess(t *testing.T, pid int) int {
+	t.Helper()
+	if pid == 0 {
+		return 0
+	}
+	if argv, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err != nil || !strings.HasPrefix(string(argv), "pactum-procgroup-shim\x00") {
+		return pid
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil {
+		return pid
+	}
+	if f := strings.Fields(string(b)); len(f) == 1 {
+		child, err := strconv.Atoi(f[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return child
+	}
+	return pid
 }
 
 // waitGone waits until process pid has exited and been reaped.
