@@ -6,7 +6,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/pactum/pactum/a2aconv"
+	"github.com/pactum/pactum/internal/a2amap"
 	"github.com/pactum/pactum/task"
 )
 
@@ -49,7 +49,7 @@ func pactumMetadata(t *task.Task) map[string]any {
 // the same status always carries the same message id.
 func statusMessage(t *task.Task) *a2a.Message {
 	if t.StatusMessage != nil {
-		return a2aconv.MessageToA2A(*t.StatusMessage)
+		return a2amap.MessageToA2A(*t.StatusMessage)
 	}
 	if t.State != task.StateFailed && t.State != task.StateDeadLetter {
 		return nil
@@ -81,7 +81,7 @@ func statusMessage(t *task.Task) *a2a.Message {
 // wireStatus returns the A2A status of t.
 func wireStatus(t *task.Task) a2a.TaskStatus {
 	ts := t.UpdatedAt
-	st := a2a.TaskStatus{State: wireState(t), Message: statusMessage(t)}
+	st := a2a.TaskStatus{State: a2amap.StateToA2A(t), Message: statusMessage(t)}
 	if !ts.IsZero() {
 		st.Timestamp = &ts
 	}
@@ -105,13 +105,13 @@ func taskToA2A(t *task.Task, historyLength int, withArtifacts bool) *a2a.Task {
 	if len(hist) > 0 {
 		out.History = make([]*a2a.Message, len(hist))
 		for i, m := range hist {
-			out.History[i] = a2aconv.MessageToA2A(m)
+			out.History[i] = a2amap.MessageToA2A(m)
 		}
 	}
 	if withArtifacts && t.Artifacts != nil {
 		out.Artifacts = make([]*a2a.Artifact, len(t.Artifacts))
 		for i, a := range t.Artifacts {
-			out.Artifacts[i] = a2aconv.ArtifactToA2A(a)
+			out.Artifacts[i] = a2amap.ArtifactToA2A(a)
 		}
 	}
 	return out
@@ -144,7 +144,7 @@ func eventToA2A(ev task.Event) a2a.Event {
 		if ev.Chunk == nil {
 			return nil
 		}
-		return a2aconv.ChunkToA2A(ev.TaskID, ev.ContextID, *ev.Chunk)
+		return a2amap.ChunkToA2A(ev.TaskID, ev.ContextID, *ev.Chunk)
 	}
 	return nil
 }
@@ -170,7 +170,7 @@ func artifactEvents(t *task.Task, skip map[string]bool) []*a2a.TaskArtifactUpdat
 			continue
 		}
 		out = append(out, &a2a.TaskArtifactUpdateEvent{
-			TaskID: a2a.TaskID(t.ID), ContextID: t.ContextID, Artifact: a2aconv.ArtifactToA2A(a), LastChunk: true,
+			TaskID: a2a.TaskID(t.ID), ContextID: t.ContextID, Artifact: a2amap.ArtifactToA2A(a), LastChunk: true,
 		})
 	}
 	return out

@@ -6,7 +6,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/pactum/pactum/a2aconv"
+	"github.com/pactum/pactum/internal/a2amap"
 	"github.com/pactum/pactum/task"
 )
 
@@ -25,7 +25,7 @@ func FuzzEnvelope(f *testing.F) {
 		if json.Unmarshal(body, &req) != nil || req.Message == nil {
 			return
 		}
-		msg, err := a2aconv.MessageFromA2A(req.Message)
+		msg, err := a2amap.MessageFromA2A(req.Message)
 		if err != nil {
 			return
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
-	"github.com/pactum/pactum/a2aconv"
+	"github.com/pactum/pactum/internal/a2amap"
 	"github.com/pactum/pactum/task"
 )
 
@@ -203,7 +203,7 @@ func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 // task (specification §3.1.6).
 func terminalSubscribeError(t *task.Task) error {
 	return a2a.NewError(a2a.ErrUnsupportedOperation,
-		fmt.Sprintf("task %s is %s (%s) and will not change any more; read it with GetTask", t.ID, wireState(t), t.State))
+		fmt.Sprintf("task %s is %s (%s) and will not change any more; read it with GetTask", t.ID, a2amap.StateToA2A(t), t.State))
 }
 
 // checkSubscribable returns the error SubscribeToTask would stream for id,
@@ -344,7 +344,7 @@ func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequ
 	case m.Role != a2a.MessageRoleUser:
 		return nil, invalidParams(fmt.Sprintf("message.role must be %s, got %s", a2a.MessageRoleUser, m.Role))
 	}
-	msg, err := a2aconv.MessageFromA2A(m)
+	msg, err := a2amap.MessageFromA2A(m)
 	if err != nil {
 		return nil, invalidParams(err.Error())
 	}
@@ -454,7 +454,7 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 	if req == nil {
 		req = &a2a.ListTasksRequest{}
 	}
-	states, rejected, ok := domainStates(req.Status)
+	states, rejected, ok := a2amap.StatesFromA2A(req.Status)
 	if !ok {
 		return nil, invalidParams(fmt.Sprintf("status %q is not an A2A task state", req.Status))
 	}

@@ -16,60 +16,6 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
-func TestStateTable(t *testing.T) {
-	t.Parallel()
-	for _, s := range task.States() {
-		if _, ok := stateTable[s]; !ok {
-			t.Errorf("state %s has no A2A state", s)
-		}
-	}
-	for _, tc := range []struct {
-		state    task.State
-		rejected bool
-		want     a2a.TaskState
-	}{
-		{task.StateRequested, false, a2a.TaskStateSubmitted},
-		{task.StateValidated, false, a2a.TaskStateSubmitted},
-		{task.StateQueued, false, a2a.TaskStateSubmitted},
-		{task.StateInProgress, false, a2a.TaskStateWorking},
-		{task.StateInputRequired, false, a2a.TaskStateInputRequired},
-		{task.StateSucceeded, false, a2a.TaskStateCompleted},
-		{task.StateFailed, false, a2a.TaskStateFailed},
-		{task.StateFailed, true, a2a.TaskStateRejected},
-		{task.StateCanceled, false, a2a.TaskStateCanceled},
-		{task.StateDeadLetter, false, a2a.TaskStateFailed},
-	} {
-		if got := wireState(&task.Task{State: tc.state, Rejected: tc.rejected}); got != tc.want {
-			t.Errorf("%s (rejected %v) → %s, want %s", tc.state, tc.rejected, got, tc.want)
-		}
-	}
-	// Every A2A state pactum produces filters back to the states it came from.
-	for _, s := range task.States() {
-		for _, rejected := range []bool{false, true} {
-			if rejected && s != task.StateFailed {
-				continue
-			}
-			tk := &task.Task{State: s, Rejected: rejected}
-			states, rej, ok := domainStates(wireState(tk))
-			if !ok || !containsState(states, s) || (rej != nil && *rej != rejected) {
-				t.Errorf("filter %s does not select %s (rejected %v): %v %v", wireState(tk), s, rejected, states, rej)
-			}
-		}
-	}
-	if _, _, ok := domainStates("TASK_STATE_NAPPING"); ok {
-		t.Error("an unknown A2A state was accepted as a filter")
-	}
-}
-
-func containsState(list []task.State, s task.State) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func TestErrorTable(t *testing.T) {
 	t.Parallel()
 	codes := []task.Code{

@@ -69,9 +69,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/google/uuid"
 
-	"github.com/pactum/pactum/a2aconv"
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/header"
+	"github.com/pactum/pactum/internal/a2amap"
 	"github.com/pactum/pactum/task"
 )
 
@@ -336,7 +336,7 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 
 // outgoing builds the message of one attempt.
 func (r *Runtime) outgoing(req *task.Request, prev remote) *a2a.Message {
-	m := a2aconv.MessageToA2A(req.Message)
+	m := a2amap.MessageToA2A(req.Message)
 	m.ID = derivedID(req, "message")
 	m.Role = a2a.MessageRoleUser
 	m.TaskID, m.ContextID = "", prev.ContextID
@@ -359,7 +359,7 @@ func historyParts(req *task.Request) a2a.ContentParts {
 		if h.ID == req.Message.ID {
 			continue
 		}
-		for _, p := range a2aconv.PartsToA2A(h.Parts) {
+		for _, p := range a2amap.PartsToA2A(h.Parts) {
 			if p.Metadata == nil {
 				p.Metadata = map[string]any{}
 			}
@@ -512,7 +512,7 @@ func (a *attempt) handle(ev a2a.Event) (bool, error) {
 	case *a2a.Task:
 		a.note(e.ID, e.ContextID)
 		for _, art := range e.Artifacts {
-			conv, err := a2aconv.ArtifactFromA2A(art)
+			conv, err := a2amap.ArtifactFromA2A(art)
 			if err != nil {
 				return true, unusable(err)
 			}
@@ -524,7 +524,7 @@ func (a *attempt) handle(ev a2a.Event) (bool, error) {
 		a.setStatus(e.Status)
 	case *a2a.TaskArtifactUpdateEvent:
 		a.note(e.TaskID, e.ContextID)
-		chunk, err := a2aconv.ChunkFromA2A(e)
+		chunk, err := a2amap.ChunkFromA2A(e)
 		if err != nil {
 			return true, unusable(err)
 		}
@@ -668,7 +668,7 @@ func (a *attempt) agentMessage(m *a2a.Message) (*task.Message, error) {
 	}
 	cp := *m
 	cp.Role = a2a.MessageRoleAgent
-	msg, err := a2aconv.MessageFromA2A(&cp)
+	msg, err := a2amap.MessageFromA2A(&cp)
 	if err != nil {
 		return nil, unusable(err)
 	}

@@ -13,7 +13,7 @@
 // be identical, and identical to testdata/golden/<trace>.json. Regenerate
 // the golden files with
 //
-//	go test ./parity -update
+//	go test ./internal/e2e/parity -update
 //
 // and review the diff: a change there is a change in what pactum records.
 //

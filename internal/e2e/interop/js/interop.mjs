@@ -11,7 +11,7 @@
 // .../agents/slow-echo; --slow-url (or PACTUM_SLOW_URL) overrides it.
 //
 // Push checks start a webhook receiver on 127.0.0.1, so the server must allow
-// private push addresses (interop/pactum-interop.yaml: push.allow_private).
+// private push addresses (internal/e2e/interop/pactum-interop.yaml: push.allow_private).
 //
 // A failed check (a MUST of the A2A 1.0 specification, a pactum promise
 // marked [pactum], or the echo agents' documented behaviour) fails the run;
@@ -42,7 +42,7 @@ const CALL_TIMEOUT_MS = 15_000; // one client call or stream
 const CHECK_TIMEOUT_MS = 30_000; // one check, all its calls included
 const RUN_TIMEOUT_MS = 240_000; // the whole run
 const PUSH_WAIT_MS = 20_000; // how long the receiver waits for a final event
-const slowPrefix = 'slow: '; // interop/pactum-interop.yaml
+const slowPrefix = 'slow: '; // internal/e2e/interop/pactum-interop.yaml
 
 const TERMINAL = new Set([
   TaskState.TASK_STATE_COMPLETED,

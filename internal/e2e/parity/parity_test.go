@@ -58,11 +58,11 @@ func TestParity(t *testing.T) {
 			}
 			want, err := os.ReadFile(golden)
 			if err != nil {
-				t.Fatalf("%v (create it with go test ./parity -update)", err)
+				t.Fatalf("%v (create it with go test ./internal/e2e/parity -update)", err)
 			}
 			for _, via := range []string{viaA2A, viaMCP} {
 				if d := compare("golden "+golden, want, strings.ToUpper(via)+" run", runs[via]); d != "" {
-					t.Errorf("trace %s through %s differs from its golden file (if the change is intended, regenerate with go test ./parity -update and review the diff):\n%s", name, strings.ToUpper(via), d)
+					t.Errorf("trace %s through %s differs from its golden file (if the change is intended, regenerate with go test ./internal/e2e/parity -update and review the diff):\n%s", name, strings.ToUpper(via), d)
 				}
 			}
 		})

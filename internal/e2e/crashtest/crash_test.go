@@ -49,7 +49,7 @@ agents:
 func buildPactum(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "pactum")
-	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/pactum")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/pactum/pactum/cmd/pactum")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("build pactum: %v", err)

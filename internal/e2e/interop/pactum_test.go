@@ -61,7 +61,7 @@ func pactumBinary(t *testing.T) string {
 	return binPath
 }
 
-// pactumServer is a pactum subprocess serving interop/pactum-interop.yaml on
+// pactumServer is a pactum subprocess serving pactum-interop.yaml on
 // a loopback port with its own SQLite file.
 type pactumServer struct {
 	// URL is the server's base URL, http://127.0.0.1:PORT.

@@ -1,4 +1,4 @@
-package a2aserver
+package a2amap
 
 import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -7,10 +7,10 @@ import (
 )
 
 // stateTable is the one mapping of pactum lifecycle states to A2A task
-// states. Two refinements are applied by wireState: a failed task that was
+// states. Two refinements are applied by StateToA2A: a failed task that was
 // refused before it ran (task.Rejected) is TASK_STATE_REJECTED, and
-// dead_letter, which A2A has no state for, is TASK_STATE_FAILED with
-// metadata.pactum.state = "dead_letter".
+// dead_letter, which A2A has no state for, is TASK_STATE_FAILED (the A2A
+// server adds metadata.pactum.state = "dead_letter").
 var stateTable = map[task.State]a2a.TaskState{
 	task.StateRequested:     a2a.TaskStateSubmitted,
 	task.StateValidated:     a2a.TaskStateSubmitted,
@@ -23,8 +23,10 @@ var stateTable = map[task.State]a2a.TaskState{
 	task.StateDeadLetter:    a2a.TaskStateFailed,
 }
 
-// wireState returns the A2A state of t.
-func wireState(t *task.Task) a2a.TaskState {
+// StateToA2A returns the A2A state of t: its lifecycle state through the
+// state table, TASK_STATE_REJECTED for a failed task that was refused before
+// it ran, and TASK_STATE_UNSPECIFIED for a state the table does not know.
+func StateToA2A(t *task.Task) a2a.TaskState {
 	if t.State == task.StateFailed && t.Rejected {
 		return a2a.TaskStateRejected
 	}
@@ -34,11 +36,14 @@ func wireState(t *task.Task) a2a.TaskState {
 	return a2a.TaskStateUnspecified
 }
 
-// domainStates returns the pactum states an A2A status filter selects, and
+// StatesFromA2A returns the pactum states an A2A status filter selects, and
 // whether the filter additionally needs the Rejected flag checked (nil: no
-// check). An unknown A2A state returns ok == false; TASK_STATE_AUTH_REQUIRED,
-// which pactum never produces, selects nothing.
-func domainStates(s a2a.TaskState) (states []task.State, rejected *bool, ok bool) {
+// check). It inverts StateToA2A: the filter on a state StateToA2A produces
+// selects exactly the tasks StateToA2A maps to it. TASK_STATE_UNSPECIFIED
+// selects every state (states is nil); TASK_STATE_AUTH_REQUIRED, which pactum never
+// produces, selects nothing (states is empty); an unknown A2A state returns
+// ok == false.
+func StatesFromA2A(s a2a.TaskState) (states []task.State, rejected *bool, ok bool) {
 	switch s {
 	case a2a.TaskStateUnspecified:
 		return nil, nil, true

@@ -1,4 +1,4 @@
-package a2aconv_test
+package a2amap_test
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/pactum/pactum/a2aconv"
+	"github.com/pactum/pactum/internal/a2amap"
 	"github.com/pactum/pactum/task"
 )
 
@@ -35,7 +35,7 @@ func fullMessage() task.Message {
 
 func TestMessageToA2A(t *testing.T) {
 	t.Parallel()
-	got := a2aconv.MessageToA2A(fullMessage())
+	got := a2amap.MessageToA2A(fullMessage())
 	b, err := json.Marshal(got)
 	if err != nil {
 		t.Fatalf("marshal: %v", err)
@@ -57,7 +57,7 @@ func TestMessageRoundTrip(t *testing.T) {
 	for _, role := range []task.Role{task.RoleUser, task.RoleAgent} {
 		in := fullMessage()
 		in.Role = role
-		back, err := a2aconv.MessageFromA2A(a2aconv.MessageToA2A(in))
+		back, err := a2amap.MessageFromA2A(a2amap.MessageToA2A(in))
 		if err != nil {
 			t.Fatalf("%s: MessageFromA2A: %v", role, err)
 		}
@@ -81,7 +81,7 @@ func TestMessageToA2ARoles(t *testing.T) {
 		{"system", a2a.MessageRoleUnspecified},
 	}
 	for _, tt := range tests {
-		if got := a2aconv.MessageToA2A(task.Message{Role: tt.in}).Role; got != tt.want {
+		if got := a2amap.MessageToA2A(task.Message{Role: tt.in}).Role; got != tt.want {
 			t.Errorf("role %q: got %q, want %q", tt.in, got, tt.want)
 		}
 	}
@@ -109,7 +109,7 @@ func TestPartsToA2ADegrades(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			parts := a2aconv.PartsToA2A([]task.Part{tt.in})
+			parts := a2amap.PartsToA2A([]task.Part{tt.in})
 			b, err := json.Marshal(parts[0])
 			if err != nil {
 				t.Fatalf("marshal: %v", err)
@@ -128,10 +128,10 @@ func TestPartsToA2ADegrades(t *testing.T) {
 
 func TestPartsNeverNil(t *testing.T) {
 	t.Parallel()
-	if got := a2aconv.PartsToA2A(nil); got == nil {
+	if got := a2amap.PartsToA2A(nil); got == nil {
 		t.Error("PartsToA2A(nil) = nil, want empty")
 	}
-	got, err := a2aconv.PartsFromA2A(nil)
+	got, err := a2amap.PartsFromA2A(nil)
 	if err != nil || got == nil {
 		t.Errorf("PartsFromA2A(nil) = %v, %v; want empty, nil", got, err)
 	}
@@ -165,14 +165,14 @@ func TestMessageFromA2AErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := a2aconv.MessageFromA2A(tt.msg())
+			_, err := a2amap.MessageFromA2A(tt.msg())
 			if err == nil {
 				t.Fatal("no error")
 			}
 			if !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("error %q does not mention %q", err, tt.wantErr)
 			}
-			if got := errors.Is(err, a2aconv.ErrNoContent); got != tt.noContent {
+			if got := errors.Is(err, a2amap.ErrNoContent); got != tt.noContent {
 				t.Errorf("errors.Is(err, ErrNoContent) = %v, want %v", got, tt.noContent)
 			}
 		})
@@ -192,7 +192,7 @@ func TestMessageFromA2AWire(t *testing.T) {
 	if err := json.Unmarshal([]byte(wire), &m); err != nil {
 		t.Fatal(err)
 	}
-	got, err := a2aconv.MessageFromA2A(&m)
+	got, err := a2amap.MessageFromA2A(&m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestMessageFromA2AWire(t *testing.T) {
 func TestNoSharedState(t *testing.T) {
 	t.Parallel()
 	in := fullMessage()
-	out := a2aconv.MessageToA2A(in)
+	out := a2amap.MessageToA2A(in)
 	in.Metadata["k"] = "changed"
 	in.Metadata["nested"].(map[string]any)["n"].([]any)[0] = "changed"
 	in.Parts[2].Raw[0] = 9
@@ -230,8 +230,8 @@ func TestNoSharedState(t *testing.T) {
 		t.Error("extensions shared with source")
 	}
 
-	src := a2aconv.MessageToA2A(fullMessage())
-	back, err := a2aconv.MessageFromA2A(src)
+	src := a2amap.MessageToA2A(fullMessage())
+	back, err := a2amap.MessageFromA2A(src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,12 +248,12 @@ func TestArtifactRoundTrip(t *testing.T) {
 		Parts:    []task.Part{task.TextPart("x"), task.DataPart(json.RawMessage(`{"k":[1,2]}`))},
 		Metadata: map[string]any{"m": true},
 	}
-	out := a2aconv.ArtifactToA2A(in)
+	out := a2amap.ArtifactToA2A(in)
 	if out.ID != "a1" || out.Name != "report" || out.Description != "the report" || len(out.Parts) != 2 {
 		t.Errorf("ArtifactToA2A = %+v", out)
 	}
 	out.Extensions = []string{"dropped"}
-	back, err := a2aconv.ArtifactFromA2A(out)
+	back, err := a2amap.ArtifactFromA2A(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,11 +264,11 @@ func TestArtifactRoundTrip(t *testing.T) {
 
 func TestArtifactFromA2AErrors(t *testing.T) {
 	t.Parallel()
-	if _, err := a2aconv.ArtifactFromA2A(nil); err == nil {
+	if _, err := a2amap.ArtifactFromA2A(nil); err == nil {
 		t.Error("nil artifact: no error")
 	}
-	_, err := a2aconv.ArtifactFromA2A(&a2a.Artifact{ID: "a", Parts: a2a.ContentParts{{}}})
-	if !errors.Is(err, a2aconv.ErrNoContent) {
+	_, err := a2amap.ArtifactFromA2A(&a2a.Artifact{ID: "a", Parts: a2a.ContentParts{{}}})
+	if !errors.Is(err, a2amap.ErrNoContent) {
 		t.Errorf("empty part: err = %v, want ErrNoContent", err)
 	}
 }
@@ -279,21 +279,21 @@ func TestChunk(t *testing.T) {
 		Artifact: task.Artifact{ID: "a1", Parts: []task.Part{task.TextPart("chunk")}},
 		Append:   true, LastChunk: true,
 	}
-	ev := a2aconv.ChunkToA2A("t1", "c1", c)
+	ev := a2amap.ChunkToA2A("t1", "c1", c)
 	if ev.TaskID != "t1" || ev.ContextID != "c1" || !ev.Append || !ev.LastChunk || ev.Artifact.ID != "a1" {
 		t.Errorf("ChunkToA2A = %+v", ev)
 	}
-	back, err := a2aconv.ChunkFromA2A(ev)
+	back, err := a2amap.ChunkFromA2A(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(back, c) {
 		t.Errorf("round trip\n got %#v\nwant %#v", back, c)
 	}
-	if _, err := a2aconv.ChunkFromA2A(nil); err == nil {
+	if _, err := a2amap.ChunkFromA2A(nil); err == nil {
 		t.Error("nil event: no error")
 	}
-	if _, err := a2aconv.ChunkFromA2A(&a2a.TaskArtifactUpdateEvent{}); err == nil {
+	if _, err := a2amap.ChunkFromA2A(&a2a.TaskArtifactUpdateEvent{}); err == nil {
 		t.Error("event without artifact: no error")
 	}
 }
@@ -315,13 +315,13 @@ func FuzzMessageFromA2A(f *testing.F) {
 		if err := json.Unmarshal(data, &m); err != nil {
 			return
 		}
-		first, err := a2aconv.MessageFromA2A(&m)
+		first, err := a2amap.MessageFromA2A(&m)
 		if err != nil {
 			return
 		}
 		// Domain → A2A → domain is the identity on anything accepted.
-		out := a2aconv.MessageToA2A(first)
-		second, err := a2aconv.MessageFromA2A(out)
+		out := a2amap.MessageToA2A(first)
+		second, err := a2amap.MessageFromA2A(out)
 		if err != nil {
 			t.Fatalf("converted message refused: %v", err)
 		}
@@ -337,7 +337,7 @@ func FuzzMessageFromA2A(f *testing.F) {
 		if err := json.Unmarshal(b, &m2); err != nil {
 			t.Fatalf("peer cannot decode %s: %v", b, err)
 		}
-		third, err := a2aconv.MessageFromA2A(&m2)
+		third, err := a2amap.MessageFromA2A(&m2)
 		if err != nil {
 			t.Fatalf("wire message refused: %v", err)
 		}
@@ -353,7 +353,7 @@ func ExampleMessageFromA2A() {
 	if err := json.Unmarshal([]byte(wire), &m); err != nil {
 		panic(err)
 	}
-	msg, err := a2aconv.MessageFromA2A(&m)
+	msg, err := a2amap.MessageFromA2A(&m)
 	if err != nil {
 		panic(err)
 	}
@@ -366,7 +366,7 @@ func ExampleChunkToA2A() {
 		Artifact: task.Artifact{ID: "out", Parts: []task.Part{task.TextPart("partial ")}},
 		Append:   true,
 	}
-	b, _ := json.Marshal(a2a.StreamResponse{Event: a2aconv.ChunkToA2A("task-1", "ctx-1", chunk)})
+	b, _ := json.Marshal(a2a.StreamResponse{Event: a2amap.ChunkToA2A("task-1", "ctx-1", chunk)})
 	fmt.Println(string(b))
 	// Output: {"artifactUpdate":{"append":true,"artifact":{"artifactId":"out","parts":[{"text":"partial "}]},"contextId":"ctx-1","taskId":"task-1"}}
 }

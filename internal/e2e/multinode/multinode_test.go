@@ -107,7 +107,7 @@ func schemaDSN(t *testing.T, dsn string) string {
 func buildPactum(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "pactum")
-	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/pactum").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/pactum/pactum/cmd/pactum").CombinedOutput()
 	if err != nil {
 		t.Fatalf("build pactum: %v\n%s", err, out)
 	}

@@ -1,5 +1,7 @@
-// Package a2aconv converts between pactum's domain types (package task) and
-// the A2A 1.0 types of the official SDK (github.com/a2aproject/a2a-go/v2/a2a).
+// Package a2amap maps between pactum's domain (package task) and the A2A 1.0
+// types of the official SDK (github.com/a2aproject/a2a-go/v2/a2a): messages,
+// parts, artifacts and artifact chunks (this file), and the one table of
+// lifecycle states to A2A task states (state.go).
 //
 // It is shared by everything in pactum that speaks A2A: the a2a agent
 // runtime (pactum as a client of a remote agent) and the A2A server (pactum
@@ -27,7 +29,7 @@
 //
 // A2A fields that the domain has no place for are dropped: an artifact's
 // extensions URIs (task.Artifact has no Extensions field).
-package a2aconv
+package a2amap
 
 import (
 	"bytes"
@@ -72,15 +74,15 @@ func MessageToA2A(m task.Message) *a2a.Message {
 // empty (non-nil) parts list; callers that require content check for it.
 func MessageFromA2A(m *a2a.Message) (task.Message, error) {
 	if m == nil {
-		return task.Message{}, errors.New("a2aconv: message is missing")
+		return task.Message{}, errors.New("a2amap: message is missing")
 	}
 	role, err := roleFromA2A(m.Role)
 	if err != nil {
-		return task.Message{}, fmt.Errorf("a2aconv: message %q: %w", m.ID, err)
+		return task.Message{}, fmt.Errorf("a2amap: message %q: %w", m.ID, err)
 	}
 	parts, err := PartsFromA2A(m.Parts)
 	if err != nil {
-		return task.Message{}, fmt.Errorf("a2aconv: message %q: %w", m.ID, err)
+		return task.Message{}, fmt.Errorf("a2amap: message %q: %w", m.ID, err)
 	}
 	out := task.Message{
 		ID:         m.ID,
@@ -221,11 +223,11 @@ func ArtifactToA2A(a task.Artifact) *a2a.Artifact {
 // extension URIs are dropped: the domain has no field for them.
 func ArtifactFromA2A(a *a2a.Artifact) (task.Artifact, error) {
 	if a == nil {
-		return task.Artifact{}, errors.New("a2aconv: artifact is missing")
+		return task.Artifact{}, errors.New("a2amap: artifact is missing")
 	}
 	parts, err := PartsFromA2A(a.Parts)
 	if err != nil {
-		return task.Artifact{}, fmt.Errorf("a2aconv: artifact %q: %w", a.ID, err)
+		return task.Artifact{}, fmt.Errorf("a2amap: artifact %q: %w", a.ID, err)
 	}
 	return task.Artifact{
 		ID:          string(a.ID),
@@ -253,7 +255,7 @@ func ChunkToA2A(taskID, contextID string, c task.ArtifactChunk) *a2a.TaskArtifac
 // callers that need them read them from the event.
 func ChunkFromA2A(e *a2a.TaskArtifactUpdateEvent) (task.ArtifactChunk, error) {
 	if e == nil {
-		return task.ArtifactChunk{}, errors.New("a2aconv: artifact update is missing")
+		return task.ArtifactChunk{}, errors.New("a2amap: artifact update is missing")
 	}
 	a, err := ArtifactFromA2A(e.Artifact)
 	if err != nil {
