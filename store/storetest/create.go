@@ -213,3 +213,30 @@ func testCreateClaim(t *testing.T, b *bundle) {
 		t.Fatalf("rejected create with Claim: %s, %v", dump(got), err)
 	}
 }
+
+// testCreateFirstFault: a create with several faults is refused for the
+// first in input order (p.Audit, then each step's audit data, Rejected and
+// transition), the same on every driver: audit data that is not JSON
+// before an illegal step is invalid_argument, not an illegal transition.
+func testCreateFirstFault(t *testing.T, b *bundle) {
+	bad := []task.AuditInput{{Kind: "custom", Data: json.RawMessage(`{not json`)}}
+	for name, p := range map[string]task.CreateParams{
+		"create audit": {Task: newTask(spec{id: "t1"}), Audit: bad, Steps: steps(task.StateSucceeded), Now: t0},
+		"step 0 audit": {Task: newTask(spec{id: "t1"}), Now: t0,
+			Steps: []task.Step{{To: task.StateValidated, Audit: bad}, {To: task.StateSucceeded}}},
+	} {
+		_, err := b.s.CreateTask(b.ctx, p)
+		if task.ErrorCode(err) != task.CodeInvalidArgument || errors.Is(err, task.ErrIllegalTransition) {
+			t.Errorf("CreateTask with bad %s data, then an illegal step: err = %v (code %q), want invalid_argument",
+				name, err, task.ErrorCode(err))
+		}
+	}
+	_, err := b.s.CreateTask(b.ctx, task.CreateParams{Task: newTask(spec{id: "t1"}), Now: t0,
+		Steps: []task.Step{{To: task.StateSucceeded}, {To: task.StateFailed, Audit: bad}}})
+	wantErr(t, "CreateTask with an illegal step, then bad audit data", err, task.ErrIllegalTransition)
+	_, err = b.s.GetTask(b.ctx, "t1", -1)
+	wantErr(t, "GetTask after refused creates", err, task.ErrNotFound)
+	if log := b.audit(); len(log) != 0 {
+		t.Errorf("audit log has %d entries after refused creates", len(log))
+	}
+}

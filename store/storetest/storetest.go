@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		{"CreateTask/RoundTrip", testCreateRoundTrip},
 		{"CreateTask/DuplicateID", testCreateDuplicateID},
 		{"CreateTask/Claim", testCreateClaim},
+		{"CreateTask/FirstFault", testCreateFirstFault},
 		{"Transition/Table", testTransitionTable},
 		{"Transition/Conflict", testTransitionConflict},
 		{"Transition/LeaseExpiredBefore", testTransitionLeaseExpiredBefore},
