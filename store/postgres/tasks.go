@@ -172,13 +172,8 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 // Limit below 1 claims one task. Tasks that another transaction holds
 // locked (being claimed, or moved, right now) are skipped, not waited for.
 func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, error) {
-	switch {
-	case p.Owner == "":
-		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: claim: ClaimParams.Owner is required")
-	case p.LeaseFor <= 0:
-		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: claim: ClaimParams.LeaseFor must be positive")
-	case p.Now.IsZero():
-		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: claim: ClaimParams.Now is zero")
+	if err := driver.CheckClaim(p); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	now := driver.Norm(p.Now)
 	limit := max(p.Limit, 1)
@@ -213,10 +208,7 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 			if err != nil {
 				return err
 			}
-			rec, err := driver.Advance(t, driver.Change{
-				To: task.StateInProgress, Node: p.Node, Now: now,
-				Claim: true, Owner: p.Owner, LeaseUntil: driver.Norm(now.Add(p.LeaseFor)),
-			})
+			rec, err := driver.Claim(t, p.Owner, p.Node, now, p.LeaseFor)
 			if err != nil {
 				return err
 			}
@@ -249,10 +241,10 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 // RenewLease implements task.Store. A lease that ran out but was not yet
 // taken over can still be renewed by its owner.
 func (s *Store) RenewLease(ctx context.Context, p task.RenewParams) error {
-	if p.Owner == "" || p.LeaseFor <= 0 || p.Now.IsZero() {
-		return task.Errorf(task.CodeInvalidArgument, "postgres: renew lease of task %q: Owner, a positive LeaseFor and Now are required", p.TaskID)
+	if err := driver.CheckRenew(p); err != nil {
+		return fmt.Errorf("postgres: %w", err)
 	}
-	until := driver.Norm(driver.Norm(p.Now).Add(p.LeaseFor))
+	until := driver.LeaseUntil(p.Now, p.LeaseFor)
 	var renewed, exists bool
 	err := s.retry(ctx, func() (bool, error) {
 		b := &pgx.Batch{}
@@ -449,12 +441,10 @@ func (s *Store) Records(ctx context.Context, taskID string) ([]task.Record, erro
 		x.queue(sqlTaskExists, taskID).QueryRow(func(r pgx.Row) error { return r.Scan(&exists) })
 		x.queue(sqlRecords, taskID).Query(func(rows pgx.Rows) error {
 			for rows.Next() {
-				var r task.Record
-				var from, to, code string
-				if err := rows.Scan(&r.TaskID, &r.Seq, &from, &to, &r.At, &r.Attempt, &r.Node, &r.Reason, &code, &r.PolicyVersion); err != nil {
+				r, err := driver.ScanRecord(rows, time.Time.UTC)
+				if err != nil {
 					return err
 				}
-				r.From, r.To, r.ErrorCode, r.At = task.State(from), task.State(to), task.Code(code), r.At.UTC()
 				out = append(out, r)
 			}
 			return rows.Err()

@@ -158,13 +158,8 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 // Claim implements task.Store. Oldest first means by CreatedAt, then ID. A
 // Limit below 1 claims one task.
 func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, error) {
-	switch {
-	case p.Owner == "":
-		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: claim: ClaimParams.Owner is required")
-	case p.LeaseFor <= 0:
-		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: claim: ClaimParams.LeaseFor must be positive")
-	case p.Now.IsZero():
-		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: claim: ClaimParams.Now is zero")
+	if err := driver.CheckClaim(p); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	now := driver.Norm(p.Now)
 	limit := max(p.Limit, 1)
@@ -185,10 +180,7 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 			return fmt.Errorf("select queued tasks: %w", err)
 		}
 		for _, t := range out {
-			rec, err := driver.Advance(t, driver.Change{
-				To: task.StateInProgress, Node: p.Node, Now: now,
-				Claim: true, Owner: p.Owner, LeaseUntil: driver.Norm(now.Add(p.LeaseFor)),
-			})
+			rec, err := driver.Claim(t, p.Owner, p.Node, now, p.LeaseFor)
 			if err != nil {
 				return err
 			}
@@ -219,10 +211,10 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 // RenewLease implements task.Store. A lease that ran out but was not yet
 // taken over can still be renewed by its owner.
 func (s *Store) RenewLease(ctx context.Context, p task.RenewParams) error {
-	if p.Owner == "" || p.LeaseFor <= 0 || p.Now.IsZero() {
-		return task.Errorf(task.CodeInvalidArgument, "sqlite: renew lease of task %q: Owner, a positive LeaseFor and Now are required", p.TaskID)
+	if err := driver.CheckRenew(p); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
 	}
-	until := driver.Norm(p.Now).Add(p.LeaseFor).UnixMicro()
+	until := driver.LeaseUntil(p.Now, p.LeaseFor).UnixMicro()
 	res, err := s.w.renewLease.ExecContext(ctx, until, p.TaskID, p.Owner)
 	if err != nil {
 		return fmt.Errorf("sqlite: renew lease of task %q: %w", p.TaskID, err)
@@ -377,13 +369,10 @@ func (s *Store) Records(ctx context.Context, taskID string) ([]task.Record, erro
 	defer rows.Close()
 	var out []task.Record
 	for rows.Next() {
-		var r task.Record
-		var from, to, code string
-		var at int64
-		if err := rows.Scan(&r.TaskID, &r.Seq, &from, &to, &at, &r.Attempt, &r.Node, &r.Reason, &code, &r.PolicyVersion); err != nil {
+		r, err := driver.ScanRecord(rows, driver.FromMicros)
+		if err != nil {
 			return nil, fmt.Errorf("sqlite: records of task %q: %w", taskID, err)
 		}
-		r.From, r.To, r.ErrorCode, r.At = task.State(from), task.State(to), task.Code(code), driver.FromMicros(at)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {

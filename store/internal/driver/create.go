@@ -86,10 +86,7 @@ func PlanCreate(p task.CreateParams) (*NewTask, error) {
 		if c.Owner == "" || c.LeaseFor <= 0 {
 			return nil, task.Errorf(task.CodeInvalidArgument, "create task %q: Claim needs an Owner and a positive LeaseFor", id)
 		}
-		rec, err := Advance(t, Change{
-			To: task.StateInProgress, Node: c.Node, Now: now,
-			Claim: true, Owner: c.Owner, LeaseUntil: Norm(now.Add(c.LeaseFor)),
-		})
+		rec, err := Claim(t, c.Owner, c.Node, now, c.LeaseFor)
 		if err != nil {
 			return nil, fmt.Errorf("create task %q: claim: %w", id, err)
 		}
