@@ -148,7 +148,7 @@ func Migrate(ctx context.Context, dsn string, logger *slog.Logger) (int, error) 
 func driver(dsn string) (string, Driver, error) {
 	scheme, _, ok := strings.Cut(dsn, "://")
 	if !ok || scheme == "" {
-		return "", Driver{}, fmt.Errorf("store: data source name %q has no scheme (want scheme://…; known schemes: %s)", redact(dsn), known())
+		return "", Driver{}, fmt.Errorf("store: data source name %q has no scheme (want scheme://…; known schemes: %s)", Redact(dsn), known())
 	}
 	scheme = strings.ToLower(scheme)
 	mu.RLock()
@@ -166,23 +166,4 @@ func known() string {
 		return "none registered"
 	}
 	return strings.Join(s, ", ")
-}
-
-// redact hides a password in a DSN such as postgres://user:secret@host/db
-// before it goes into an error message.
-func redact(dsn string) string {
-	at := strings.LastIndex(dsn, "@")
-	if at < 0 {
-		return dsn
-	}
-	userinfo := dsn[:at]
-	if i := strings.Index(userinfo, "://"); i >= 0 {
-		userinfo = userinfo[i+3:]
-	}
-	if _, _, hasPass := strings.Cut(userinfo, ":"); !hasPass {
-		return dsn
-	}
-	user, _, _ := strings.Cut(userinfo, ":")
-	prefix := dsn[:at-len(userinfo)]
-	return prefix + user + ":xxxxx" + dsn[at:]
 }

@@ -1,15 +1,8 @@
 package server
 
-import "net/url"
+import "github.com/pactum/pactum/store"
 
 // RedactDSN hides a password in a store DSN before it is logged.
 func RedactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
-		return dsn
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
+	return store.Redact(dsn)
 }

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -50,15 +49,9 @@ func (s *Store) AuditEntries(ctx context.Context, after int64, limit int) ([]tas
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var e task.AuditEntry
-			var kind string
-			var data []byte
-			if err := rows.Scan(&e.Seq, &e.At, &kind, &e.TaskID, &e.Actor, &data, &e.PrevHash, &e.Hash); err != nil {
+			e, err := driver.ScanAuditEntry(rows, time.Time.UTC)
+			if err != nil {
 				return false, err
-			}
-			e.At, e.Kind = e.At.UTC(), task.AuditKind(kind)
-			if len(data) > 0 {
-				e.Data = json.RawMessage(data)
 			}
 			out = append(out, e)
 		}
@@ -153,15 +146,9 @@ func (s *Store) ScanAudit(ctx context.Context, head func(seq int64, hash string,
 	}
 	if err := scanRows(ctx, tx, `SELECT seq, at, kind, task_id, actor, data, prev_hash, hash
 		FROM audit_log ORDER BY seq, ctid`, func(rows pgx.Rows) error {
-		var e task.AuditEntry
-		var kind string
-		var data []byte
-		if err := rows.Scan(&e.Seq, &e.At, &kind, &e.TaskID, &e.Actor, &data, &e.PrevHash, &e.Hash); err != nil {
+		e, err := driver.ScanAuditEntry(rows, time.Time.UTC)
+		if err != nil {
 			return fmt.Errorf("postgres: scan audit: %w", err)
-		}
-		e.At, e.Kind = e.At.UTC(), task.AuditKind(kind)
-		if len(data) > 0 {
-			e.Data = json.RawMessage(data)
 		}
 		return entry(&e)
 	}); err != nil {
@@ -169,12 +156,10 @@ func (s *Store) ScanAudit(ctx context.Context, head func(seq int64, hash string,
 	}
 	return scanRows(ctx, tx, `SELECT task_id, seq, from_state, to_state, at, attempt, node, reason, error_code, policy_version
 		FROM task_records ORDER BY task_id, seq`, func(rows pgx.Rows) error {
-		var r task.Record
-		var from, to, code string
-		if err := rows.Scan(&r.TaskID, &r.Seq, &from, &to, &r.At, &r.Attempt, &r.Node, &r.Reason, &code, &r.PolicyVersion); err != nil {
+		r, err := driver.ScanRecord(rows, time.Time.UTC)
+		if err != nil {
 			return fmt.Errorf("postgres: scan records: %w", err)
 		}
-		r.From, r.To, r.ErrorCode, r.At = task.State(from), task.State(to), task.Code(code), r.At.UTC()
 		return record(&r)
 	})
 }

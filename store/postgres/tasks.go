@@ -47,75 +47,21 @@ func (s *Store) taskByKey(ctx context.Context, actor, key string) (*task.Task, e
 // record is the first step's (a task created without steps has Seq 0 and
 // no records; p.Audit is its trace). p.Audit is sealed first, then each
 // step's Audit just before that step's own entry.
+// Malformed input is refused, before anything is written, for its first
+// fault in that order (p.Audit, then each step's audit data, Rejected and
+// transition, then the claim).
 //
 // The returned task carries its History but no artifacts. On a duplicate
 // (actor, key) the existing task is returned in full (history and
 // artifacts) with an error wrapping task.ErrDuplicate. A task ID that
 // exists already is a task.CodeConflict error.
 func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task, error) {
-	if p.Task == nil || p.Task.ID == "" {
-		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: create task: CreateParams.Task with an ID is required")
-	}
-	id := p.Task.ID
-	if p.Now.IsZero() {
-		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: create task %q: CreateParams.Now is zero", id)
-	}
-	now := driver.Norm(p.Now)
-	t := &task.Task{
-		ID:          id,
-		ContextID:   p.Task.ContextID,
-		Agent:       p.Task.Agent,
-		Envelope:    p.Task.Envelope,
-		PayloadHash: p.Task.PayloadHash,
-		State:       task.StateRequested,
-		MaxAttempts: p.Task.MaxAttempts,
-		RunAfter:    driver.Norm(p.Task.RunAfter),
-		CreatedAt:   now,
-		UpdatedAt:   now,
-	}
-	var w driver.Writes
-	w.Audit = append(w.Audit, p.Audit...)
-	for i, st := range p.Steps {
-		if st.Rejected && st.To != task.StateFailed {
-			return nil, task.Errorf(task.CodeInvalidArgument, "postgres: create task %q: step %d: Rejected is only valid with To %s", id, i, task.StateFailed)
-		}
-		w.Audit = append(w.Audit, st.Audit...)
-		rec, err := driver.Advance(t, driver.Change{
-			To: st.To, Reason: st.Reason, ErrorCode: st.ErrorCode, PolicyVersion: st.PolicyVersion,
-			Node: p.Node, Now: now,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("postgres: create task %q: step %d: %w", id, i, err)
-		}
-		t.Rejected = st.Rejected
-		w.Add(t, rec)
-	}
-	if c := p.Claim; c != nil && t.State == task.StateQueued {
-		if c.Owner == "" || c.LeaseFor <= 0 {
-			return nil, task.Errorf(task.CodeInvalidArgument, "postgres: create task %q: Claim needs an Owner and a positive LeaseFor", id)
-		}
-		rec, err := driver.Advance(t, driver.Change{
-			To: task.StateInProgress, Node: c.Node, Now: now,
-			Claim: true, Owner: c.Owner, LeaseUntil: driver.Norm(now.Add(c.LeaseFor)),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("postgres: create task %q: claim: %w", id, err)
-		}
-		w.Add(t, rec)
-	}
-	if err := w.Check(); err != nil {
-		return nil, fmt.Errorf("postgres: create task %q: %w", id, err)
-	}
-	env, err := json.Marshal(&t.Envelope)
+	plan, err := driver.PlanCreate(p)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: create task %q: encode envelope: %w", id, err)
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	history, err := driver.EncodeAll(p.Task.History)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: create task %q: encode history: %w", id, err)
-	}
-	actor, key := t.Envelope.Actor, t.Envelope.IdempotencyKey
-	idem := p.IdempotencyTTL > 0 && key != ""
+	t, now, id := plan.Task, plan.Now, plan.Task.ID
+	actor, key, idem := plan.Actor, plan.Key, plan.Idempotent
 
 	// Two round trips: the statements, then the seal and COMMIT (see
 	// txn.commit). A key another live task holds makes the seal raise
@@ -125,19 +71,19 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 		if idem {
 			// First, so that a duplicate waits here for the transaction
 			// holding the key, before it writes anything.
-			x.queue(sqlIdemPut, actor, key, id, driver.Norm(now.Add(p.IdempotencyTTL)), now)
+			x.queue(sqlIdemPut, actor, key, id, plan.KeyExpires, now)
 		}
-		x.queue(sqlInsertTask, t.ID, t.ContextID, t.Agent, actor, string(env), t.PayloadHash, string(t.State),
+		x.queue(sqlInsertTask, t.ID, t.ContextID, t.Agent, actor, plan.Envelope, t.PayloadHash, string(t.State),
 			t.Attempt, t.MaxAttempts, tsArg(t.RunAfter), t.LeaseOwner, tsArg(t.LeaseExpires), string(t.ErrorCode),
 			t.Reason, t.Rejected, nil, t.Seq, t.CreatedAt, t.UpdatedAt)
-		if len(history) > 0 {
-			x.queue(sqlAppendMessages, id, history)
+		if len(plan.History) > 0 {
+			x.queue(sqlAppendMessages, id, plan.History)
 		}
-		x.insertRecords(w.Records)
+		x.insertRecords(plan.Writes.Records)
 		if idem {
-			x.sealNewTask(now, w.Audit, actor, key, id)
+			x.sealNewTask(now, plan.Writes.Audit, actor, key, id)
 		} else {
-			x.sealAudit(now, w.Audit)
+			x.sealAudit(now, plan.Writes.Audit)
 		}
 		return nil
 	})
@@ -226,13 +172,8 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 // Limit below 1 claims one task. Tasks that another transaction holds
 // locked (being claimed, or moved, right now) are skipped, not waited for.
 func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, error) {
-	switch {
-	case p.Owner == "":
-		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: claim: ClaimParams.Owner is required")
-	case p.LeaseFor <= 0:
-		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: claim: ClaimParams.LeaseFor must be positive")
-	case p.Now.IsZero():
-		return nil, task.Errorf(task.CodeInvalidArgument, "postgres: claim: ClaimParams.Now is zero")
+	if err := driver.CheckClaim(p); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	now := driver.Norm(p.Now)
 	limit := max(p.Limit, 1)
@@ -267,10 +208,7 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 			if err != nil {
 				return err
 			}
-			rec, err := driver.Advance(t, driver.Change{
-				To: task.StateInProgress, Node: p.Node, Now: now,
-				Claim: true, Owner: p.Owner, LeaseUntil: driver.Norm(now.Add(p.LeaseFor)),
-			})
+			rec, err := driver.Claim(t, p.Owner, p.Node, now, p.LeaseFor)
 			if err != nil {
 				return err
 			}
@@ -303,10 +241,10 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 // RenewLease implements task.Store. A lease that ran out but was not yet
 // taken over can still be renewed by its owner.
 func (s *Store) RenewLease(ctx context.Context, p task.RenewParams) error {
-	if p.Owner == "" || p.LeaseFor <= 0 || p.Now.IsZero() {
-		return task.Errorf(task.CodeInvalidArgument, "postgres: renew lease of task %q: Owner, a positive LeaseFor and Now are required", p.TaskID)
+	if err := driver.CheckRenew(p); err != nil {
+		return fmt.Errorf("postgres: %w", err)
 	}
-	until := driver.Norm(driver.Norm(p.Now).Add(p.LeaseFor))
+	until := driver.LeaseUntil(p.Now, p.LeaseFor)
 	var renewed, exists bool
 	err := s.retry(ctx, func() (bool, error) {
 		b := &pgx.Batch{}
@@ -503,12 +441,10 @@ func (s *Store) Records(ctx context.Context, taskID string) ([]task.Record, erro
 		x.queue(sqlTaskExists, taskID).QueryRow(func(r pgx.Row) error { return r.Scan(&exists) })
 		x.queue(sqlRecords, taskID).Query(func(rows pgx.Rows) error {
 			for rows.Next() {
-				var r task.Record
-				var from, to, code string
-				if err := rows.Scan(&r.TaskID, &r.Seq, &from, &to, &r.At, &r.Attempt, &r.Node, &r.Reason, &code, &r.PolicyVersion); err != nil {
+				r, err := driver.ScanRecord(rows, time.Time.UTC)
+				if err != nil {
 					return err
 				}
-				r.From, r.To, r.ErrorCode, r.At = task.State(from), task.State(to), task.Code(code), r.At.UTC()
 				out = append(out, r)
 			}
 			return rows.Err()

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -42,16 +41,9 @@ func (s *Store) AuditEntries(ctx context.Context, after int64, limit int) ([]tas
 	defer rows.Close()
 	var out []task.AuditEntry
 	for rows.Next() {
-		var e task.AuditEntry
-		var at int64
-		var kind string
-		var data []byte
-		if err := rows.Scan(&e.Seq, &at, &kind, &e.TaskID, &e.Actor, &data, &e.PrevHash, &e.Hash); err != nil {
+		e, err := driver.ScanAuditEntry(rows, driver.FromMicros)
+		if err != nil {
 			return nil, fmt.Errorf("sqlite: audit entries after %d: %w", after, err)
-		}
-		e.At, e.Kind = driver.FromMicros(at), task.AuditKind(kind)
-		if len(data) > 0 {
-			e.Data = json.RawMessage(data)
 		}
 		out = append(out, e)
 	}
@@ -157,16 +149,9 @@ func (s *Store) ScanAudit(ctx context.Context, head func(seq int64, hash string,
 	}
 	if err := scanRows(ctx, tx, `SELECT seq, at, kind, task_id, actor, data, prev_hash, hash
 		FROM audit_log ORDER BY seq, rowid`, func(rows *sql.Rows) error {
-		var e task.AuditEntry
-		var at int64
-		var kind string
-		var data []byte
-		if err := rows.Scan(&e.Seq, &at, &kind, &e.TaskID, &e.Actor, &data, &e.PrevHash, &e.Hash); err != nil {
+		e, err := driver.ScanAuditEntry(rows, driver.FromMicros)
+		if err != nil {
 			return fmt.Errorf("sqlite: scan audit: %w", err)
-		}
-		e.At, e.Kind = driver.FromMicros(at), task.AuditKind(kind)
-		if len(data) > 0 {
-			e.Data = json.RawMessage(data)
 		}
 		return entry(&e)
 	}); err != nil {
@@ -174,13 +159,10 @@ func (s *Store) ScanAudit(ctx context.Context, head func(seq int64, hash string,
 	}
 	return scanRows(ctx, tx, `SELECT task_id, seq, from_state, to_state, at, attempt, node, reason, error_code, policy_version
 		FROM task_records ORDER BY task_id, seq`, func(rows *sql.Rows) error {
-		var r task.Record
-		var from, to, code string
-		var at int64
-		if err := rows.Scan(&r.TaskID, &r.Seq, &from, &to, &at, &r.Attempt, &r.Node, &r.Reason, &code, &r.PolicyVersion); err != nil {
+		r, err := driver.ScanRecord(rows, driver.FromMicros)
+		if err != nil {
 			return fmt.Errorf("sqlite: scan records: %w", err)
 		}
-		r.From, r.To, r.ErrorCode, r.At = task.State(from), task.State(to), task.Code(code), driver.FromMicros(at)
 		return record(&r)
 	})
 }

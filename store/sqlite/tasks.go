@@ -24,81 +24,24 @@ import (
 // record is the first step's (a task created without steps has Seq 0 and
 // no records; p.Audit is its trace). p.Audit is sealed first, then each
 // step's Audit just before that step's own entry.
+// Malformed input is refused, before anything is written, for its first
+// fault in that order (p.Audit, then each step's audit data, Rejected and
+// transition, then the claim).
 //
 // The returned task carries its History but no artifacts. On a duplicate
 // (actor, key) the existing task is returned in full (history and
 // artifacts) with an error wrapping task.ErrDuplicate.
 func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task, error) {
-	if p.Task == nil || p.Task.ID == "" {
-		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: create task: CreateParams.Task with an ID is required")
-	}
-	id := p.Task.ID
-	if p.Now.IsZero() {
-		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: create task %q: CreateParams.Now is zero", id)
-	}
-	if err := driver.CheckAudit(p.Audit); err != nil {
-		return nil, fmt.Errorf("sqlite: create task %q: %w", id, err)
-	}
-	now := driver.Norm(p.Now)
-	t := &task.Task{
-		ID:          id,
-		ContextID:   p.Task.ContextID,
-		Agent:       p.Task.Agent,
-		Envelope:    p.Task.Envelope,
-		PayloadHash: p.Task.PayloadHash,
-		State:       task.StateRequested,
-		MaxAttempts: p.Task.MaxAttempts,
-		RunAfter:    driver.Norm(p.Task.RunAfter),
-		CreatedAt:   now,
-		UpdatedAt:   now,
-	}
-	var w driver.Writes
-	w.Audit = append(w.Audit, p.Audit...)
-	for i, st := range p.Steps {
-		if err := driver.CheckAudit(st.Audit); err != nil {
-			return nil, fmt.Errorf("sqlite: create task %q: step %d: %w", id, i, err)
-		}
-		if st.Rejected && st.To != task.StateFailed {
-			return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: create task %q: step %d: Rejected is only valid with To %s", id, i, task.StateFailed)
-		}
-		w.Audit = append(w.Audit, st.Audit...)
-		rec, err := driver.Advance(t, driver.Change{
-			To: st.To, Reason: st.Reason, ErrorCode: st.ErrorCode, PolicyVersion: st.PolicyVersion,
-			Node: p.Node, Now: now,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: create task %q: step %d: %w", id, i, err)
-		}
-		t.Rejected = st.Rejected
-		w.Add(t, rec)
-	}
-	if c := p.Claim; c != nil && t.State == task.StateQueued {
-		if c.Owner == "" || c.LeaseFor <= 0 {
-			return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: create task %q: Claim needs an Owner and a positive LeaseFor", id)
-		}
-		rec, err := driver.Advance(t, driver.Change{
-			To: task.StateInProgress, Node: c.Node, Now: now,
-			Claim: true, Owner: c.Owner, LeaseUntil: driver.Norm(now.Add(c.LeaseFor)),
-		})
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: create task %q: claim: %w", id, err)
-		}
-		w.Add(t, rec)
-	}
-	env, err := json.Marshal(&t.Envelope)
+	plan, err := driver.PlanCreate(p)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: create task %q: encode envelope: %w", id, err)
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	history, err := driver.EncodeAll(p.Task.History)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: create task %q: encode history: %w", id, err)
-	}
-	actor, key := t.Envelope.Actor, t.Envelope.IdempotencyKey
-	idem := p.IdempotencyTTL > 0 && key != ""
+	t, now, id := plan.Task, plan.Now, plan.Task.ID
+	actor, key, idem := plan.Actor, plan.Key, plan.Idempotent
 
 	var dup *task.Task
 	err = s.inWriteTx(ctx, func(x *txn) error {
-		if _, err := x.stmt(x.st.insertTask).ExecContext(x.ctx, t.ID, t.ContextID, t.Agent, actor, string(env),
+		if _, err := x.stmt(x.st.insertTask).ExecContext(x.ctx, t.ID, t.ContextID, t.Agent, actor, plan.Envelope,
 			t.PayloadHash, string(t.State), t.Attempt, t.MaxAttempts, nullMicros(t.RunAfter), t.LeaseOwner,
 			nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, nil,
 			t.Seq, t.CreatedAt.UnixMicro(), t.UpdatedAt.UnixMicro()); err != nil {
@@ -111,7 +54,7 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 			// One statement in the common case: take the key, or learn
 			// that a live one holds it. Then the task inserted above is
 			// undone with everything else (errRollback).
-			res, err := x.stmt(x.st.idemPut).ExecContext(x.ctx, actor, key, id, now.Add(p.IdempotencyTTL).UnixMicro(), now.UnixMicro())
+			res, err := x.stmt(x.st.idemPut).ExecContext(x.ctx, actor, key, id, plan.KeyExpires.UnixMicro(), now.UnixMicro())
 			if err != nil {
 				return fmt.Errorf("store idempotency key: %w", err)
 			}
@@ -131,12 +74,12 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 				return errRollback
 			}
 		}
-		for i, m := range history {
+		for i, m := range plan.History {
 			if _, err := x.stmt(x.st.insertMessage).ExecContext(x.ctx, id, i+1, m); err != nil {
 				return fmt.Errorf("append history: %w", err)
 			}
 		}
-		return x.flush(&w, now)
+		return x.flush(&plan.Writes, now)
 	})
 	if dup != nil {
 		return dup, fmt.Errorf("sqlite: create task %q: (actor %q, key %q) already names task %q: %w", id, actor, key, dup.ID, task.ErrDuplicate)
@@ -215,13 +158,8 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 // Claim implements task.Store. Oldest first means by CreatedAt, then ID. A
 // Limit below 1 claims one task.
 func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, error) {
-	switch {
-	case p.Owner == "":
-		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: claim: ClaimParams.Owner is required")
-	case p.LeaseFor <= 0:
-		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: claim: ClaimParams.LeaseFor must be positive")
-	case p.Now.IsZero():
-		return nil, task.Errorf(task.CodeInvalidArgument, "sqlite: claim: ClaimParams.Now is zero")
+	if err := driver.CheckClaim(p); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	now := driver.Norm(p.Now)
 	limit := max(p.Limit, 1)
@@ -242,10 +180,7 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 			return fmt.Errorf("select queued tasks: %w", err)
 		}
 		for _, t := range out {
-			rec, err := driver.Advance(t, driver.Change{
-				To: task.StateInProgress, Node: p.Node, Now: now,
-				Claim: true, Owner: p.Owner, LeaseUntil: driver.Norm(now.Add(p.LeaseFor)),
-			})
+			rec, err := driver.Claim(t, p.Owner, p.Node, now, p.LeaseFor)
 			if err != nil {
 				return err
 			}
@@ -276,10 +211,10 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 // RenewLease implements task.Store. A lease that ran out but was not yet
 // taken over can still be renewed by its owner.
 func (s *Store) RenewLease(ctx context.Context, p task.RenewParams) error {
-	if p.Owner == "" || p.LeaseFor <= 0 || p.Now.IsZero() {
-		return task.Errorf(task.CodeInvalidArgument, "sqlite: renew lease of task %q: Owner, a positive LeaseFor and Now are required", p.TaskID)
+	if err := driver.CheckRenew(p); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
 	}
-	until := driver.Norm(p.Now).Add(p.LeaseFor).UnixMicro()
+	until := driver.LeaseUntil(p.Now, p.LeaseFor).UnixMicro()
 	res, err := s.w.renewLease.ExecContext(ctx, until, p.TaskID, p.Owner)
 	if err != nil {
 		return fmt.Errorf("sqlite: renew lease of task %q: %w", p.TaskID, err)
@@ -434,13 +369,10 @@ func (s *Store) Records(ctx context.Context, taskID string) ([]task.Record, erro
 	defer rows.Close()
 	var out []task.Record
 	for rows.Next() {
-		var r task.Record
-		var from, to, code string
-		var at int64
-		if err := rows.Scan(&r.TaskID, &r.Seq, &from, &to, &at, &r.Attempt, &r.Node, &r.Reason, &code, &r.PolicyVersion); err != nil {
+		r, err := driver.ScanRecord(rows, driver.FromMicros)
+		if err != nil {
 			return nil, fmt.Errorf("sqlite: records of task %q: %w", taskID, err)
 		}
-		r.From, r.To, r.ErrorCode, r.At = task.State(from), task.State(to), task.Code(code), driver.FromMicros(at)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {

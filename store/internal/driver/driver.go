@@ -1,10 +1,10 @@
 // Package driver holds the logic the task.Store drivers (store/sqlite,
 // store/postgres) share because it does not depend on the database: how a
 // transition changes a task in memory and which record and audit entry it
-// makes, the normal form of stored times, the checks on input that must
-// hold before anything is written, and the listing of embedded migrations.
-// What differs between databases (SQL, scanning, error translation) stays
-// in each driver.
+// makes, what a new task writes (PlanCreate), the normal form of stored
+// times, the checks on input that must hold before anything is written,
+// and the listing of embedded migrations. What differs between databases
+// (SQL, scanning, error translation) stays in each driver.
 package driver
 
 import (

@@ -1,0 +1,241 @@
+package storetest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/pactum/pactum/task"
+)
+
+// testTransitionTable walks every pair of states: legal pairs are applied
+// with one record and one audit entry, illegal ones refused with nothing
+// written.
+func testTransitionTable(t *testing.T, b *bundle) {
+	for _, from := range task.States() {
+		for _, to := range task.States() {
+			id := fmt.Sprintf("%s-%s", from, to)
+			b.reach(id, from)
+			before := b.snap(id)
+			now := at(time.Hour)
+			got, err := b.s.Transition(b.ctx, task.TransitionParams{
+				TaskID: id, From: from, To: to, Reason: "r", Node: "node-2", Now: now,
+			})
+			if !task.CanTransition(from, to) {
+				if !errors.Is(err, task.ErrIllegalTransition) {
+					t.Errorf("%s → %s: error %v, want ErrIllegalTransition", from, to, err)
+				}
+				b.unchanged(id, before)
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s → %s: %v", from, to, err)
+				continue
+			}
+			if got.State != to || got.Seq != before.task.Seq+1 || !got.UpdatedAt.Equal(now) || got.Reason != "r" {
+				t.Errorf("%s → %s returned %s", from, to, dump(got))
+			}
+			after := b.snap(id)
+			if after.task.State != to || after.task.Seq != got.Seq {
+				t.Errorf("%s → %s: stored task %s", from, to, dump(after.task))
+			}
+			if len(after.records) != len(before.records)+1 {
+				t.Fatalf("%s → %s: %d records, want %d", from, to, len(after.records), len(before.records)+1)
+			}
+			rec := after.records[len(after.records)-1]
+			// Only a claim starts an attempt; whether a bare Transition to
+			// in_progress counts one is left to the driver.
+			want := task.Record{TaskID: id, Seq: got.Seq, From: from, To: to, At: now, Attempt: before.task.Attempt, Node: "node-2", Reason: "r"}
+			if to == task.StateInProgress {
+				want.Attempt = rec.Attempt
+			}
+			if !reflect.DeepEqual(rec, want) {
+				t.Errorf("%s → %s: record %s, want %s", from, to, dump(rec), dump(want))
+			}
+			if len(after.audit) != len(before.audit)+1 {
+				t.Fatalf("%s → %s: audit grew by %d, want 1", from, to, len(after.audit)-len(before.audit))
+			}
+			transitionEntry(t, after.audit[len(after.audit)-1], rec)
+		}
+	}
+	checkChain(t, b.audit())
+}
+
+func testTransitionConflict(t *testing.T, b *bundle) {
+	b.reach("q", task.StateQueued)
+	before := b.snap("q")
+	_, err := b.s.Transition(b.ctx, task.TransitionParams{TaskID: "q", From: task.StateValidated, To: task.StateQueued, Now: at(time.Second)})
+	wantErr(t, "Transition from a state the task is not in", err, task.ErrStateConflict)
+	b.unchanged("q", before)
+
+	b.reach("p", task.StateInProgress) // leased to worker-1
+	before = b.snap("p")
+	_, err = b.s.Transition(b.ctx, task.TransitionParams{
+		TaskID: "p", From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: "worker-2", Now: at(time.Second),
+	})
+	wantErr(t, "Transition by a worker not holding the lease", err, task.ErrStateConflict)
+	b.unchanged("p", before)
+
+	b.transition(task.TransitionParams{TaskID: "p", From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: "worker-1", Now: at(time.Second)})
+	before = b.snap("p")
+	_, err = b.s.Transition(b.ctx, task.TransitionParams{
+		TaskID: "p", From: task.StateInProgress, To: task.StateFailed, LeaseOwner: "worker-1", Now: at(2 * time.Second),
+	})
+	wantErr(t, "second Transition from in_progress", err, task.ErrStateConflict)
+	b.unchanged("p", before)
+}
+
+func testTransitionLeaseExpiredBefore(t *testing.T, b *bundle) {
+	b.queued("p", t0)
+	claimed := b.claim("p", "worker-1", t0, time.Minute)
+	if want := at(time.Minute); !claimed.LeaseExpires.Equal(want) {
+		t.Fatalf("LeaseExpires = %v, want %v", claimed.LeaseExpires, want)
+	}
+	for _, before := range []time.Time{at(30 * time.Second), at(time.Minute)} {
+		snap := b.snap("p")
+		_, err := b.s.Transition(b.ctx, task.TransitionParams{
+			TaskID: "p", From: task.StateInProgress, To: task.StateQueued, LeaseExpiredBefore: before, Now: before,
+		})
+		wantErr(t, fmt.Sprintf("reap with LeaseExpiredBefore %v, lease until %v", before, claimed.LeaseExpires), err, task.ErrStateConflict)
+		b.unchanged("p", snap)
+	}
+	// A renewed lease is left alone.
+	if err := b.s.RenewLease(b.ctx, task.RenewParams{TaskID: "p", Owner: "worker-1", Now: at(50 * time.Second), LeaseFor: time.Minute}); err != nil {
+		t.Fatalf("RenewLease: %v", err)
+	}
+	_, err := b.s.Transition(b.ctx, task.TransitionParams{
+		TaskID: "p", From: task.StateInProgress, To: task.StateQueued, LeaseExpiredBefore: at(61 * time.Second), Now: at(61 * time.Second),
+	})
+	wantErr(t, "reap a renewed lease", err, task.ErrStateConflict)
+
+	got := b.transition(task.TransitionParams{
+		TaskID: "p", From: task.StateInProgress, To: task.StateQueued, LeaseExpiredBefore: at(111 * time.Second),
+		Now: at(111 * time.Second), ErrorCode: task.CodeLeaseExpired, Reason: "lease expired",
+	})
+	if got.State != task.StateQueued || got.LeaseOwner != "" || !got.LeaseExpires.IsZero() || got.ErrorCode != task.CodeLeaseExpired {
+		t.Errorf("reaped task = %s, want queued without lease", dump(got))
+	}
+}
+
+func testTransitionNotFound(t *testing.T, b *bundle) {
+	_, err := b.s.Transition(b.ctx, task.TransitionParams{TaskID: "nope", From: task.StateQueued, To: task.StateInProgress, Now: t0})
+	wantErr(t, "Transition of a missing task", err, task.ErrNotFound)
+}
+
+func testTransitionEffects(t *testing.T, b *bundle) {
+	b.queued("t1", t0)
+	b.claim("t1", "worker-1", t0, time.Minute)
+	question := &task.Message{ID: "q1", Role: task.RoleAgent, Parts: []task.Part{task.TextPart("which file?")}}
+	a1 := task.Artifact{ID: "a1", Name: "first", Parts: []task.Part{task.TextPart("one")}}
+	a2 := task.Artifact{ID: "a2", Parts: []task.Part{task.DataPart(json.RawMessage(`{"x":2}`))}, Metadata: map[string]any{"m": "x"}}
+	got := b.transition(task.TransitionParams{
+		TaskID: "t1", From: task.StateInProgress, To: task.StateInputRequired, LeaseOwner: "worker-1",
+		StatusMessage: question, Messages: []task.Message{*question}, Artifacts: []task.Artifact{a1, a2},
+		Now: at(time.Second),
+	})
+	if got.State != task.StateInputRequired || !reflect.DeepEqual(got.StatusMessage, question) ||
+		got.LeaseOwner != "" || !got.LeaseExpires.IsZero() || got.Attempt != 1 {
+		t.Errorf("after in_progress → input_required: %s", dump(got))
+	}
+	stored := b.get("t1")
+	if !reflect.DeepEqual(stored.StatusMessage, question) {
+		t.Errorf("stored StatusMessage = %s", dump(stored.StatusMessage))
+	}
+	if len(stored.History) != 2 || !reflect.DeepEqual(stored.History[1], *question) {
+		t.Errorf("History = %s, want input then question", dump(stored.History))
+	}
+	if !reflect.DeepEqual(stored.Artifacts, []task.Artifact{a1, a2}) {
+		t.Errorf("Artifacts = %s", dump(stored.Artifacts))
+	}
+
+	answer := task.Message{ID: "u2", Role: task.RoleUser, Parts: []task.Part{task.TextPart("main.go")}}
+	got = b.transition(task.TransitionParams{
+		TaskID: "t1", From: task.StateInputRequired, To: task.StateQueued, Messages: []task.Message{answer},
+		RunAfter: at(5 * time.Second), Now: at(2 * time.Second),
+	})
+	if got.StatusMessage != nil || !got.RunAfter.Equal(at(5*time.Second)) {
+		t.Errorf("after input_required → queued: StatusMessage %s, RunAfter %v", dump(got.StatusMessage), got.RunAfter)
+	}
+
+	b.claim("t1", "worker-2", at(5*time.Second), time.Minute)
+	a1b := task.Artifact{ID: "a1", Name: "first, again", Parts: []task.Part{task.TextPart("uno")}}
+	a3 := task.Artifact{ID: "a3", Parts: []task.Part{task.TextPart("three")}}
+	got = b.transition(task.TransitionParams{
+		TaskID: "t1", From: task.StateInProgress, To: task.StateFailed, LeaseOwner: "worker-2",
+		Artifacts: []task.Artifact{a1b, a3}, ErrorCode: task.CodeAgentFailed, Reason: "boom", Now: at(6 * time.Second),
+	})
+	if got.ErrorCode != task.CodeAgentFailed || got.Reason != "boom" || got.Attempt != 2 || !got.UpdatedAt.Equal(at(6*time.Second)) {
+		t.Errorf("after in_progress → failed: %s", dump(got))
+	}
+	stored = b.get("t1")
+	// An artifact stored again under its ID replaces the old one in place.
+	if want := []task.Artifact{a1b, a2, a3}; !reflect.DeepEqual(stored.Artifacts, want) {
+		t.Errorf("Artifacts = %s\nwant %s", dump(stored.Artifacts), dump(want))
+	}
+	if len(stored.History) != 3 || !reflect.DeepEqual(stored.History[2], answer) {
+		t.Errorf("History = %s, want input, question, answer", dump(stored.History))
+	}
+	if stored.ErrorCode != task.CodeAgentFailed || stored.Reason != "boom" || stored.Seq != got.Seq {
+		t.Errorf("stored task = %s", dump(stored))
+	}
+}
+
+func testTransitionExtraAudit(t *testing.T, b *bundle) {
+	b.reach("t1", task.StateQueued)
+	n := len(b.audit())
+	extra := []task.AuditInput{
+		{Kind: task.AuditPolicy, TaskID: "t1", Actor: "bob", Data: json.RawMessage(`{"cancel":"ok"}`)},
+		{Kind: "custom.kind", Actor: "bob"},
+	}
+	b.transition(task.TransitionParams{TaskID: "t1", From: task.StateQueued, To: task.StateCanceled, Audit: extra, Now: at(time.Minute)})
+	log := b.audit()
+	checkChain(t, log)
+	if len(log) != n+3 {
+		t.Fatalf("audit grew by %d entries, want 3", len(log)-n)
+	}
+	for i, in := range extra {
+		e := log[n+i]
+		if e.Kind != in.Kind || e.TaskID != in.TaskID || e.Actor != in.Actor || string(e.Data) != string(in.Data) || !e.At.Equal(at(time.Minute)) {
+			t.Errorf("audit entry %d = %s, want %s", e.Seq, dump(e), dump(in))
+		}
+	}
+	recs := b.records("t1")
+	transitionEntry(t, log[n+2], recs[len(recs)-1])
+}
+
+// testTransitionNewTurn: a transition with NewTurn sets TurnStart to the
+// task's Attempt and stores it; other transitions and claims leave it.
+func testTransitionNewTurn(t *testing.T, b *bundle) {
+	b.queued("t1", t0)
+	for attempt := 1; attempt <= 2; attempt++ {
+		b.claim("t1", "w", at(time.Duration(attempt)*time.Minute), time.Minute)
+		b.transition(task.TransitionParams{TaskID: "t1", From: task.StateInProgress, To: task.StateQueued, LeaseOwner: "w", Reason: "retry"})
+	}
+	b.claim("t1", "w", at(3*time.Minute), time.Minute)
+	tk := b.transition(task.TransitionParams{TaskID: "t1", From: task.StateInProgress, To: task.StateDeadLetter, LeaseOwner: "w"})
+	if tk.Attempt != 3 || tk.TurnStart != 0 {
+		t.Fatalf("dead-lettered: Attempt %d, TurnStart %d; want 3, 0", tk.Attempt, tk.TurnStart)
+	}
+	tk = b.transition(task.TransitionParams{TaskID: "t1", From: task.StateDeadLetter, To: task.StateQueued, Reason: "manual retry", NewTurn: true})
+	if tk.Attempt != 3 || tk.TurnStart != 3 || tk.TurnAttempt() != 0 {
+		t.Fatalf("Transition with NewTurn returned Attempt %d, TurnStart %d; want 3, 3", tk.Attempt, tk.TurnStart)
+	}
+	if got := b.get("t1"); got.TurnStart != 3 {
+		t.Fatalf("stored TurnStart %d after NewTurn, want 3", got.TurnStart)
+	}
+	tk = b.claim("t1", "w", at(4*time.Minute), time.Minute)
+	if tk.Attempt != 4 || tk.TurnStart != 3 || tk.TurnAttempt() != 1 {
+		t.Fatalf("claim after the new turn: Attempt %d, TurnStart %d; want 4, 3 (attempt 1 of the turn)", tk.Attempt, tk.TurnStart)
+	}
+	b.transition(task.TransitionParams{TaskID: "t1", From: task.StateInProgress, To: task.StateQueued, LeaseOwner: "w", Reason: "retry"})
+	if got := b.get("t1"); got.Attempt != 4 || got.TurnStart != 3 {
+		t.Fatalf("after a retry within the turn: Attempt %d, TurnStart %d; want 4, 3", got.Attempt, got.TurnStart)
+	}
+	page, err := b.s.ListTasks(b.ctx, task.ListParams{PageSize: 10})
+	if err != nil || len(page.Tasks) != 1 || page.Tasks[0].TurnStart != 3 {
+		t.Fatalf("ListTasks: %s, %v; want t1 with TurnStart 3", dump(page), err)
+	}
+}
