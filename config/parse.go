@@ -16,19 +16,18 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/pactum/pactum/agent"
 )
 
-// knownTypes are runtime types whose settings key is recognized even when the
-// runtime is not linked in, so that `webhook:` under a `type: exec` agent is
-// reported as settings for the wrong type rather than as an unknown field.
+// knownTypes are the built-in runtime types, whose settings key is
+// recognized under an agent of another type, so that `webhook:` under a
+// `type: exec` agent is reported as settings for the wrong type rather than
+// as an unknown field. Parsing does not consult the runtime registry
+// (package agent): whether a type is registered is checked where runtimes
+// are built (internal/server: Check and New).
 var knownTypes = []string{"a2a", "echo", "exec", "mcp", "openai", "webhook"}
 
-// isTypeName reports whether key names a runtime type.
-func isTypeName(key string) bool {
-	return slices.Contains(knownTypes, key) || slices.Contains(agent.Types(), key)
-}
+// isTypeName reports whether key names a built-in runtime type.
+func isTypeName(key string) bool { return slices.Contains(knownTypes, key) }
 
 // namePattern is what agent names and actions look like: they appear in URL
 // paths and MCP tool names.
