@@ -26,5 +26,36 @@
 // runtimes expand ${VAR} in their own settings where they document it. YAML
 // anchors, aliases and merge keys (<<: *base) work as usual.
 //
+// # Adding a section
+//
+// A new top-level section (such as `contracts:` or `workflows:`) needs no
+// walker code of its own. Declare its struct, with a `yaml` tag on every
+// field, a doc comment that says its default, and a `check` tag for the
+// constraints on a value:
+//
+//	type Contracts struct {
+//		// Mode is enforce or observe (`mode`, default enforce).
+//		Mode string `yaml:"mode" check:"oneof=enforce|observe"`
+//		// Attempts … (`attempts`, default 3, 1..10).
+//		Attempts int `yaml:"attempts" check:"min=1,max=10"`
+//		// Every … (`every`, default 1m, > 0).
+//		Every Duration `yaml:"every" check:"min=1ns"`
+//	}
+//
+// then add it to Config and one line to the top-level handlers in parse.go:
+//
+//	"contracts": func(n *yaml.Node, path string) { w.section(n, path, &c.Contracts) },
+//
+// w.section decodes by the `yaml` tags (nested structs, lists and maps
+// too): unknown keys are errors with a "did you mean" suggestion, wrong
+// types, bad durations ("30s") and values outside `check` are errors, each
+// at file:line:column and field path, as everywhere else; aliases and merge
+// keys work; a null or absent key leaves the field as it was. The `check`
+// constraints are min and max for integers, min for durations (0: not
+// negative, 1ns: positive), oneof (values separated by |) and nonempty for
+// strings. Apply defaults in setDefaults (defaults.go) and checks that span
+// fields or sections after the walk, as crossCheck does. The push and log
+// sections are decoded this way; section_internal_test.go shows the errors.
+//
 // docs/config.md is the reference for every key.
 package config

@@ -241,6 +241,8 @@ func (w *walker) delegate(n *yaml.Node, path string, v reflect.Value) {
 type structField struct {
 	key   string
 	index []int
+	// check holds the field's `check` tag constraints (nil: none).
+	check *check
 }
 
 // structFields lists t's YAML keys as go-yaml names them, descending into
@@ -277,7 +279,7 @@ func structFields(t reflect.Type) (fields map[string]structField, inlineMap []in
 				name = strings.ToLower(f.Name)
 			}
 			if _, dup := fields[name]; !dup {
-				fields[name] = structField{name, idx}
+				fields[name] = structField{name, idx, parseCheck(f.Tag.Get("check"), f.Type)}
 			}
 		}
 	}
@@ -302,6 +304,10 @@ func (w *walker) decodeStruct(n *yaml.Node, path string, v reflect.Value) {
 			} else {
 				rest = append(rest, p)
 			}
+			continue
+		}
+		if f.check != nil {
+			w.decodeChecked(p.value, join(path, p.key), fieldByIndex(v, f.index), f.check)
 			continue
 		}
 		w.decode(p.value, join(path, p.key), fieldByIndex(v, f.index))
