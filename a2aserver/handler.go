@@ -18,12 +18,6 @@ import (
 // per task when the caller does not say.
 const defaultListHistory = 100
 
-// maxPageSize bounds ListTasks pages (the Coordinator refuses more).
-const maxPageSize = 100
-
-// defaultPageSize is the Coordinator's page size when the caller names none.
-const defaultPageSize = 50
-
 // HandlerOptions configure a Handler.
 type HandlerOptions struct {
 	// AllowPrivatePush lets push configurations name loopback, private and
@@ -461,12 +455,9 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 	if err := checkHistoryLength("historyLength", req.HistoryLength); err != nil {
 		return nil, err
 	}
-	if req.PageSize < 0 || req.PageSize > maxPageSize {
-		return nil, invalidParams(fmt.Sprintf("pageSize must be between 1 and %d, got %d", maxPageSize, req.PageSize))
-	}
-	pageSize := req.PageSize
-	if pageSize == 0 {
-		pageSize = defaultPageSize
+	pageSize, ok := task.ResolvePageSize(req.PageSize)
+	if !ok {
+		return nil, invalidParams(task.PageSizeError("pageSize", req.PageSize))
 	}
 	resp := &a2a.ListTasksResponse{Tasks: []*a2a.Task{}, PageSize: pageSize}
 	if states != nil && len(states) == 0 {

@@ -108,9 +108,9 @@ type Config struct {
 // Log configures logging.
 type Log struct {
 	// Level is debug, info, warn or error (`level`, default info).
-	Level string `yaml:"level"`
+	Level string `yaml:"level" check:"oneof=debug|info|warn|error"`
 	// Format is text or json (`format`, default text).
-	Format string `yaml:"format"`
+	Format string `yaml:"format" check:"oneof=text|json"`
 }
 
 // MCP configures the MCP endpoint at /mcp and `pactum mcp`.
@@ -168,9 +168,9 @@ type Push struct {
 	AllowPrivate bool `yaml:"allow_private"`
 	// MaxAttempts bounds the attempts at one notification (`max_attempts`,
 	// default 5, 1..100).
-	MaxAttempts int `yaml:"max_attempts"`
+	MaxAttempts int `yaml:"max_attempts" check:"min=1,max=100"`
 	// Timeout bounds one delivery attempt (`timeout`, default 10s, > 0).
-	Timeout Duration `yaml:"timeout"`
+	Timeout Duration `yaml:"timeout" check:"min=1ns"`
 }
 
 // Audit configures the audit log.

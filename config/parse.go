@@ -16,19 +16,18 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/pactum/pactum/agent"
 )
 
-// knownTypes are runtime types whose settings key is recognized even when the
-// runtime is not linked in, so that `webhook:` under a `type: exec` agent is
-// reported as settings for the wrong type rather than as an unknown field.
+// knownTypes are the built-in runtime types, whose settings key is
+// recognized under an agent of another type, so that `webhook:` under a
+// `type: exec` agent is reported as settings for the wrong type rather than
+// as an unknown field. Parsing does not consult the runtime registry
+// (package agent): whether a type is registered is checked where runtimes
+// are built (internal/server: Check and New).
 var knownTypes = []string{"a2a", "echo", "exec", "mcp", "openai", "webhook"}
 
-// isTypeName reports whether key names a runtime type.
-func isTypeName(key string) bool {
-	return slices.Contains(knownTypes, key) || slices.Contains(agent.Types(), key)
-}
+// isTypeName reports whether key names a built-in runtime type.
+func isTypeName(key string) bool { return slices.Contains(knownTypes, key) }
 
 // namePattern is what agent names and actions look like: they appear in URL
 // paths and MCP tool names.
@@ -80,16 +79,7 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 			"store":         set(&c.Store, &storeN),
 			"node":          set(&c.Node, new(*yaml.Node)),
 			"default_agent": set(&c.DefaultAgent, &defaultAgentN),
-			"log": func(n *yaml.Node, path string) {
-				w.fields(n, path, map[string]handler{
-					"level": func(n *yaml.Node, path string) {
-						c.Log.Level, _ = w.oneOf(n, path, "debug", "info", "warn", "error")
-					},
-					"format": func(n *yaml.Node, path string) {
-						c.Log.Format, _ = w.oneOf(n, path, "text", "json")
-					},
-				}, nil)
-			},
+			"log":           func(n *yaml.Node, path string) { w.section(n, path, &c.Log) },
 			"workers": func(n *yaml.Node, path string) {
 				v, _ := w.integer(n, path, 1, maxWorkers)
 				c.Workers = int(v)
@@ -103,7 +93,7 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 			"max_body_bytes": func(n *yaml.Node, path string) {
 				c.MaxBodyBytes, _ = w.integer(n, path, minBodyBytes, maxBodyBytes)
 			},
-			"push":  func(n *yaml.Node, path string) { w.push(n, path, &c.Push) },
+			"push":  func(n *yaml.Node, path string) { w.section(n, path, &c.Push) },
 			"audit": func(n *yaml.Node, path string) { w.audit(n, path, &c.Audit) },
 			"http":  func(n *yaml.Node, path string) { wildcardN = w.http(n, path, &c.HTTP) },
 			"mcp": func(n *yaml.Node, path string) {
@@ -355,18 +345,6 @@ func checkOrigin(s string) error {
 		return nil
 	}
 	return fmt.Errorf("invalid origin %q: want scheme://host[:port] with scheme http or https and no path, e.g. https://app.example.com or http://localhost:5173", s)
-}
-
-// push decodes the push section and applies its defaults.
-func (w *walker) push(n *yaml.Node, path string, p *Push) {
-	w.fields(n, path, map[string]handler{
-		"allow_private": func(n *yaml.Node, path string) { p.AllowPrivate, _ = w.boolean(n, path) },
-		"max_attempts": func(n *yaml.Node, path string) {
-			v, _ := w.integer(n, path, 1, maxAttemptLimit)
-			p.MaxAttempts = int(v)
-		},
-		"timeout": func(n *yaml.Node, path string) { p.Timeout, _ = w.duration(n, path, 1) },
-	}, nil)
 }
 
 // audit decodes the audit section.

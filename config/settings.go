@@ -11,11 +11,36 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/pactum/pactum/agent"
 )
 
-// AgentSpec returns the agent.Spec that builds a: its Decode strictly
+// RuntimeSpec is what a runtime needs to build agent a: its name and type,
+// a strict decoder of its settings and the directory that resolves relative
+// paths. It has exactly the fields of agent.Spec, in the same order, so the
+// code that builds runtimes (internal/server) converts it with
+// agent.Spec(spec): package config does not import package agent, so that
+// parsing a file never builds or registers a runtime.
+type RuntimeSpec struct {
+	// Name is the agent's name.
+	Name string
+	// Type is the runtime type name, e.g. "exec".
+	Type string
+	// Decode strictly decodes the runtime's settings (the mapping under the
+	// key named after the type) into v. Nil means no settings were given.
+	Decode func(v any) error
+	// BaseDir resolves relative paths (the config file's directory).
+	BaseDir string
+}
+
+// DecodeInto decodes the spec's settings into v, leaving v untouched when
+// there are none.
+func (s RuntimeSpec) DecodeInto(v any) error {
+	if s.Decode == nil {
+		return nil
+	}
+	return s.Decode(v)
+}
+
+// AgentSpec returns the RuntimeSpec that builds a: its Decode strictly
 // decodes a.Settings into the runtime's settings struct. Unknown keys, wrong
 // types and bad durations come back as Errors naming file, line, column and
 // field path (e.g. `pactum.yaml:14:7: agents[1].exec.comand: unknown field
@@ -27,8 +52,8 @@ import (
 // and hands types implementing yaml.Unmarshaler or encoding.TextUnmarshaler,
 // time.Time, yaml.Node and interface values to go-yaml. time.Duration and
 // Duration fields take strings such as "30s".
-func (c *Config) AgentSpec(a Agent, baseDir string) agent.Spec {
-	spec := agent.Spec{Name: a.Name, Type: a.Type, BaseDir: c.baseDir(baseDir)}
+func (c *Config) AgentSpec(a Agent, baseDir string) RuntimeSpec {
+	spec := RuntimeSpec{Name: a.Name, Type: a.Type, BaseDir: c.baseDir(baseDir)}
 	if a.Settings != nil {
 		file, path, node := c.file, c.agentPath(a)+"."+a.Type, a.Settings
 		spec.Decode = func(v any) error { return decodeSettings(file, path, node, v) }
@@ -216,6 +241,8 @@ func (w *walker) delegate(n *yaml.Node, path string, v reflect.Value) {
 type structField struct {
 	key   string
 	index []int
+	// check holds the field's `check` tag constraints (nil: none).
+	check *check
 }
 
 // structFields lists t's YAML keys as go-yaml names them, descending into
@@ -252,7 +279,7 @@ func structFields(t reflect.Type) (fields map[string]structField, inlineMap []in
 				name = strings.ToLower(f.Name)
 			}
 			if _, dup := fields[name]; !dup {
-				fields[name] = structField{name, idx}
+				fields[name] = structField{name, idx, parseCheck(f.Tag.Get("check"), f.Type)}
 			}
 		}
 	}
@@ -277,6 +304,10 @@ func (w *walker) decodeStruct(n *yaml.Node, path string, v reflect.Value) {
 			} else {
 				rest = append(rest, p)
 			}
+			continue
+		}
+		if f.check != nil {
+			w.decodeChecked(p.value, join(path, p.key), fieldByIndex(v, f.index), f.check)
 			continue
 		}
 		w.decode(p.value, join(path, p.key), fieldByIndex(v, f.index))

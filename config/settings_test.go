@@ -1,21 +1,17 @@
 package config_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/config"
-	"github.com/pactum/pactum/task"
 )
 
 // level implements encoding.TextUnmarshaler.
@@ -337,79 +333,5 @@ func TestAgentSpecFields(t *testing.T) {
 		if err := c.AgentSpec(c.Agents[1], "").Decode(&s); err != nil || s.Input != "x" {
 			t.Errorf("Decode = %v, %+v", err, s)
 		}
-	}
-}
-
-// Runtimes registered for TestCheck. Their type names are unique to this
-// test, so the global registry is not disturbed for others.
-var closed atomic.Int32
-
-type fakeAgent struct{}
-
-func (fakeAgent) Invoke(context.Context, *task.Request) (*task.Result, error) { return nil, nil }
-func (fakeAgent) Close() error                                                { closed.Add(1); return nil }
-
-func init() {
-	agent.Register("cfgtest", func(_ context.Context, spec agent.Spec) (agent.Agent, error) {
-		var s struct {
-			Need string `yaml:"need"`
-		}
-		if err := spec.DecodeInto(&s); err != nil {
-			return nil, fmt.Errorf("cfgtest settings: %w", err)
-		}
-		if s.Need == "" {
-			return nil, errors.New("need: required")
-		}
-		return fakeAgent{}, nil
-	})
-}
-
-func TestCheck(t *testing.T) {
-	t.Parallel()
-	const doc = `agents:
-  - name: good
-    type: cfgtest
-    cfgtest: {need: x}
-  - name: typo
-    type: cfgtest
-    cfgtest:
-      nede: x
-  - name: invalid
-    type: cfgtest
-    cfgtest: {}
-  - name: bare
-    type: cfgtest
-  - name: nosuch
-    type: nosuch
-`
-	c, err := config.Parse([]byte(doc), "check.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := closed.Load()
-	err = config.Check(t.Context(), c, "")
-	want := []string{
-		`check.yaml:8:7: agents[1].cfgtest.nede: unknown field "nede" (did you mean "need"?)`,
-		`check.yaml:11:5: agents[2].cfgtest: agent "invalid" (cfgtest): need: required`,
-		`check.yaml:12:5: agents[3]: agent "bare" (cfgtest): need: required`,
-		`check.yaml:15:11: agents[4].type: unknown runtime type "nosuch" (known: `,
-	}
-	var es config.Errors
-	if !errors.As(err, &es) || len(es) != len(want) {
-		t.Fatalf("Check = %v, want %d errors", err, len(want))
-	}
-	for i, e := range es {
-		if !strings.HasPrefix(e.Error(), want[i]) {
-			t.Errorf("error %d:\n got %s\nwant %s…", i, e, want[i])
-		}
-	}
-	if got := closed.Load() - before; got != 1 {
-		t.Errorf("closed %d agents, want 1 (the one that was built)", got)
-	}
-
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if err := config.Check(ctx, c, ""); !errors.Is(err, context.Canceled) {
-		t.Errorf("Check(canceled) = %v", err)
 	}
 }

@@ -476,18 +476,16 @@ func (s *Server) getTask(ctx context.Context, req *mcp.CallToolRequest, in GetTa
 	return nil, taskInfo(t, hl), nil
 }
 
-// maxPageSize bounds list_tasks pages (the Coordinator refuses more).
-const maxPageSize = 100
-
 func (s *Server) listTasks(ctx context.Context, req *mcp.CallToolRequest, in ListTasksInput) (*mcp.CallToolResult, ListTasksOutput, error) {
-	if in.PageSize < 0 || in.PageSize > maxPageSize {
-		return nil, ListTasksOutput{}, invalidArgument("page_size must be between 1 and %d, got %d", maxPageSize, in.PageSize)
+	pageSize, ok := task.ResolvePageSize(in.PageSize)
+	if !ok {
+		return nil, ListTasksOutput{}, invalidArgument("%s", task.PageSizeError("page_size", in.PageSize))
 	}
 	p := task.ListParams{
 		ContextID:        in.ContextID,
 		Agent:            in.Agent,
 		Rejected:         in.Rejected,
-		PageSize:         in.PageSize,
+		PageSize:         pageSize,
 		PageToken:        in.PageToken,
 		IncludeArtifacts: in.IncludeArtifacts,
 		// An authenticated caller sees the tasks it submitted: the

@@ -648,11 +648,8 @@ func (c *Coordinator) notFound(id string, err error) error {
 // tasks: p.Actor is set to it, and a p.Actor naming another actor lists
 // nothing.
 func (c *Coordinator) List(ctx context.Context, p ListParams) (*TaskPage, error) {
-	if p.PageSize <= 0 {
-		p.PageSize = 50
-	}
-	if p.PageSize > 100 {
-		return nil, Errorf(CodeInvalidArgument, "pageSize must be between 1 and 100, got %d", p.PageSize)
+	if err := p.resolvePageSize(); err != nil {
+		return nil, err
 	}
 	for _, s := range p.States {
 		if !s.Valid() {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/config"
+	"github.com/pactum/pactum/internal/server"
 )
 
 func newAgentsCmd() *cobra.Command {
@@ -49,7 +50,7 @@ func newConfigCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := config.Check(cmd.Context(), cfg, dirOf(args[0])); err != nil {
+			if err := server.Check(cmd.Context(), cfg, dirOf(args[0])); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: OK (%d agents; runtimes known: %v)\n", args[0], len(cfg.Agents), agent.Types())

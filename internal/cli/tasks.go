@@ -98,7 +98,7 @@ func newTasksCmd() *cobra.Command {
 	list.Flags().StringSliceVar(&states, "state", nil, "only tasks in these states")
 	list.Flags().StringVar(&agentName, "agent", "", "only tasks of this agent")
 	list.Flags().StringVar(&contextID, "context", "", "only tasks of this context")
-	list.Flags().IntVar(&limit, "limit", 20, "page size (1..100)")
+	list.Flags().IntVar(&limit, "limit", task.DefaultPageSize, fmt.Sprintf("page size (1..%d)", task.MaxPageSize))
 	list.Flags().StringVar(&page, "page", "", "page token from a previous list")
 
 	get := &cobra.Command{

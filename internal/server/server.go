@@ -104,12 +104,17 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		})
 		infos = append(infos, agentInfo(ac, agent.MetadataOf(a)))
 	}
-	for _, ac := range cfg.Agents {
-		a, err := agent.New(ctx, cfg.AgentSpec(ac, baseDir))
-		if err != nil {
-			return nil, err
-		}
-		add(ac, a)
+	// Every agent is built before any error is returned, so that all of
+	// them are reported, placed in the file (as Check does).
+	built, errs, err := buildAgents(ctx, cfg, baseDir)
+	for _, b := range built {
+		add(b.config, b.agent)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
 	}
 	for _, e := range extra {
 		add(e.Config, e.Agent)

@@ -17,7 +17,7 @@ import (
 )
 
 // DefaultPageSize is ListTasks' page size when the caller gives none.
-const DefaultPageSize = 50
+const DefaultPageSize = task.DefaultPageSize
 
 // DefaultAuditLimit is AuditEntries' page size when the caller gives none.
 const DefaultAuditLimit = 100

@@ -1,0 +1,38 @@
+package config_test
+
+import (
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestNoProjectImports: package config parses files and nothing else; it
+// imports no other pactum package (in particular not agent, whose runtimes
+// are built and checked by internal/server), so that parsing a file can
+// never build, register or open anything.
+func TestNoProjectImports(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, file, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if strings.HasPrefix(path, "github.com/pactum/pactum") {
+				t.Errorf("%s imports %s", fset.Position(imp.Pos()), path)
+			}
+		}
+	}
+}

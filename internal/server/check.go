@@ -1,0 +1,69 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/pactum/pactum/agent"
+	"github.com/pactum/pactum/config"
+	"github.com/pactum/pactum/store"
+)
+
+// Check validates what config.Parse cannot: cfg's store DSN as the store
+// driver would parse it to open it (store.Validate: nothing is opened,
+// created or connected to), and every agent's runtime, built with agent.New
+// so that each runtime validates its own settings, then closed again. It
+// reports every problem, with positions, as config.Errors: an unknown
+// runtime type at the agent's `type`, settings errors where they are, other
+// construction errors at the agent's settings (or the agent). The runtimes
+// and store drivers known are those linked into the program: this package
+// links the built-in ones. An empty baseDir means the directory of the
+// configuration file. `pactum config check` runs it; New reports the same
+// agent errors.
+func Check(ctx context.Context, cfg *config.Config, baseDir string) error {
+	var errs config.Errors
+	if err := store.Validate(cfg.Store); err != nil {
+		errs = append(errs, cfg.StoreError(err))
+	}
+	built, agentErrs, err := buildAgents(ctx, cfg, baseDir)
+	errs = append(errs, agentErrs...)
+	for _, b := range built {
+		if cerr := agent.Close(b.agent); cerr != nil {
+			errs = append(errs, cfg.AgentError(b.config, fmt.Errorf("close: %w", cerr))...)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return errs.Err()
+}
+
+// builtAgent is an agent of the configuration and its runtime.
+type builtAgent struct {
+	config config.Agent
+	agent  agent.Agent
+}
+
+// buildAgents builds the runtime of every agent of cfg, in order, and
+// returns those it built with every failure, placed in the file. err is set
+// only when ctx ends. The caller closes what was built.
+func buildAgents(ctx context.Context, cfg *config.Config, baseDir string) (built []builtAgent, errs config.Errors, err error) {
+	known := agent.Types()
+	for _, ac := range cfg.Agents {
+		if err := ctx.Err(); err != nil {
+			return built, errs, fmt.Errorf("build agents: %w", err)
+		}
+		if !slices.Contains(known, ac.Type) {
+			errs = append(errs, cfg.AgentTypeError(ac, known))
+			continue
+		}
+		a, err := agent.New(ctx, agent.Spec(cfg.AgentSpec(ac, baseDir)))
+		if err != nil {
+			errs = append(errs, cfg.AgentError(ac, err)...)
+			continue
+		}
+		built = append(built, builtAgent{ac, a})
+	}
+	return built, errs, nil
+}
