@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pactum/pactum/agent/internal/endpoint"
 	"github.com/pactum/pactum/agent/internal/header"
 )
 
@@ -139,17 +140,8 @@ func (s Settings) validate() error {
 		case s.Dir != "":
 			return errors.New("dir: only with command")
 		}
-		u, err := url.Parse(s.URL)
-		if err != nil {
-			return fmt.Errorf("url: %w", err)
-		}
-		switch {
-		case u.Scheme != "http" && u.Scheme != "https":
-			return fmt.Errorf("url: scheme must be http or https, not %q", u.Scheme)
-		case u.Host == "":
-			return errors.New("url: missing host")
-		case u.User != nil:
-			return errors.New("url: credentials in the URL are not supported; use headers")
+		if _, err := endpoint.Check(s.URL); err != nil {
+			return err
 		}
 		if err := header.CheckAll(s.Headers, "MCP", reservedHeaders); err != nil {
 			return err
