@@ -222,21 +222,7 @@ func (s Settings) validate() error {
 			return fmt.Errorf("permanent_exit_codes[%d]: must be between 1 and 255 (got %d)", i, c)
 		}
 	}
-	for k := range s.Env {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return fmt.Errorf("env: invalid variable name %q", k)
-		}
-	}
-	if s.Dir != "" {
-		fi, err := os.Stat(s.Dir)
-		if err != nil {
-			return fmt.Errorf("dir: %w", err)
-		}
-		if !fi.IsDir() {
-			return fmt.Errorf("dir: %s is not a directory", s.Dir)
-		}
-	}
-	return nil
+	return procgroup.CheckSettings(s.Env, s.Dir)
 }
 
 // Runtime runs one command per attempt.

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/pactum/pactum/agent/internal/endpoint"
 	"github.com/pactum/pactum/agent/internal/header"
+	"github.com/pactum/pactum/agent/internal/procgroup"
 )
 
 // Defaults of Settings.
@@ -115,19 +115,8 @@ func (s Settings) validate() error {
 		if len(s.Headers) > 0 {
 			return errors.New("headers: only with url")
 		}
-		for k := range s.Env {
-			if k == "" || strings.ContainsAny(k, "=\x00") {
-				return fmt.Errorf("env: invalid variable name %q", k)
-			}
-		}
-		if s.Dir != "" {
-			fi, err := os.Stat(s.Dir)
-			if err != nil {
-				return fmt.Errorf("dir: %w", err)
-			}
-			if !fi.IsDir() {
-				return fmt.Errorf("dir: %s is not a directory", s.Dir)
-			}
+		if err := procgroup.CheckSettings(s.Env, s.Dir); err != nil {
+			return err
 		}
 	} else {
 		switch {
