@@ -131,10 +131,5 @@ func (c Settings) cardLocation() (base, path string) {
 // displayURL is the configured URL without its query, for logs and
 // descriptions: a query may carry a token.
 func (c Settings) displayURL() string {
-	u, err := url.Parse(c.URL)
-	if err != nil {
-		return "(invalid url)"
-	}
-	u.RawQuery, u.Fragment, u.User = "", "", nil
-	return u.String()
+	return endpoint.Display(c.URL)
 }

@@ -3,7 +3,6 @@ package mcpagent
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -163,12 +162,7 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 // displayURL is the configured URL without its query, for errors, logs and
 // descriptions: a query may carry a token.
 func (s Settings) displayURL() string {
-	u, err := url.Parse(s.URL)
-	if err != nil {
-		return "(invalid url)"
-	}
-	u.RawQuery, u.Fragment, u.User = "", "", nil
-	return u.String()
+	return endpoint.Display(s.URL)
 }
 
 // server names the server in errors and logs: the program, or the URL

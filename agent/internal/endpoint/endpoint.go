@@ -1,6 +1,6 @@
-// Package endpoint checks the URL of a remote agent that an agent's
-// configuration names (the a2a and mcp runtimes), so both refuse the same
-// URLs with the same words.
+// Package endpoint checks and shows the URL of a remote agent that an
+// agent's configuration names (the a2a and mcp runtimes), so both refuse
+// the same URLs with the same words and never show a URL's secrets.
 package endpoint
 
 import (
@@ -26,4 +26,16 @@ func Check(raw string) (*url.URL, error) {
 		return nil, errors.New("url: credentials in the URL are not supported; use headers")
 	}
 	return u, nil
+}
+
+// Display returns raw without its query, fragment and credentials, for
+// errors, logs and descriptions: a query may carry a token. A URL that
+// does not parse shows as "(invalid url)".
+func Display(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(invalid url)"
+	}
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	return u.String()
 }

@@ -38,3 +38,19 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestDisplay(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{
+		"https://agent.example.com/a2a":                   "https://agent.example.com/a2a",
+		"https://agent.example.com/a2a?token=s3cret#frag": "https://agent.example.com/a2a",
+		"http://user:pw@localhost:8080/mcp?key=s3cret":    "http://localhost:8080/mcp",
+		"http://[::1/": "(invalid url)",
+		"https://agent.example.com/path%20with%20space?x=1": "https://agent.example.com/path%20with%20space",
+	}
+	for raw, want := range tests {
+		if got := endpoint.Display(raw); got != want {
+			t.Errorf("Display(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
