@@ -780,6 +780,13 @@ func TestHTTPStatus(t *testing.T) {
 		{http.StatusTooManyRequests, false},
 		{http.StatusNotFound, true},
 		{http.StatusUnauthorized, true},
+		// The statuses the shared policy decides (docs/runtimes.md).
+		{http.StatusRequestTimeout, false},
+		{http.StatusLocked, false},
+		{http.StatusTooEarly, false},
+		{http.StatusConflict, true},
+		{http.StatusNotImplemented, true},
+		{http.StatusHTTPVersionNotSupported, true},
 	}
 	for _, tt := range tests {
 		for _, tr := range transports {

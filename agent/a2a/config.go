@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pactum/pactum/agent/internal/endpoint"
 	"github.com/pactum/pactum/agent/internal/header"
 )
 
@@ -95,17 +96,8 @@ func (c Settings) validate() error {
 	if c.URL == "" {
 		return errors.New("url: required")
 	}
-	u, err := url.Parse(c.URL)
-	if err != nil {
-		return fmt.Errorf("url: %w", err)
-	}
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		return fmt.Errorf("url: scheme must be http or https, not %q", u.Scheme)
-	case u.Host == "":
-		return errors.New("url: missing host")
-	case u.User != nil:
-		return errors.New("url: credentials in the URL are not supported; use headers")
+	if _, err := endpoint.Check(c.URL); err != nil {
+		return err
 	}
 	if !strings.HasPrefix(c.CardPath, "/") {
 		return fmt.Errorf("card_path: must start with /, got %q", c.CardPath)
@@ -139,10 +131,5 @@ func (c Settings) cardLocation() (base, path string) {
 // displayURL is the configured URL without its query, for logs and
 // descriptions: a query may carry a token.
 func (c Settings) displayURL() string {
-	u, err := url.Parse(c.URL)
-	if err != nil {
-		return "(invalid url)"
-	}
-	u.RawQuery, u.Fragment, u.User = "", "", nil
-	return u.String()
+	return endpoint.Display(c.URL)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
+	"github.com/pactum/pactum/agent/internal/httpstatus"
 	"github.com/pactum/pactum/task"
 )
 
@@ -80,29 +81,6 @@ func recordStatus(req *http.Request, resp *http.Response) {
 	}
 }
 
-// permanentStatus reports whether an HTTP status says the request is wrong
-// (4xx), except the statuses that invite a retry.
-func permanentStatus(status int) bool {
-	if status < 400 || status >= 500 {
-		return false
-	}
-	switch status {
-	case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
-		return false
-	}
-	return true
-}
-
-func statusCode(status int) task.Code {
-	switch status {
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return task.CodeForbidden
-	case http.StatusNotFound, http.StatusMethodNotAllowed:
-		return task.CodeUnsupported
-	}
-	return task.CodeInvalidArgument
-}
-
 // interrupted returns the error for an attempt whose context ended, or nil
 // while it runs. A timeout of the attempt itself is a retryable domain
 // error; a cancellation by the caller is returned as its cause, for the
@@ -139,13 +117,13 @@ func (r *Runtime) callError(ctx context.Context, rec *statusRecorder, op string,
 		}
 		// A generic error body (a gateway's, say) maps to an internal
 		// error; the status still tells a wrong request from an outage.
-		if permanentStatus(status) {
-			return task.Permanent(task.Errorf(statusCode(status), "a2a: %s: remote agent answered HTTP %d: %w", op, status, err))
+		if httpstatus.Classify(status) == httpstatus.Permanent {
+			return task.Permanent(task.Errorf(httpstatus.Code(status), "a2a: %s: remote agent answered HTTP %d: %w", op, status, err))
 		}
 		return task.Errorf(task.CodeUnavailable, "a2a: %s: remote agent error: %w", op, err)
 	}
-	if permanentStatus(status) {
-		return task.Permanent(task.Errorf(statusCode(status), "a2a: %s: remote agent answered HTTP %d: %w", op, status, err))
+	if httpstatus.Classify(status) == httpstatus.Permanent {
+		return task.Permanent(task.Errorf(httpstatus.Code(status), "a2a: %s: remote agent answered HTTP %d: %w", op, status, err))
 	}
 	return task.Errorf(task.CodeUnavailable, "a2a: %s: %w", op, err)
 }
@@ -159,8 +137,8 @@ func (r *Runtime) cardError(ctx context.Context, err error) error {
 		return ierr
 	}
 	var notOK *agentcard.ErrStatusNotOK
-	if errors.As(err, &notOK) && permanentStatus(notOK.StatusCode) {
-		return task.Permanent(r.redact(task.Errorf(statusCode(notOK.StatusCode), "a2a: %s at %s: %w", op, r.cfg.displayURL(), err)))
+	if errors.As(err, &notOK) && httpstatus.Classify(notOK.StatusCode) == httpstatus.Permanent {
+		return task.Permanent(r.redact(task.Errorf(httpstatus.Code(notOK.StatusCode), "a2a: %s at %s: %w", op, r.cfg.displayURL(), err)))
 	}
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError

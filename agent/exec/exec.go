@@ -36,11 +36,11 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
 	"github.com/pactum/pactum/agent/internal/procgroup"
+	"github.com/pactum/pactum/agent/internal/tail"
 	"github.com/pactum/pactum/agent/internal/tmpl"
 	"github.com/pactum/pactum/task"
 )
@@ -222,21 +222,7 @@ func (s Settings) validate() error {
 			return fmt.Errorf("permanent_exit_codes[%d]: must be between 1 and 255 (got %d)", i, c)
 		}
 	}
-	for k := range s.Env {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return fmt.Errorf("env: invalid variable name %q", k)
-		}
-	}
-	if s.Dir != "" {
-		fi, err := os.Stat(s.Dir)
-		if err != nil {
-			return fmt.Errorf("dir: %w", err)
-		}
-		if !fi.IsDir() {
-			return fmt.Errorf("dir: %s is not a directory", s.Dir)
-		}
-	}
-	return nil
+	return procgroup.CheckSettings(s.Env, s.Dir)
 }
 
 // Runtime runs one command per attempt.
@@ -472,7 +458,7 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 	if emit != nil {
 		stdout.stream = answer.NewStream(emit, id, artifactName)
 	}
-	var stderr tailWriter
+	stderr := tail.Buffer{Max: stderrTailBytes}
 	cmd.Stdout = stdout
 	cmd.Stderr = &stderr
 
@@ -662,40 +648,4 @@ func (w *stdoutWriter) flush() error {
 		return err
 	}
 	return w.stream.Close()
-}
-
-// tailWriter keeps the last stderrTailBytes bytes written to it.
-type tailWriter struct {
-	buf []byte
-	cut bool
-}
-
-func (t *tailWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	if len(p) > stderrTailBytes {
-		p = p[len(p)-stderrTailBytes:]
-		t.cut = true
-	}
-	if over := len(t.buf) + len(p) - stderrTailBytes; over > 0 {
-		t.buf = t.buf[:copy(t.buf, t.buf[over:])]
-		t.cut = true
-	}
-	t.buf = append(t.buf, p...)
-	return n, nil
-}
-
-// String returns the tail, starting at a whole character and marked with
-// "…" when earlier output was dropped.
-func (t *tailWriter) String() string {
-	b := t.buf
-	if t.cut {
-		for len(b) > 0 && !utf8.RuneStart(b[0]) {
-			b = b[1:]
-		}
-	}
-	s := strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
-	if t.cut && s != "" {
-		s = "…" + s
-	}
-	return s
 }

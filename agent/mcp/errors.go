@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pactum/pactum/agent/internal/httpstatus"
 	"github.com/pactum/pactum/task"
 )
 
@@ -130,8 +131,8 @@ func (r *Runtime) startError(ctx context.Context, op string, s *session, err err
 		}
 		return task.Errorf(task.CodeUnavailable, "%w", err)
 	}
-	if status := s.httpStatus(); permanentStatus(status) {
-		return task.Permanent(task.Errorf(statusCode(status), "mcp: %s: HTTP %d %s: %w", op, status, http.StatusText(status), err))
+	if status := s.httpStatus(); httpstatus.Classify(status) == httpstatus.Permanent {
+		return task.Permanent(task.Errorf(httpstatus.Code(status), "mcp: %s: HTTP %d %s: %w", op, status, http.StatusText(status), err))
 	}
 	if werr := wireError(op, err); werr != nil {
 		return werr
@@ -225,27 +226,4 @@ func (s *session) httpStatus() int {
 		return 0
 	}
 	return int(s.status.status.Load())
-}
-
-// permanentStatus reports whether an HTTP status says the request is wrong
-// (4xx), except the statuses that invite a retry.
-func permanentStatus(status int) bool {
-	if status < 400 || status >= 500 {
-		return false
-	}
-	switch status {
-	case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
-		return false
-	}
-	return true
-}
-
-func statusCode(status int) task.Code {
-	switch status {
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return task.CodeForbidden
-	case http.StatusNotFound, http.StatusMethodNotAllowed:
-		return task.CodeUnsupported
-	}
-	return task.CodeInvalidArgument
 }

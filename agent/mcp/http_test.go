@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -231,6 +233,43 @@ func TestHTTPWrongEndpointIsPermanent(t *testing.T) {
 	b = setup(t, fmt.Sprintf("url: %q\ntool: greet\n", srv.url)) // no token
 	_, err = b.invoke(t, "x")
 	wantPermanent(t, err, task.CodeForbidden, "HTTP 401")
+}
+
+// TestHTTPStartStatusPolicy: an HTTP status answering the start of a
+// session fails the task, or leaves it to be retried, by the policy the
+// HTTP runtimes share (docs/runtimes.md).
+func TestHTTPStartStatusPolicy(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		status    int
+		permanent bool
+		code      task.Code
+	}{
+		{http.StatusRequestTimeout, false, task.CodeUnavailable},
+		{http.StatusLocked, false, task.CodeUnavailable},
+		{http.StatusTooEarly, false, task.CodeUnavailable},
+		{http.StatusTooManyRequests, false, task.CodeUnavailable},
+		{http.StatusBadGateway, false, task.CodeUnavailable},
+		{http.StatusConflict, true, task.CodeInvalidArgument},
+		{http.StatusNotImplemented, true, task.CodeUnsupported},
+		{http.StatusHTTPVersionNotSupported, true, task.CodeUnsupported},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(tt.status), func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				http.Error(w, "no", tt.status)
+			}))
+			t.Cleanup(srv.Close)
+			b := viaHTTP(t, srv.URL+"/mcp", "greet")
+			_, err := b.invoke(t, "x")
+			if tt.permanent {
+				wantPermanent(t, err, tt.code, fmt.Sprintf("HTTP %d", tt.status))
+			} else {
+				wantRetryable(t, err, tt.code, "connect to "+srv.URL)
+			}
+		})
+	}
 }
 
 func TestHTTPConnectionRefusedIsRetryable(t *testing.T) {

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pactum/pactum/agent/internal/procgroup"
+	"github.com/pactum/pactum/agent/internal/tail"
 )
 
 const (
@@ -60,7 +60,7 @@ func startProc(procs *procgroup.Dir, label procgroup.Label, name string, args []
 		_, _ = inR.Close(), inW.Close()
 		return nil, err
 	}
-	p := &proc{stdin: inW, stdout: outR, stderr: &tailWriter{log: logLine}, exited: make(chan struct{})}
+	p := &proc{stdin: inW, stdout: outR, stderr: &tailWriter{log: logLine, tail: tail.Buffer{Max: stderrTailBytes}}, exited: make(chan struct{})}
 	cmd := exec.Command(name, args...)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
@@ -149,15 +149,13 @@ type tailWriter struct {
 	log func(line string)
 
 	mu      sync.Mutex
-	buf     []byte
-	cut     bool
+	tail    tail.Buffer
 	partial []byte // the current line, up to stderrTailBytes
 }
 
 func (t *tailWriter) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n := len(p)
 	for rest := p; len(rest) > 0; {
 		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
@@ -171,16 +169,7 @@ func (t *tailWriter) Write(p []byte) (int, error) {
 		t.partial = t.partial[:0]
 		rest = rest[i+1:]
 	}
-	if len(p) > stderrTailBytes {
-		p = p[len(p)-stderrTailBytes:]
-		t.cut = true
-	}
-	if over := len(t.buf) + len(p) - stderrTailBytes; over > 0 {
-		t.buf = t.buf[:copy(t.buf, t.buf[over:])]
-		t.cut = true
-	}
-	t.buf = append(t.buf, p...)
-	return n, nil
+	return t.tail.Write(p)
 }
 
 func appendBounded(dst, p []byte) []byte {
@@ -190,20 +179,9 @@ func appendBounded(dst, p []byte) []byte {
 	return append(dst, p...)
 }
 
-// String returns the tail, starting at a whole character and marked with
-// "…" when earlier output was dropped.
+// String returns the tail (tail.Buffer.String).
 func (t *tailWriter) String() string {
 	t.mu.Lock()
-	b, cut := bytes.Clone(t.buf), t.cut
-	t.mu.Unlock()
-	if cut {
-		for len(b) > 0 && !utf8.RuneStart(b[0]) {
-			b = b[1:]
-		}
-	}
-	s := strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
-	if cut && s != "" {
-		s = "…" + s
-	}
-	return s
+	defer t.mu.Unlock()
+	return t.tail.String()
 }

@@ -3,13 +3,13 @@ package mcpagent
 import (
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/pactum/pactum/agent/internal/endpoint"
 	"github.com/pactum/pactum/agent/internal/header"
+	"github.com/pactum/pactum/agent/internal/procgroup"
 )
 
 // Defaults of Settings.
@@ -114,19 +114,8 @@ func (s Settings) validate() error {
 		if len(s.Headers) > 0 {
 			return errors.New("headers: only with url")
 		}
-		for k := range s.Env {
-			if k == "" || strings.ContainsAny(k, "=\x00") {
-				return fmt.Errorf("env: invalid variable name %q", k)
-			}
-		}
-		if s.Dir != "" {
-			fi, err := os.Stat(s.Dir)
-			if err != nil {
-				return fmt.Errorf("dir: %w", err)
-			}
-			if !fi.IsDir() {
-				return fmt.Errorf("dir: %s is not a directory", s.Dir)
-			}
+		if err := procgroup.CheckSettings(s.Env, s.Dir); err != nil {
+			return err
 		}
 	} else {
 		switch {
@@ -139,17 +128,8 @@ func (s Settings) validate() error {
 		case s.Dir != "":
 			return errors.New("dir: only with command")
 		}
-		u, err := url.Parse(s.URL)
-		if err != nil {
-			return fmt.Errorf("url: %w", err)
-		}
-		switch {
-		case u.Scheme != "http" && u.Scheme != "https":
-			return fmt.Errorf("url: scheme must be http or https, not %q", u.Scheme)
-		case u.Host == "":
-			return errors.New("url: missing host")
-		case u.User != nil:
-			return errors.New("url: credentials in the URL are not supported; use headers")
+		if _, err := endpoint.Check(s.URL); err != nil {
+			return err
 		}
 		if err := header.CheckAll(s.Headers, "MCP", reservedHeaders); err != nil {
 			return err
@@ -182,12 +162,7 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 // displayURL is the configured URL without its query, for errors, logs and
 // descriptions: a query may carry a token.
 func (s Settings) displayURL() string {
-	u, err := url.Parse(s.URL)
-	if err != nil {
-		return "(invalid url)"
-	}
-	u.RawQuery, u.Fragment, u.User = "", "", nil
-	return u.String()
+	return endpoint.Display(s.URL)
 }
 
 // server names the server in errors and logs: the program, or the URL

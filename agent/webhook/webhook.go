@@ -3,7 +3,8 @@
 // and answers with JSON, text or a stream.
 //
 // Each attempt sends one request (retried inside the attempt on connection
-// errors, 5xx and 429) whose default body is what n8n's chat trigger and AI
+// errors and retryable statuses: 5xx but 501 and 505; 408, 423, 425, 429)
+// whose default body is what n8n's chat trigger and AI
 // agent nodes expect. The answer is read from JSON, plain text, server-sent
 // events or newline-delimited JSON; the last two are streamed as artifact
 // chunks while they arrive.
@@ -33,6 +34,7 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
+	"github.com/pactum/pactum/agent/internal/httpstatus"
 	"github.com/pactum/pactum/agent/internal/tmpl"
 	"github.com/pactum/pactum/internal/netguard"
 	"github.com/pactum/pactum/task"
@@ -135,9 +137,10 @@ type Settings struct {
 }
 
 // Retry governs the retries of one attempt's HTTP call. Connection errors,
-// timeouts, 5xx and 429 responses are retried with exponential backoff and
-// jitter (a Retry-After header is honoured up to MaxBackoff); other 4xx
-// responses fail the task permanently. When the retries run out the
+// timeouts and the statuses the HTTP runtimes' shared policy calls
+// retryable (5xx but 501 and 505; 408, 423, 425, 429) are retried with
+// exponential backoff and jitter (a Retry-After header is honoured up to
+// MaxBackoff); the other non-2xx statuses fail the task permanently. When the retries run out the
 // attempt fails and the task's own retry policy takes over.
 type Retry struct {
 	// MaxAttempts is the number of calls per attempt, the first included;
@@ -444,13 +447,13 @@ func (r *Runtime) call(ctx context.Context, body []byte, emit task.Emit) (*task.
 	}
 	defer resp.Body.Close()
 
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+	switch httpstatus.Classify(resp.StatusCode) {
+	case httpstatus.Retry:
 		return nil, &retryableError{
 			err:   fmt.Errorf("webhook %s: %s%s", r.host, resp.Status, bodyExcerpt(resp.Body)),
 			after: retryAfter(resp.Header.Get("Retry-After")),
 		}
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+	case httpstatus.Permanent:
 		return nil, task.Permanent(fmt.Errorf("webhook %s: %s%s", r.host, resp.Status, bodyExcerpt(resp.Body)))
 	}
 	res, err := r.readResponse(resp, &limitReader{r: resp.Body, n: r.s.MaxResponseBytes}, emit)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -271,6 +272,56 @@ func Test4xxIsPermanent(t *testing.T) {
 	}
 	if c := b.calls.Load(); c != 1 {
 		t.Errorf("calls = %d, want 1", c)
+	}
+}
+
+// TestStatusPolicy: each status the HTTP runtimes' shared policy names is
+// retried inside the attempt, or fails the task at once, as
+// docs/runtimes.md says.
+func TestStatusPolicy(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		status    int
+		permanent bool
+	}{
+		{http.StatusRequestTimeout, false},
+		{http.StatusLocked, false},
+		{http.StatusTooEarly, false},
+		{http.StatusTooManyRequests, false},
+		{http.StatusBadGateway, false},
+		{http.StatusConflict, true},
+		{http.StatusNotFound, true},
+		{http.StatusNotImplemented, true},
+		{http.StatusHTTPVersionNotSupported, true},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(tt.status), func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, func(w http.ResponseWriter, _ *http.Request) {
+				http.Error(w, "no", tt.status)
+			}, "retry: {max_attempts: 2, initial_backoff: 1ms, max_backoff: 1ms}")
+			_, err := b.agent.Invoke(b.ctx, agenttest.Request("q"))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if got := task.IsPermanent(err); got != tt.permanent {
+				t.Errorf("permanent = %v, want %v (%v)", got, tt.permanent, err)
+			}
+			want := "no"
+			if !tt.permanent {
+				want = "after 2 calls"
+			}
+			if !strings.Contains(err.Error(), strconv.Itoa(tt.status)) || !strings.Contains(err.Error(), want) {
+				t.Errorf("err = %q, want the status and %q", err, want)
+			}
+			calls := int32(2)
+			if tt.permanent {
+				calls = 1
+			}
+			if c := b.calls.Load(); c != calls {
+				t.Errorf("calls = %d, want %d", c, calls)
+			}
+		})
 	}
 }
 
