@@ -20,6 +20,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/pactum/pactum/internal/httpstatus"
 	"github.com/pactum/pactum/internal/netguard"
 	"github.com/pactum/pactum/task"
 )
@@ -111,7 +112,8 @@ const kindSnapshot task.EventKind = "snapshot"
 // queue drops the event (and logs it when the task has configurations).
 // Each event is POSTed, in order, as an A2A StreamResponse with the
 // configuration's token and authentication, retried with exponential
-// backoff on network errors, 408, 425, 429 and 5xx responses.
+// backoff on network errors and the statuses internal/httpstatus calls
+// retryable (408, 423, 425, 429, 5xx but 501 and 505).
 //
 // Deliveries are at least once and coalesced to the latest state: the
 // store keeps, per configuration, the task seq it was last sent, and a
@@ -995,11 +997,10 @@ func (p *Pusher) post(ctx context.Context, c task.PushConfig, body []byte) error
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, pushResponseDrainLimit))
 	_ = resp.Body.Close()
-	switch {
-	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+	switch httpstatus.Classify(resp.StatusCode) {
+	case httpstatus.OK:
 		return nil
-	case resp.StatusCode == http.StatusRequestTimeout, resp.StatusCode == http.StatusTooEarly,
-		resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode >= 500:
+	case httpstatus.Retry:
 		return fmt.Errorf("webhook answered %s", resp.Status)
 	default:
 		return &permanentPushError{fmt.Errorf("webhook answered %s", resp.Status)}

@@ -13,7 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
-	"github.com/pactum/pactum/agent/internal/httpstatus"
+	"github.com/pactum/pactum/internal/httpstatus"
 	"github.com/pactum/pactum/task"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/pactum/pactum/agent/internal/httpstatus"
+	"github.com/pactum/pactum/internal/httpstatus"
 	"github.com/pactum/pactum/task"
 )
 

@@ -1,6 +1,7 @@
-// Package httpstatus is the one policy of the HTTP runtimes (a2a, mcp,
-// webhook) for what an HTTP response status means to the call that got
-// it: success, worth another call, or a failure that no retry can fix.
+// Package httpstatus is pactum's one policy for what an HTTP response
+// status means to an outbound call that got it (the a2a, mcp and webhook
+// runtimes, push-notification delivery): success, worth another call, or
+// a failure that no retry can fix.
 // docs/runtimes.md shows the policy as a table; change both together.
 package httpstatus
 

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/pactum/pactum/agent/internal/httpstatus"
+	"github.com/pactum/pactum/internal/httpstatus"
 	"github.com/pactum/pactum/task"
 )
 
