@@ -70,7 +70,11 @@ type Options struct {
 	Relay    Relay
 	Observer Observer
 	Logger   *slog.Logger
-	// Now is the clock (default time.Now).
+	// Clock tells the time and sets every timer the Coordinator waits on
+	// (default RealClock{}); tests pass one they advance by hand.
+	Clock Clock
+	// Now, when Clock is nil, replaces only the real clock's current time
+	// (default time.Now).
 	Now func() time.Time
 }
 
@@ -94,7 +98,7 @@ type Coordinator struct {
 	relay    Relay
 	observer Observer
 	log      *slog.Logger
-	clock    func() time.Time
+	clock    Clock
 
 	wake    chan struct{}
 	slots   chan struct{}
@@ -137,7 +141,7 @@ func NewCoordinator(opts Options) (*Coordinator, error) {
 		relay:       opts.Relay,
 		observer:    opts.Observer,
 		log:         opts.Logger,
-		clock:       opts.Now,
+		clock:       opts.Clock,
 		wake:        make(chan struct{}, 1),
 		running:     map[string]context.CancelFunc{},
 		stopPending: map[string]time.Time{},
@@ -165,7 +169,10 @@ func NewCoordinator(opts Options) (*Coordinator, error) {
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	if c.clock == nil {
-		c.clock = time.Now
+		c.clock = RealClock{}
+		if opts.Now != nil {
+			c.clock = nowClock{now: opts.Now}
+		}
 	}
 	c.slots = make(chan struct{}, c.workers)
 	for _, a := range opts.Agents {
@@ -220,7 +227,7 @@ func (c *Coordinator) Agent(name string) (AgentSpec, bool) {
 	return *a, true
 }
 
-func (c *Coordinator) now() time.Time { return c.clock().UTC().Truncate(time.Microsecond) }
+func (c *Coordinator) now() time.Time { return c.clock.Now().UTC().Truncate(time.Microsecond) }
 
 // transition applies a conditional transition and publishes it.
 func (c *Coordinator) transition(ctx context.Context, t *Task, p TransitionParams) (*Task, error) {

@@ -45,8 +45,8 @@ func (c *Coordinator) launch(ctx context.Context, t *Task) {
 // kickAt wakes the dispatcher when a task queued for later becomes due, so
 // a retry's backoff is not rounded up to the next poll.
 func (c *Coordinator) kickAt(at time.Time) {
-	if d := time.Until(at); d > 0 {
-		time.AfterFunc(d, c.kick)
+	if d := at.Sub(c.clock.Now()); d > 0 {
+		c.clock.AfterFunc(d, c.kick)
 		return
 	}
 	c.kick()
@@ -61,7 +61,7 @@ func (c *Coordinator) kick() {
 
 func (c *Coordinator) dispatchLoop(ctx context.Context) {
 	defer c.loops.Done()
-	timer := time.NewTimer(0)
+	timer := c.clock.NewTimer(0)
 	defer timer.Stop()
 	for {
 		select {
@@ -72,13 +72,13 @@ func (c *Coordinator) dispatchLoop(ctx context.Context) {
 			// through kickAt, so the poll timer keeps running as it is.
 			c.claimAndRun(ctx)
 			continue
-		case <-timer.C:
+		case <-timer.C():
 		}
 		c.claimAndRun(ctx)
 		// Poll: also catch tasks that other processes queued for later.
 		next := c.poll
 		if at, err := c.store.NextRunAfter(ctx); err == nil && !at.IsZero() {
-			if d := at.Sub(c.clock()); d < next {
+			if d := at.Sub(c.clock.Now()); d < next {
 				next = max(d, time.Millisecond)
 			}
 		}

@@ -98,10 +98,10 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 		c.publish(Event{Kind: EventArtifact, TaskID: t.ID, ContextID: t.ContextID, Seq: t.Seq, Chunk: &ch, At: c.now()})
 		return ctx.Err()
 	}
-	start := time.Now()
+	start := c.clock.Now()
 	res, err := spec.Runner.Run(ctx, req, emit)
 	if c.observer != nil {
-		c.observer.AttemptFinished(spec.Name, time.Since(start), err)
+		c.observer.AttemptFinished(spec.Name, c.clock.Now().Sub(start), err)
 	}
 	if err == nil && res == nil {
 		res = &Result{}
@@ -153,7 +153,7 @@ func (c *Coordinator) renewLease(ctx context.Context, cancel context.CancelFunc,
 	// that a passing error gets several more tries before the deadline
 	// below gives up on the lease.
 	every, retry := c.leaseFor/3, c.leaseFor/12
-	next := time.NewTimer(every)
+	next := c.clock.NewTimer(every)
 	defer next.Stop()
 	// held is when this node's lease ends as far as it can know: the
 	// claim's expiry, then each successful renewal's, counted from before
@@ -167,17 +167,17 @@ func (c *Coordinator) renewLease(ctx context.Context, cancel context.CancelFunc,
 		held = c.now().Add(c.leaseFor)
 	}
 	margin := c.leaseFor / 3
-	expiry := time.NewTimer(held.Add(-margin).Sub(c.clock()))
+	expiry := c.clock.NewTimer(held.Add(-margin).Sub(c.clock.Now()))
 	defer expiry.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-expiry.C:
+		case <-expiry.C():
 			log.Warn("lease about to end without a renewal; stopping attempt", "lease_expires", held)
 			cancel()
 			return
-		case <-next.C:
+		case <-next.C():
 		}
 		sent := c.now()
 		err := c.store.RenewLease(ctx, RenewParams{TaskID: t.ID, Owner: t.LeaseOwner, Now: sent, LeaseFor: c.leaseFor})
@@ -188,7 +188,7 @@ func (c *Coordinator) renewLease(ctx context.Context, cancel context.CancelFunc,
 			return
 		case err == nil:
 			held = sent.Add(c.leaseFor)
-			expiry.Reset(held.Add(-margin).Sub(c.clock()))
+			expiry.Reset(held.Add(-margin).Sub(c.clock.Now()))
 			next.Reset(every)
 		default:
 			if ctx.Err() == nil {

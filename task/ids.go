@@ -11,7 +11,9 @@ import (
 // milliseconds, then 74 random bits. Time-ordered ids keep the stores'
 // B-tree inserts (task ids, their records, messages and artifacts) on the
 // newest pages instead of a random page per task, which is most of what a
-// group commit writes; they also sort by creation time.
+// group commit writes; they also sort by creation time. The time is the
+// real clock's, not a Coordinator's Clock: ids must stay unique and
+// ordered across processes, whatever clock a test runs on.
 func NewID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[6:])

@@ -10,18 +10,19 @@ import (
 func (c *Coordinator) reapLoop(ctx context.Context) {
 	defer c.loops.Done()
 	every := min(c.leaseFor/2, time.Second)
-	lastPurge := time.Now().Add(-purgeEvery) // purge once at start
-	tick := time.NewTicker(every)
+	lastPurge := c.clock.Now().Add(-purgeEvery) // purge once at start
+	tick := c.clock.NewTimer(every)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-tick.C():
 		}
+		tick.Reset(every)
 		c.ReapExpired(ctx)
-		if time.Since(lastPurge) >= purgeEvery {
-			lastPurge = time.Now()
+		if now := c.clock.Now(); now.Sub(lastPurge) >= purgeEvery {
+			lastPurge = now
 			if n, err := c.store.PurgeIdempotencyKeys(ctx, c.now()); err != nil && ctx.Err() == nil {
 				c.log.Warn("purge expired idempotency keys", "err", err)
 			} else if n > 0 {
