@@ -145,3 +145,30 @@ func TestSubmitRunsToSucceeded(t *testing.T) {
 	}
 	verifyAudit(t, b)
 }
+
+// recv waits (bounded) for a value on ch; what names it in the failure.
+func recv[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v, ok := <-ch:
+		if !ok {
+			t.Fatalf("no %s: the channel closed", what)
+		}
+		return v
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no %s", what)
+		panic("unreachable")
+	}
+}
+
+// attemptEnds is an Observer that reports where each attempt went: the
+// state of every transition out of in_progress.
+type attemptEnds chan task.State
+
+func (a attemptEnds) Transition(agent string, from, to task.State) {
+	if from == task.StateInProgress {
+		a <- to
+	}
+}
+
+func (attemptEnds) AttemptFinished(string, time.Duration, error) {}

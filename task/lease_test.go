@@ -175,3 +175,80 @@ func TestOneFailedRenewalKeepsTheAttempt(t *testing.T) {
 		t.Fatalf("task %s after %d calls (a renewal failed: %v), want succeeded at the first call", got.State, calls.Load(), failed.Load())
 	}
 }
+
+// TestAttemptStopsWhenItsLeaseEndsUnrenewedOnItsClock is
+// TestAttemptStopsWhenItsLeaseEndsUnrenewed on a clock the test moves, so
+// each step is checked where it happens: the lease watch stops an attempt
+// whose renewals fail a third of a lease before the lease ends; once the
+// lease has ended the reaper leaves the task to the attempt still
+// returning; its end queues the next attempt after the backoff, and the
+// third dead-letters the task.
+func TestAttemptStopsWhenItsLeaseEndsUnrenewedOnItsClock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := task.NewFakeClock(time.Now().UTC().Truncate(time.Second))
+	const leaseFor = 30 * time.Second
+	started := make(chan struct{}, 8)
+	stopped := make(chan error, 8)
+	release := make(chan struct{}, 3)
+	var running, overlapped atomic.Int64
+	block := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		if running.Add(1) > 1 {
+			overlapped.Add(1)
+		}
+		started <- struct{}{}
+		<-ctx.Done()
+		stopped <- ctx.Err()
+		<-release // returning takes as long as the test says
+		running.Add(-1)
+		return nil, ctx.Err()
+	})
+	ends := make(attemptEnds, 8)
+	b := setupWrapped(t, task.Options{
+		Clock:        clock,
+		LeaseFor:     leaseFor,
+		PollInterval: 24 * time.Hour,
+		Observer:     ends,
+		Agents: []task.AgentSpec{{Name: "block", Runner: block, Timeout: time.Hour,
+			Retry: task.RetryPolicy{MaxAttempts: 3, InitialBackoff: time.Second, Jitter: 0}}},
+	}, func(s task.Store) task.Store { return renewFails{s} })
+	t.Cleanup(func() { close(release) }) // before Stop, should the test fail
+	res, err := b.coord.Submit(ctx, task.SubmitRequest{Envelope: envelope("block", "a", "x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Task.ID
+	for attempt := 1; attempt <= 3; attempt++ {
+		recv(t, started, fmt.Sprintf("start of attempt %d", attempt))
+		clock.Advance(leaseFor - leaseFor/3)
+		if err := recv(t, stopped, fmt.Sprintf("stop of attempt %d by the lease watch", attempt)); !errors.Is(err, context.Canceled) {
+			t.Fatalf("attempt %d stopped with %v, want it canceled by the lease watch", attempt, err)
+		}
+		clock.Advance(leaseFor)
+		b.coord.ReapExpired(ctx)
+		cur, err := b.store.GetTask(ctx, id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cur.State != task.StateInProgress || cur.Attempt != attempt {
+			t.Fatalf("reaper moved the task to %s (attempt %d) while attempt %d still returned", cur.State, cur.Attempt, attempt)
+		}
+		release <- struct{}{}
+		want := task.StateQueued
+		if attempt == 3 {
+			want = task.StateDeadLetter
+		}
+		if got := recv(t, ends, fmt.Sprintf("end of attempt %d", attempt)); got != want {
+			t.Fatalf("attempt %d ended %s, want %s", attempt, got, want)
+		}
+		if attempt < 3 {
+			clock.Advance(time.Second << (attempt - 1))
+		}
+	}
+	if got := wait(t, b, id); got.State != task.StateDeadLetter || got.Attempt != 3 {
+		t.Fatalf("task ended %s at attempt %d, want dead_letter after 3 attempts that each lost their lease", got.State, got.Attempt)
+	}
+	if n := overlapped.Load(); n != 0 {
+		t.Fatalf("%d attempts started while an earlier attempt of the task still ran on this node", n)
+	}
+}

@@ -230,3 +230,48 @@ func TestRetryBackoffWakesDispatcher(t *testing.T) {
 		t.Fatalf("%s attempt %d", got.State, got.Attempt)
 	}
 }
+
+// TestRetryBackoffWakesDispatcherOnItsClock is
+// TestRetryBackoffWakesDispatcher on a clock the test moves: the failed
+// attempt's backoff of an hour, with an even longer poll, ends when the
+// Coordinator's clock says so, and no sooner.
+func TestRetryBackoffWakesDispatcherOnItsClock(t *testing.T) {
+	t.Parallel()
+	clock := task.NewFakeClock(time.Now().UTC().Truncate(time.Second))
+	var calls atomic.Int64
+	flaky := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		if calls.Add(1) == 1 {
+			return nil, errors.New("transient")
+		}
+		return &task.Result{}, nil
+	})
+	b := setup(t, task.Options{
+		Clock: clock,
+		Agents: []task.AgentSpec{{Name: "flaky", Runner: flaky,
+			Retry: task.RetryPolicy{MaxAttempts: 2, InitialBackoff: time.Hour, MaxBackoff: time.Hour, Jitter: 0}}},
+		PollInterval: 24 * time.Hour,
+	})
+	env := envelope("flaky", "a", "x")
+	env.TaskID = task.NewID()
+	events, cancel := b.coord.Broker().Subscribe(env.TaskID)
+	defer cancel()
+	if _, err := b.coord.Submit(context.Background(), task.SubmitRequest{Envelope: env}); err != nil {
+		t.Fatal(err)
+	}
+	// The queued event after the attempt comes after the retry's wake-up
+	// is set.
+	var queued task.Event
+	for queued.State != task.StateQueued || queued.Task == nil || queued.Task.Attempt != 1 {
+		queued = recv(t, events, "queued event after the failed attempt")
+	}
+	if want := clock.Now().Add(time.Hour); !queued.Task.RunAfter.Equal(want) {
+		t.Fatalf("queued to run after %v, want %v", queued.Task.RunAfter, want)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("%d calls before the backoff ended, want 1", n)
+	}
+	clock.Advance(time.Hour)
+	if got := wait(t, b, env.TaskID); got.State != task.StateSucceeded || got.Attempt != 2 || calls.Load() != 2 {
+		t.Fatalf("%s attempt %d after %d calls, want succeeded at attempt 2", got.State, got.Attempt, calls.Load())
+	}
+}
