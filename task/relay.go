@@ -46,19 +46,21 @@ func (c *Coordinator) relayLoop(ctx context.Context) {
 	defer c.loops.Done()
 	backoff := 100 * time.Millisecond
 	for {
-		start := time.Now()
+		start := c.clock.Now()
 		err := c.relay.Listen(ctx, c.deliverRemote)
 		if ctx.Err() != nil {
 			return
 		}
-		if time.Since(start) > time.Minute {
+		if c.clock.Now().Sub(start) > time.Minute {
 			backoff = 100 * time.Millisecond
 		}
 		c.log.Warn("event relay stopped; listening again", "err", err, "in", backoff)
+		wait := c.clock.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
+			wait.Stop()
 			return
-		case <-time.After(backoff):
+		case <-wait.C():
 		}
 		backoff = min(2*backoff, 5*time.Second)
 		// Whatever was queued meanwhile is found by a scan, not an event.
@@ -119,7 +121,7 @@ func (c *Coordinator) stopAttempt(id string, remember bool) bool {
 	if !remember {
 		return false
 	}
-	now := time.Now()
+	now := c.clock.Now()
 	for k, at := range c.stopPending {
 		if now.Sub(at) > time.Minute {
 			delete(c.stopPending, k)

@@ -1,0 +1,263 @@
+package task
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// SubmitRequest asks the Coordinator to run a new task.
+type SubmitRequest struct {
+	// Envelope describes the task. TaskID, ContextID, CreatedAt and an empty
+	// IdempotencyKey (which then defaults to the input message id) are
+	// filled in.
+	Envelope Envelope
+	// Agent names the agent; when empty it is resolved from Envelope.Action.
+	// When both are given they must agree.
+	Agent string
+}
+
+// SubmitResult is the outcome of Submit.
+type SubmitResult struct {
+	Task *Task
+	// Duplicate is true when the idempotency key named an existing task with
+	// the same payload: nothing new was run.
+	Duplicate bool
+}
+
+// Submit validates an envelope, records it and queues it (or records its
+// rejection). Caller errors (unknown agent, malformed envelope, idempotency
+// conflict, an envelope naming another actor than the authenticated caller
+// in ctx) return an *Error and store nothing.
+func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (*SubmitResult, error) {
+	env := req.Envelope
+	spec, err := c.resolve(req.Agent, env.Action)
+	if err != nil {
+		return nil, err
+	}
+	env.Action = spec.Action
+	if err := c.validateEnvelope(&env); err != nil {
+		return nil, err
+	}
+	if _, err := ResolveActor(env.Actor, Caller(ctx)); err != nil {
+		// An authenticated caller submits only as itself.
+		return nil, err
+	}
+	now := c.now()
+	if env.TaskID == "" {
+		env.TaskID = NewID()
+	}
+	if env.ContextID == "" {
+		env.ContextID = NewID()
+	}
+	if env.IdempotencyKey == "" {
+		env.IdempotencyKey = env.Input.ID
+	}
+	if env.CorrelationID == "" {
+		env.CorrelationID = env.TaskID
+	}
+	env.CreatedAt = now
+	env.Input.TaskID = env.TaskID
+	env.Input.ContextID = env.ContextID
+	if env.Input.Role == "" {
+		env.Input.Role = RoleUser
+	}
+
+	t := &Task{
+		ID:          env.TaskID,
+		ContextID:   env.ContextID,
+		Agent:       spec.Name,
+		Envelope:    env,
+		PayloadHash: env.PayloadHash(),
+		MaxAttempts: spec.Retry.MaxAttempts,
+		History:     []Message{env.Input},
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	submitted, _ := json.Marshal(map[string]any{"envelope": env, "payloadHash": t.PayloadHash, "agent": spec.Name})
+	p := CreateParams{
+		Task:  t,
+		Audit: []AuditInput{{Kind: AuditSubmitted, TaskID: t.ID, Actor: env.Actor, Data: submitted}},
+		Node:  c.node,
+		Now:   now,
+	}
+	if c.idemTTL > 0 {
+		p.IdempotencyTTL = c.idemTTL
+	}
+	p.Steps, err = c.admission(ctx, spec, &env)
+	if err != nil {
+		return nil, err
+	}
+	// With a worker free, claim the task in the same transaction and run it
+	// at once: one transaction and no dispatcher round trip saved.
+	runCtx, slot := c.trySlot()
+	if slot {
+		p.Claim = &ClaimParams{Owner: c.nextOwner(), Node: c.node, LeaseFor: c.leaseFor}
+	}
+	stored, err := c.store.CreateTask(ctx, p)
+	if slot && (err != nil || stored.State != StateInProgress) {
+		c.releaseSlot()
+	}
+	if errors.Is(err, ErrDuplicate) && stored != nil {
+		if stored.PayloadHash != t.PayloadHash {
+			return nil, Errorf(CodeConflict, "idempotency key %q of actor %q already names task %s with a different payload", env.IdempotencyKey, env.Actor, stored.ID)
+		}
+		return &SubmitResult{Task: stored, Duplicate: true}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("submit task: %w", err)
+	}
+	from := StateRequested
+	for _, s := range p.Steps {
+		c.observe(spec.Name, from, s.To)
+		from = s.To
+	}
+	switch stored.State {
+	case StateInProgress:
+		c.observe(spec.Name, StateQueued, StateInProgress)
+		c.publishStatus(stored)
+		c.launch(runCtx, stored)
+	case StateQueued:
+		c.publishStatus(stored)
+		c.kick()
+	default:
+		c.publishStatus(stored)
+	}
+	return &SubmitResult{Task: stored}, nil
+}
+
+// Get returns a task; historyLength < 0 returns the whole history. An
+// authenticated caller (WithCaller) gets CodeNotFound for another actor's
+// task, as for a task that does not exist; so do Timeline, Cancel, Retry,
+// Continue, Subscribe, Wait and the push config operations.
+func (c *Coordinator) Get(ctx context.Context, id string, historyLength int) (*Task, error) {
+	return c.read(ctx, id, historyLength)
+}
+
+func (c *Coordinator) notFound(id string, err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return &Error{Code: CodeNotFound, Message: fmt.Sprintf("task %s not found", id), Err: err}
+	}
+	return err
+}
+
+// List lists tasks. An authenticated caller (WithCaller) lists only its own
+// tasks: p.Actor is set to it, and a p.Actor naming another actor lists
+// nothing.
+func (c *Coordinator) List(ctx context.Context, p ListParams) (*TaskPage, error) {
+	if err := p.resolvePageSize(); err != nil {
+		return nil, err
+	}
+	for _, s := range p.States {
+		if !s.Valid() {
+			return nil, Errorf(CodeInvalidArgument, "unknown state %q", s)
+		}
+	}
+	if caller := Caller(ctx); caller != "" {
+		if p.Actor != "" && p.Actor != caller {
+			return &TaskPage{Tasks: []*Task{}}, nil
+		}
+		p.Actor = caller
+	}
+	page, err := c.store.ListTasks(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	return page, nil
+}
+
+// Timeline returns a task's execution record.
+func (c *Coordinator) Timeline(ctx context.Context, id string) ([]Record, error) {
+	if _, err := c.read(ctx, id, 0); err != nil {
+		return nil, err
+	}
+	return c.store.Records(ctx, id)
+}
+
+// Cancel cancels a task that has not finished. A running attempt is stopped.
+func (c *Coordinator) Cancel(ctx context.Context, id, reason string) (*Task, error) {
+	if reason == "" {
+		reason = "canceled by request"
+	}
+	for range 5 {
+		t, err := c.read(ctx, id, 0)
+		if err != nil {
+			return nil, err
+		}
+		if !t.State.Cancelable() {
+			return t, Errorf(CodeNotCancelable, "task %s is %s and can no longer be canceled", id, t.State)
+		}
+		nt, err := c.transition(ctx, t, TransitionParams{TaskID: id, From: t.State, To: StateCanceled, Reason: reason, ErrorCode: ""})
+		if errors.Is(err, ErrStateConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.stopAttempt(id, true)
+		return nt, nil
+	}
+	return nil, Errorf(CodeUnavailable, "task %s kept changing state; cancel again", id)
+}
+
+// Retry queues a failed or dead-lettered task again. A manual retry starts
+// a new turn: the task gets its agent's MaxAttempts again (attempt 1 of
+// MaxAttempts at the next claim), with backoff starting from the initial
+// delay; Attempt keeps counting every claim. Rejected tasks are not
+// retryable.
+func (c *Coordinator) Retry(ctx context.Context, id string) (*Task, error) {
+	t, err := c.read(ctx, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	if t.Rejected {
+		return t, Errorf(CodeNotRetryable, "task %s was rejected (%s: %s); submit a new task instead", id, t.ErrorCode, t.Reason)
+	}
+	if t.State != StateFailed && t.State != StateDeadLetter {
+		return t, Errorf(CodeNotRetryable, "task %s is %s; only failed or dead_letter tasks can be retried", id, t.State)
+	}
+	return c.requeue(ctx, t, TransitionParams{From: t.State, Reason: "manual retry"})
+}
+
+// requeue moves t back to queued on a caller's request (retry, answer),
+// which starts a new turn (Record.StartsTurn).
+func (c *Coordinator) requeue(ctx context.Context, t *Task, p TransitionParams) (*Task, error) {
+	p.TaskID, p.To, p.RunAfter, p.NewTurn = t.ID, StateQueued, c.now(), true
+	nt, err := c.transition(ctx, t, p)
+	if errors.Is(err, ErrStateConflict) {
+		return nil, Errorf(CodeConflict, "task %s changed state meanwhile; look again", t.ID)
+	}
+	return nt, err
+}
+
+// Continue delivers the caller's answer to a task waiting in
+// input_required and queues it again.
+func (c *Coordinator) Continue(ctx context.Context, id string, msg Message) (*Task, error) {
+	t, err := c.read(ctx, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	if t.State != StateInputRequired {
+		if t.State.Terminal() {
+			return t, Errorf(CodeUnsupported, "task %s is %s and accepts no more messages", id, t.State)
+		}
+		return t, Errorf(CodeConflict, "task %s is %s, not waiting for input", id, t.State)
+	}
+	if len(msg.Parts) == 0 {
+		return nil, Errorf(CodeInvalidArgument, "message has no parts")
+	}
+	if err := checkMetadata(msg.Metadata); err != nil {
+		return nil, Errorf(CodeInvalidArgument, "message.metadata %v", err)
+	}
+	for i, p := range msg.Parts {
+		if err := validatePart(p); err != nil {
+			return nil, Errorf(CodeInvalidArgument, "message.parts[%d]: %v", i, err)
+		}
+	}
+	msg.TaskID, msg.ContextID = t.ID, t.ContextID
+	if msg.Role == "" {
+		msg.Role = RoleUser
+	}
+	return c.requeue(ctx, t, TransitionParams{From: StateInputRequired, Reason: "input received", Messages: []Message{msg}})
+}

@@ -1,0 +1,211 @@
+package task
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// execute runs one claimed attempt to its recorded end.
+func (c *Coordinator) execute(parent context.Context, t *Task) {
+	log := c.log.With("task", t.ID, "agent", t.Agent, "attempt", t.Attempt)
+	spec, ok := c.agents[t.Agent]
+	finish := func(p TransitionParams) {
+		p.TaskID, p.From, p.LeaseOwner = t.ID, StateInProgress, t.LeaseOwner
+		// The attempt's own context may be canceled; the record must still
+		// be written.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(parent), 30*time.Second)
+		defer cancel()
+		if _, err := c.transition(wctx, t, p); err != nil {
+			if errors.Is(err, ErrStateConflict) {
+				log.Info("attempt result discarded: task moved on (canceled or lease lost)")
+				// Whoever moved it may be another process (pactum tasks
+				// cancel): tell this node's subscribers where it is now.
+				if cur, gerr := c.store.GetTask(wctx, t.ID, 0); gerr == nil {
+					c.publishStatus(cur)
+				}
+				return
+			}
+			log.Error("record attempt result", "err", err)
+		}
+	}
+	if !ok {
+		finish(TransitionParams{To: StateFailed, ErrorCode: CodeNotFound, Reason: fmt.Sprintf("agent %q is not configured on node %s", t.Agent, c.node)})
+		return
+	}
+
+	ctx, cancel := context.WithTimeout(parent, spec.Timeout)
+	defer cancel()
+	c.register(t.ID, cancel)
+	defer func() {
+		c.mu.Lock()
+		delete(c.running, t.ID)
+		c.mu.Unlock()
+	}()
+	go c.renewLease(ctx, cancel, t, log)
+
+	req := &Request{TaskID: t.ID, ContextID: t.ContextID, Agent: t.Agent, Attempt: t.Attempt, Envelope: t.Envelope, History: t.History}
+	req.Message = t.Envelope.Input
+	for i := len(t.History) - 1; i >= 0; i-- {
+		if t.History[i].Role == RoleUser {
+			req.Message = t.History[i]
+			break
+		}
+	}
+
+	var policyVersion string
+	var audit []AuditInput
+	if spec.Sensitive {
+		d, err := c.decide(ctx, StageExecute, spec, &t.Envelope)
+		if err != nil {
+			finish(c.failure(ctx, spec, t, err))
+			return
+		}
+		policyVersion = d.Version
+		audit = append(audit, c.decisionAudit(&t.Envelope, StageExecute, d))
+		if !d.Allow {
+			finish(TransitionParams{To: StateFailed, ErrorCode: d.Code, Reason: d.Reason, PolicyVersion: policyVersion, Audit: audit})
+			return
+		}
+	}
+	if spec.DryRun {
+		data, _ := json.Marshal(map[string]any{"dryRun": true, "agent": spec.Name, "action": spec.Action, "policyVersion": policyVersion})
+		note := fmt.Sprintf("simulation (dry run): action %q was not performed; agent %q was not called", spec.Action, spec.Name)
+		finish(TransitionParams{
+			To: StateSucceeded, Reason: "simulation (dry run): agent not called", PolicyVersion: policyVersion, Audit: audit,
+			Artifacts: []Artifact{{ID: "dry-run", Name: "dry-run", Description: "simulation: the agent was not called",
+				Parts: []Part{TextPart(note), DataPart(data)}}},
+		})
+		return
+	}
+	for _, g := range c.gates {
+		if err := g.Before(ctx, req); err != nil {
+			finish(TransitionParams{To: StateFailed, ErrorCode: CodeGateBlocked, Reason: "pre-gate: " + err.Error(), PolicyVersion: policyVersion, Audit: audit})
+			return
+		}
+	}
+
+	acc := newAccumulator()
+	emit := func(ch ArtifactChunk) error {
+		if ch.Artifact.ID == "" {
+			ch.Artifact.ID = "artifact-1"
+		}
+		acc.add(ch)
+		c.publish(Event{Kind: EventArtifact, TaskID: t.ID, ContextID: t.ContextID, Seq: t.Seq, Chunk: &ch, At: c.now()})
+		return ctx.Err()
+	}
+	start := c.clock.Now()
+	res, err := spec.Runner.Run(ctx, req, emit)
+	if c.observer != nil {
+		c.observer.AttemptFinished(spec.Name, c.clock.Now().Sub(start), err)
+	}
+	if err == nil && res == nil {
+		res = &Result{}
+	}
+	if err == nil {
+		for _, g := range c.gates {
+			if gerr := g.After(ctx, req, res); gerr != nil {
+				finish(TransitionParams{To: StateFailed, ErrorCode: CodeGateBlocked, Reason: "post-gate: " + gerr.Error(), PolicyVersion: policyVersion, Audit: audit})
+				return
+			}
+		}
+	}
+	if err != nil {
+		if parent.Err() != nil {
+			// Shutting down: leave the lease to expire so the task is
+			// requeued by whoever runs next.
+			log.Info("attempt interrupted by shutdown")
+			return
+		}
+		p := c.failure(ctx, spec, t, err)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			p.ErrorCode = CodeTimeout
+			p.Reason = fmt.Sprintf("attempt %d of %d exceeded the agent timeout of %s", t.TurnAttempt(), t.MaxAttempts, spec.Timeout)
+		}
+		p.PolicyVersion, p.Audit = policyVersion, audit
+		log.Warn("attempt failed", "to", p.To, "err", err)
+		finish(p)
+		return
+	}
+	arts := acc.merge(res.Artifacts)
+	p := TransitionParams{To: StateSucceeded, Artifacts: arts, PolicyVersion: policyVersion, Audit: audit, StatusMessage: res.Message}
+	if res.Message != nil {
+		m := *res.Message
+		if m.ID == "" {
+			m.ID = NewID()
+		}
+		m.Role, m.TaskID, m.ContextID = RoleAgent, t.ID, t.ContextID
+		p.StatusMessage = &m
+		p.Messages = []Message{m}
+	}
+	if res.InputRequired {
+		p.To, p.Reason = StateInputRequired, "agent asked for input"
+	}
+	finish(p)
+}
+
+// runningHere reports whether an attempt of task id is still executing on
+// this node.
+func (c *Coordinator) runningHere(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.running[id]
+	return ok
+}
+
+// accumulator folds streamed chunks into whole artifacts so that the stored
+// result holds what subscribers saw.
+type accumulator struct {
+	order []string
+	byID  map[string]*Artifact
+}
+
+func newAccumulator() *accumulator { return &accumulator{byID: map[string]*Artifact{}} }
+
+func (a *accumulator) add(ch ArtifactChunk) {
+	cur, ok := a.byID[ch.Artifact.ID]
+	if !ok || !ch.Append {
+		art := ch.Artifact
+		art.Parts = slices.Clone(art.Parts)
+		if !ok {
+			a.order = append(a.order, art.ID)
+		}
+		a.byID[art.ID] = &art
+		return
+	}
+	for _, p := range ch.Artifact.Parts {
+		n := len(cur.Parts)
+		if n > 0 && p.Kind == PartText && cur.Parts[n-1].Kind == PartText {
+			cur.Parts[n-1].Text += p.Text
+			continue
+		}
+		cur.Parts = append(cur.Parts, p)
+	}
+}
+
+// merge returns the streamed artifacts followed by the result's own; a
+// result artifact with a streamed ID replaces the streamed one.
+func (a *accumulator) merge(final []Artifact) []Artifact {
+	out := make([]Artifact, 0, len(a.order)+len(final))
+	seen := map[string]bool{}
+	for _, f := range final {
+		if f.ID != "" {
+			seen[f.ID] = true
+		}
+	}
+	for _, id := range a.order {
+		if !seen[id] {
+			out = append(out, *a.byID[id])
+		}
+	}
+	for i, f := range final {
+		if f.ID == "" {
+			f.ID = fmt.Sprintf("artifact-%d", len(a.order)+i+1)
+		}
+		out = append(out, f)
+	}
+	return out
+}

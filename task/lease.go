@@ -1,0 +1,58 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+)
+
+func (c *Coordinator) renewLease(ctx context.Context, cancel context.CancelFunc, t *Task, log *slog.Logger) {
+	// Renewals come every third of a lease; after a failed one, sooner, so
+	// that a passing error gets several more tries before the deadline
+	// below gives up on the lease.
+	every, retry := c.leaseFor/3, c.leaseFor/12
+	next := c.clock.NewTimer(every)
+	defer next.Stop()
+	// held is when this node's lease ends as far as it can know: the
+	// claim's expiry, then each successful renewal's, counted from before
+	// the renewal was sent so that it never overstates. Past it another
+	// node may claim the task, so an attempt whose renewals kept failing
+	// (the store unreachable) is stopped a third of a lease before then,
+	// which leaves the runtime time to end it (an exec command's
+	// kill_grace) and absorbs some clock skew between nodes.
+	held := t.LeaseExpires
+	if held.IsZero() {
+		held = c.now().Add(c.leaseFor)
+	}
+	margin := c.leaseFor / 3
+	expiry := c.clock.NewTimer(held.Add(-margin).Sub(c.clock.Now()))
+	defer expiry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-expiry.C():
+			log.Warn("lease about to end without a renewal; stopping attempt", "lease_expires", held)
+			cancel()
+			return
+		case <-next.C():
+		}
+		sent := c.now()
+		err := c.store.RenewLease(ctx, RenewParams{TaskID: t.ID, Owner: t.LeaseOwner, Now: sent, LeaseFor: c.leaseFor})
+		switch {
+		case errors.Is(err, ErrStateConflict) || errors.Is(err, ErrNotFound):
+			log.Info("lease lost; stopping attempt")
+			cancel()
+			return
+		case err == nil:
+			held = sent.Add(c.leaseFor)
+			expiry.Reset(held.Add(-margin).Sub(c.clock.Now()))
+			next.Reset(every)
+		default:
+			if ctx.Err() == nil {
+				log.Warn("renew lease", "err", err, "lease_expires", held)
+			}
+			next.Reset(retry)
+		}
+	}
+}
