@@ -34,8 +34,8 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
-	"github.com/pactum/pactum/internal/httpstatus"
 	"github.com/pactum/pactum/agent/internal/tmpl"
+	"github.com/pactum/pactum/internal/httpstatus"
 	"github.com/pactum/pactum/internal/netguard"
 	"github.com/pactum/pactum/task"
 )
