@@ -55,3 +55,22 @@ type nowClock struct {
 }
 
 func (n nowClock) Now() time.Time { return n.now() }
+
+// TimerAtClock is a Clock that can also set a timer for a moment rather
+// than a duration, in one step. A fake clock implements it so that the
+// clock cannot move between reading its time and setting the timer, which
+// would make the timer fire late by however far it moved.
+type TimerAtClock interface {
+	Clock
+	// NewTimerAt returns a timer that fires at when by the clock's time
+	// (at once when when has passed).
+	NewTimerAt(when time.Time) Timer
+}
+
+// timerAt returns a timer of clk that fires at when.
+func timerAt(clk Clock, when time.Time) Timer {
+	if a, ok := clk.(TimerAtClock); ok {
+		return a.NewTimerAt(when)
+	}
+	return clk.NewTimer(when.Sub(clk.Now()))
+}

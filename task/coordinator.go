@@ -104,7 +104,7 @@ type Coordinator struct {
 	slots   chan struct{}
 	claimN  atomic.Uint64
 	mu      sync.Mutex
-	running map[string]context.CancelFunc
+	running map[string]*runEntry
 	// backlog says queued work may be waiting for a free worker.
 	backlog atomic.Bool
 	// stopPending holds tasks whose attempt was to be stopped before it
@@ -143,7 +143,7 @@ func NewCoordinator(opts Options) (*Coordinator, error) {
 		log:         opts.Logger,
 		clock:       opts.Clock,
 		wake:        make(chan struct{}, 1),
-		running:     map[string]context.CancelFunc{},
+		running:     map[string]*runEntry{},
 		stopPending: map[string]time.Time{},
 	}
 	if c.node == "" {

@@ -39,10 +39,15 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 
 	ctx, cancel := context.WithTimeout(parent, spec.Timeout)
 	defer cancel()
-	c.register(t.ID, cancel)
+	entry := c.register(t.ID, cancel)
 	defer func() {
 		c.mu.Lock()
-		delete(c.running, t.ID)
+		// The next attempt of the task may have registered already (this
+		// attempt's end queued it, and a worker claimed it): leave its
+		// entry alone.
+		if c.running[t.ID] == entry {
+			delete(c.running, t.ID)
+		}
 		c.mu.Unlock()
 	}()
 	go c.renewLease(ctx, cancel, t, log)

@@ -36,6 +36,21 @@ func (c *FakeClock) NewTimer(d time.Duration) Timer {
 	return t
 }
 
+// NewTimerAt returns a timer that fires once the clock reaches when; the
+// clock cannot move between reading its time and setting the timer.
+func (c *FakeClock) NewTimerAt(when time.Time) Timer {
+	t := &fakeTimer{clock: c, ch: make(chan time.Time, 1)}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t.when = when
+	if !when.After(c.now) {
+		t.fire()
+	} else {
+		c.timers[t] = true
+	}
+	return t
+}
+
 // AfterFunc calls f in its own goroutine once the clock has moved d on.
 func (c *FakeClock) AfterFunc(d time.Duration, f func()) Timer {
 	t := &fakeTimer{clock: c, fn: f}

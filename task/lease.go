@@ -25,8 +25,8 @@ func (c *Coordinator) renewLease(ctx context.Context, cancel context.CancelFunc,
 		held = c.now().Add(c.leaseFor)
 	}
 	margin := c.leaseFor / 3
-	expiry := c.clock.NewTimer(held.Add(-margin).Sub(c.clock.Now()))
-	defer expiry.Stop()
+	expiry := timerAt(c.clock, held.Add(-margin))
+	defer func() { expiry.Stop() }()
 	for {
 		select {
 		case <-ctx.Done():
@@ -46,7 +46,8 @@ func (c *Coordinator) renewLease(ctx context.Context, cancel context.CancelFunc,
 			return
 		case err == nil:
 			held = sent.Add(c.leaseFor)
-			expiry.Reset(held.Add(-margin).Sub(c.clock.Now()))
+			expiry.Stop()
+			expiry = timerAt(c.clock, held.Add(-margin))
 			next.Reset(every)
 		default:
 			if ctx.Err() == nil {

@@ -114,8 +114,8 @@ func (c *Coordinator) deliverRemote(ev Event) {
 func (c *Coordinator) stopAttempt(id string, remember bool) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if stop := c.running[id]; stop != nil {
-		stop()
+	if e := c.running[id]; e != nil {
+		e.cancel()
 		return true
 	}
 	if !remember {
@@ -131,14 +131,19 @@ func (c *Coordinator) stopAttempt(id string, remember bool) bool {
 	return false
 }
 
+// runEntry is an attempt executing on this node.
+type runEntry struct{ cancel context.CancelFunc }
+
 // register makes a running attempt stoppable by stopAttempt. An attempt
 // canceled between its claim and now stops at once, before its agent runs.
-func (c *Coordinator) register(id string, cancel context.CancelFunc) {
+func (c *Coordinator) register(id string, cancel context.CancelFunc) *runEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.running[id] = cancel
+	e := &runEntry{cancel: cancel}
+	c.running[id] = e
 	if _, ok := c.stopPending[id]; ok {
 		delete(c.stopPending, id)
 		cancel()
 	}
+	return e
 }

@@ -10,7 +10,7 @@ import (
 // but not yet registered stops it the moment it registers; a relayed event
 // for a task not running here leaves nothing behind.
 func TestCancelBeforeAttemptRegisters(t *testing.T) {
-	c := &Coordinator{running: map[string]context.CancelFunc{}, stopPending: map[string]time.Time{}, clock: RealClock{}}
+	c := &Coordinator{running: map[string]*runEntry{}, stopPending: map[string]time.Time{}, clock: RealClock{}}
 	if c.stopAttempt("t1", true) {
 		t.Fatal("stopAttempt reported a running attempt that was not registered")
 	}
