@@ -143,16 +143,13 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 				return
 			}
 		}
-		snap, ch, cancel, err := h.coord.Subscribe(ctx, t.ID)
-		if err != nil {
-			yield(nil, h.wireErr(ctx, "SendStreamingMessage", err))
-			return
-		}
 		hl := -1
 		if req.Config != nil {
 			hl = historyLen(req.Config.HistoryLength, -1)
 		}
-		h.stream(ctx, snap, ch, cancel, hl, yield)
+		h.stream(ctx, t.ID, hl, func(err error) error {
+			return h.wireErr(ctx, "SendStreamingMessage", err)
+		}, nil, yield)
 	}
 }
 
@@ -170,26 +167,22 @@ func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 			return
 		}
 		id := string(req.ID)
-		snap, ch, cancel, err := h.coord.Subscribe(ctx, id)
-		if err != nil {
+		openErr := func(err error) error {
 			if task.ErrorCode(err) == task.CodeNotFound {
-				yield(nil, taskNotFound(id))
-				return
+				return taskNotFound(id)
 			}
-			yield(nil, h.wireErr(ctx, "SubscribeToTask", err))
-			return
+			return h.wireErr(ctx, "SubscribeToTask", err)
 		}
-		if snap.Agent != h.agent {
-			cancel()
-			yield(nil, taskNotFound(id))
-			return
+		check := func(snap *task.Task) error {
+			if snap.Agent != h.agent {
+				return taskNotFound(id)
+			}
+			if snap.State.Terminal() {
+				return terminalSubscribeError(snap)
+			}
+			return nil
 		}
-		if snap.State.Terminal() {
-			cancel()
-			yield(nil, terminalSubscribeError(snap))
-			return
-		}
-		h.stream(ctx, snap, ch, cancel, -1, yield)
+		h.stream(ctx, id, -1, openErr, check, yield)
 	}
 }
 
@@ -219,22 +212,20 @@ func (h *Handler) checkSubscribable(ctx context.Context, id string) error {
 // stream opened); the value is the *task.Task.
 type startedKey struct{}
 
-// stream yields the snapshot, then the events that follow it, until a final
-// status. Right before the final status it sends, whole, the stored
-// artifacts that did not stream on this connection (an agent's result
-// artifacts are stored with the final transition and published nowhere
-// else). When the core drops the subscription (the consumer fell behind),
-// it re-reads the task and resumes from what is stored: a status newer than
-// the last one sent is sent, and when that status is final all stored
-// artifacts are sent whole first, so that nothing the client missed is lost
-// for good.
-func (h *Handler) stream(ctx context.Context, snap *task.Task, ch <-chan task.Event, cancel func(), hl int, yield func(a2a.Event, error) bool) {
-	defer func() { cancel() }()
-	if !yield(taskToA2A(snap, hl, true), nil) || snap.State.Settled() {
-		return
-	}
-	id, lastSeq := snap.ID, snap.Seq
+// stream follows task id (Coordinator.Follow) and yields the snapshot,
+// then the events that follow it, until a final status. openErr maps an
+// error reading the task before the snapshot; check, if set, may refuse the
+// snapshot with an error. Right before the final status it sends, whole,
+// the stored artifacts that did not stream on this connection (an agent's
+// result artifacts are stored with the final transition and published
+// nowhere else). When the core dropped the subscription (the consumer fell
+// behind), Follow re-reads the task and stream resumes from what is stored:
+// a status newer than the last one sent is sent, and when that status is
+// final all stored artifacts are sent whole first, so that nothing the
+// client missed is lost for good.
+func (h *Handler) stream(ctx context.Context, id string, hl int, openErr func(error) error, check func(*task.Task) error, yield func(a2a.Event, error) bool) {
 	streamed := map[string]bool{}
+	started := false
 	// finish sends the stored artifacts not in skip, then the final status.
 	finish := func(status *a2a.TaskStatusUpdateEvent, skip map[string]bool, stored *task.Task) {
 		if stored == nil {
@@ -253,48 +244,44 @@ func (h *Handler) stream(ctx context.Context, snap *task.Task, ch <-chan task.Ev
 		}
 		yield(status, nil)
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev, ok := <-ch:
-			if !ok {
-				cancel()
-				var err error
-				snap, ch, cancel, err = h.coord.Subscribe(ctx, id)
-				if err != nil {
-					cancel = func() {}
-					if ctx.Err() == nil {
-						yield(nil, h.wireErr(ctx, "stream", err))
-					}
-					return
-				}
-				h.log.InfoContext(ctx, "stream fell behind; resumed from the stored task", "task", id, "seq", snap.Seq)
-				if snap.Seq <= lastSeq {
-					continue
-				}
-				lastSeq = snap.Seq
-				if snap.State.Settled() {
-					finish(statusEvent(snap, snap.UpdatedAt), nil, snap)
-					return
-				}
-				if !yield(statusEvent(snap, snap.UpdatedAt), nil) {
-					return
-				}
-				continue
+	for it, err := range h.coord.Follow(ctx, id) {
+		if err != nil {
+			switch {
+			case !started:
+				yield(nil, openErr(err))
+			case ctx.Err() == nil:
+				yield(nil, h.wireErr(ctx, "stream", err))
 			}
+			return
+		}
+		switch it.Kind {
+		case task.FollowSnapshot:
+			started = true
+			if check != nil {
+				if err := check(it.Task); err != nil {
+					yield(nil, err)
+					return
+				}
+			}
+			if !yield(taskToA2A(it.Task, hl, true), nil) {
+				return
+			}
+		case task.FollowResync:
+			t := it.Task
+			h.log.InfoContext(ctx, "stream fell behind; resumed from the stored task", "task", id, "seq", t.Seq)
+			if it.Settled() {
+				finish(statusEvent(t, t.UpdatedAt), nil, t)
+				return
+			}
+			if !yield(statusEvent(t, t.UpdatedAt), nil) {
+				return
+			}
+		case task.FollowEvent:
+			ev := it.Event
 			switch ev.Kind {
 			case task.EventStatus:
-				if ev.Seq <= lastSeq || ev.Task == nil {
-					continue
-				}
-				lastSeq = ev.Seq
 				if ev.Final {
-					var whole *task.Task
-					if ev.Complete {
-						whole = ev.Task // the artifacts are in the event
-					}
-					finish(statusEvent(ev.Task, ev.At), streamed, whole)
+					finish(statusEvent(ev.Task, ev.At), streamed, it.Whole())
 					return
 				}
 			case task.EventArtifact:

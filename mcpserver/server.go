@@ -351,63 +351,48 @@ func (s *Server) await(ctx context.Context, req *mcp.CallToolRequest, t *task.Ta
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	id, lastSeq := t.ID, t.Seq
-	for {
-		done, err := s.follow(wctx, id, &lastSeq, p)
-		switch {
-		case err == nil && done != nil:
-			return done, false, nil
-		case err == nil:
-			continue // the subscription fell behind: subscribe again
-		case ctx.Err() == nil && wctx.Err() != nil:
+	// fail answers err; the wait timing out is no error: the task is
+	// returned as stored then.
+	fail := func(err error) (*task.Task, bool, error) {
+		if ctx.Err() == nil && wctx.Err() != nil {
 			cur, gerr := s.coord.Get(ctx, id, -1)
 			if gerr != nil {
 				return nil, false, gerr
 			}
 			return cur, true, nil
-		default:
-			return nil, false, err
 		}
+		return nil, false, err
 	}
-}
-
-// follow subscribes to task id and waits for its final state. It returns
-// the whole final task, or nil and no error when the subscription fell
-// behind (the caller subscribes again; the snapshot then catches up).
-func (s *Server) follow(ctx context.Context, id string, lastSeq *int, p *progress) (*task.Task, error) {
-	snap, ch, stop, err := s.coord.Subscribe(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	defer stop()
-	if snap.Seq > *lastSeq {
-		*lastSeq = snap.Seq
-		p.report(ctx, snap)
-	}
-	if snap.State.Settled() {
-		return snap, nil // Subscribe reads the whole task
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case ev, ok := <-ch:
-			if !ok {
-				return nil, nil
-			}
-			if ev.Kind != task.EventStatus || ev.Task == nil || ev.Seq <= *lastSeq {
-				continue
-			}
-			*lastSeq = ev.Seq
-			p.report(ctx, ev.Task)
-			if !ev.Final {
-				continue
-			}
-			if ev.Complete {
-				return ev.Task, nil
-			}
-			return s.coord.Get(ctx, id, -1)
+	for it, err := range s.coord.Follow(wctx, id) {
+		if err != nil {
+			return fail(err)
 		}
+		var cur *task.Task
+		switch it.Kind {
+		case task.FollowSnapshot, task.FollowResync:
+			cur = it.Task
+		case task.FollowEvent:
+			if it.Event.Kind == task.EventStatus {
+				cur = it.Event.Task
+			}
+		}
+		if cur != nil && cur.Seq > lastSeq {
+			lastSeq = cur.Seq
+			p.report(wctx, cur)
+		}
+		if !it.Settled() {
+			continue
+		}
+		if whole := it.Whole(); whole != nil {
+			return whole, false, nil
+		}
+		done, err := s.coord.Get(wctx, id, -1)
+		if err != nil {
+			return fail(err)
+		}
+		return done, false, nil
 	}
+	return fail(wctx.Err()) // unreachable: Follow ends settled or with an error
 }
 
 // progress sends a tool call's progress notifications.

@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"iter"
 	"sync"
 )
 
@@ -39,40 +40,151 @@ func (c *Coordinator) subscribe(ctx context.Context, id string, historyLength, b
 	return t, out, func() { once.Do(func() { close(done); cancel() }) }, nil
 }
 
-// Wait blocks until the task is terminal or waits for input, and returns it
-// with its whole history.
-func (c *Coordinator) Wait(ctx context.Context, id string) (*Task, error) {
-	for {
-		t, ch, cancel, err := c.subscribe(ctx, id, -1, waiterBuffer)
+// FollowKind says what a FollowItem carries.
+type FollowKind int
+
+// Follow item kinds.
+const (
+	// FollowSnapshot is the first item: the task as stored when following
+	// began, with its whole history and artifacts.
+	FollowSnapshot FollowKind = iota + 1
+	// FollowEvent is an event published after the snapshot. Status events
+	// already reflected in an earlier item are not yielded.
+	FollowEvent
+	// FollowResync says events may have been missed (the subscription fell
+	// behind, or a final status came without its task): Task is the task
+	// as stored again, whole, and newer than every status yielded before.
+	FollowResync
+)
+
+// FollowItem is one step of Coordinator.Follow.
+type FollowItem struct {
+	Kind FollowKind
+	// Task is the stored task, whole, for FollowSnapshot and FollowResync.
+	Task *Task
+	// Event is set for FollowEvent.
+	Event Event
+}
+
+// Settled reports whether the item shows the task terminal or waiting for
+// input; it is then the last item Follow yields.
+func (it FollowItem) Settled() bool {
+	if it.Kind == FollowEvent {
+		return it.Event.Kind == EventStatus && it.Event.Final
+	}
+	return it.Task != nil && it.Task.State.Settled()
+}
+
+// Whole returns the task with its whole history and artifacts when the item
+// carries it (a snapshot, a resync, or a status event marked Complete), or
+// nil when the consumer must read it.
+func (it FollowItem) Whole() *Task {
+	if it.Kind == FollowEvent {
+		if it.Event.Kind == EventStatus && it.Event.Complete {
+			return it.Event.Task
+		}
+		return nil
+	}
+	return it.Task
+}
+
+// Follow yields task id as stored, then every event that follows it, until
+// the task is settled (terminal or waiting for input: FollowItem.Settled)
+// or ctx ends. When the subscription falls behind it re-reads the task and
+// yields it as a FollowResync item if it changed, so that a consumer never
+// misses a status for good. An error (the task cannot be read, or ctx's
+// error) is yielded once and ends the sequence.
+func (c *Coordinator) Follow(ctx context.Context, id string) iter.Seq2[FollowItem, error] {
+	return c.follow(ctx, id, subscriberBuffer)
+}
+
+func (c *Coordinator) follow(ctx context.Context, id string, buffer int) iter.Seq2[FollowItem, error] {
+	return func(yield func(FollowItem, error) bool) {
+		snap, ch, cancel, err := c.subscribe(ctx, id, -1, buffer)
 		if err != nil {
-			return nil, err
+			yield(FollowItem{}, err)
+			return
 		}
-		if t.State.Terminal() || t.State.Interrupted() {
-			cancel()
-			return t, nil
+		defer func() { cancel() }()
+		first := FollowItem{Kind: FollowSnapshot, Task: snap}
+		if !yield(first, nil) || first.Settled() {
+			return
 		}
-		final := false
-	loop:
+		lastSeq := snap.Seq
+		// resync yields t when it is newer than what was yielded, and
+		// reports whether to go on.
+		resync := func(t *Task) bool {
+			if t.Seq <= lastSeq {
+				return true
+			}
+			lastSeq = t.Seq
+			it := FollowItem{Kind: FollowResync, Task: t}
+			return yield(it, nil) && !it.Settled()
+		}
 		for {
 			select {
 			case <-ctx.Done():
-				cancel()
-				return nil, ctx.Err()
+				yield(FollowItem{}, ctx.Err())
+				return
 			case ev, ok := <-ch:
 				if !ok {
-					break loop
+					cancel()
+					if snap, ch, cancel, err = c.subscribe(ctx, id, -1, buffer); err != nil {
+						cancel = func() {}
+						yield(FollowItem{}, err)
+						return
+					}
+					if !resync(snap) {
+						return
+					}
+					continue
 				}
-				if ev.Final {
-					final = true
-					break loop
+				if ev.Kind == EventStatus {
+					if ev.Seq <= lastSeq {
+						continue
+					}
+					if ev.Task == nil {
+						if !ev.Final {
+							continue
+						}
+						// A final status without its task: read it.
+						t, err := c.Get(ctx, id, -1)
+						if err != nil {
+							yield(FollowItem{}, err)
+							return
+						}
+						if !resync(t) {
+							return
+						}
+						continue
+					}
+					lastSeq = ev.Seq
+				}
+				it := FollowItem{Kind: FollowEvent, Event: ev}
+				if !yield(it, nil) || it.Settled() {
+					return
 				}
 			}
 		}
-		cancel()
-		if final {
-			return c.Get(ctx, id, -1)
-		}
 	}
+}
+
+// Wait blocks until the task is terminal or waits for input, and returns it
+// with its whole history.
+func (c *Coordinator) Wait(ctx context.Context, id string) (*Task, error) {
+	for it, err := range c.follow(ctx, id, waiterBuffer) {
+		if err != nil {
+			return nil, err
+		}
+		if !it.Settled() {
+			continue
+		}
+		if t := it.Whole(); t != nil {
+			return t, nil
+		}
+		return c.Get(ctx, id, -1)
+	}
+	return nil, ctx.Err() // unreachable: Follow ends with a settled item or an error
 }
 
 // SubmitAndWait submits like Submit and waits like Wait. It listens before
