@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -56,13 +57,20 @@ func TestCheckRealRuntime(t *testing.T) {
 }
 
 // Runtimes registered for TestCheck. Their type names are unique to this
-// test, so the global registry is not disturbed for others.
-var closed atomic.Int32
+// test, so the global registry is not disturbed for others. Closes are
+// counted per `need` value, so that tests running in parallel, each with
+// its own value, count only their own agents.
+var closes sync.Map // need value → *atomic.Int32
 
-type fakeAgent struct{}
+func closed(need string) *atomic.Int32 {
+	n, _ := closes.LoadOrStore(need, new(atomic.Int32))
+	return n.(*atomic.Int32)
+}
+
+type fakeAgent struct{ need string }
 
 func (fakeAgent) Invoke(context.Context, *task.Request) (*task.Result, error) { return nil, nil }
-func (fakeAgent) Close() error                                                { closed.Add(1); return nil }
+func (a fakeAgent) Close() error                                              { closed(a.need).Add(1); return nil }
 
 func init() {
 	agent.Register("cfgtest", func(_ context.Context, spec agent.Spec) (agent.Agent, error) {
@@ -75,7 +83,7 @@ func init() {
 		if s.Need == "" {
 			return nil, errors.New("need: required")
 		}
-		return fakeAgent{}, nil
+		return fakeAgent{need: s.Need}, nil
 	})
 }
 
@@ -101,7 +109,7 @@ func TestCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := closed.Load()
+	before := closed("x").Load()
 	err = server.Check(t.Context(), c, "")
 	want := []string{
 		`check.yaml:8:7: agents[1].cfgtest.nede: unknown field "nede" (did you mean "need"?)`,
@@ -118,7 +126,7 @@ func TestCheck(t *testing.T) {
 			t.Errorf("error %d:\n got %s\nwant %s…", i, e, want[i])
 		}
 	}
-	if got := closed.Load() - before; got != 1 {
+	if got := closed("x").Load() - before; got != 1 {
 		t.Errorf("closed %d agents, want 1 (the one that was built)", got)
 	}
 
@@ -138,7 +146,7 @@ func TestNewReportsAgentErrors(t *testing.T) {
 agents:
   - name: good
     type: cfgtest
-    cfgtest: {need: x}
+    cfgtest: {need: new}
   - name: invalid
     type: cfgtest
     cfgtest: {}
@@ -149,7 +157,7 @@ agents:
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := closed.Load()
+	before := closed("new").Load()
 	srv, err := server.New(t.Context(), c, "", nil, nil)
 	if err == nil {
 		_ = srv.Stop(t.Context())
@@ -168,7 +176,7 @@ agents:
 			t.Errorf("error %d:\n got %s\nwant %s…", i, e, want[i])
 		}
 	}
-	if got := closed.Load() - before; got != 1 {
+	if got := closed("new").Load() - before; got != 1 {
 		t.Errorf("closed %d agents, want 1 (the one that was built)", got)
 	}
 }
