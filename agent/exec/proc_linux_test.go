@@ -40,14 +40,7 @@ func attemptHelper(dir string) error {
 		return err
 	}
 	go func() { _, _ = r.Invoke(context.Background(), agenttest.Request("")) }()
-	for _, f := range []string{"leader", "child"} {
-		for {
-			if b, err := os.ReadFile(filepath.Join(dir, f)); err == nil && strings.HasSuffix(string(b), "\n") {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
+	proctest.AwaitWritten(dir, "leader", "child")
 	proctest.ChurnThreads(200)
 	return nil
 }
@@ -61,7 +54,7 @@ func TestCommandDiesWithServer(t *testing.T) {
 	helper := proctest.Start(t, "attempt", dir)
 	leader := proctest.ReadPID(t, filepath.Join(dir, "leader"))
 	child := proctest.ReadPID(t, filepath.Join(dir, "child"))
-	t.Cleanup(func() { killIfRunning(child) })
+	t.Cleanup(func() { proctest.KillIfRunning(child) })
 	if !proctest.Running(leader) || !proctest.Running(child) {
 		t.Fatal("the command died while its pactum process was still running (after threads were retired)")
 	}
@@ -85,7 +78,7 @@ func TestSweepKillsWhatOutlivedTheGroupLeader(t *testing.T) {
 	helper := proctest.Start(t, "attempt", dir)
 	leader := proctest.ReadPID(t, filepath.Join(dir, "leader"))
 	child := proctest.ReadPID(t, filepath.Join(dir, "child"))
-	t.Cleanup(func() { killIfRunning(child) })
+	t.Cleanup(func() { proctest.KillIfRunning(child) })
 	pgid, err := syscall.Getpgid(leader)
 	if err != nil {
 		t.Fatal(err)
@@ -112,12 +105,6 @@ func TestSweepKillsWhatOutlivedTheGroupLeader(t *testing.T) {
 }
 
 // killIfRunning ends what a failed test left running.
-func killIfRunning(pid int) {
-	if proctest.Running(pid) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-}
-
 // TestSweepSparesRunningServers: a runtime built while another one (of
 // this very process, so of a running pactum) has an attempt running
 // leaves that attempt alone.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -60,11 +59,7 @@ func TestStdioServerDiesWithServer(t *testing.T) {
 	helper := proctest.Start(t, "server", dir)
 	server := proctest.ReadPID(t, filepath.Join(dir, "server"))
 	grandchild := proctest.ReadPID(t, filepath.Join(dir, "grandchild"))
-	t.Cleanup(func() {
-		if proctest.Running(grandchild) {
-			_ = syscall.Kill(grandchild, syscall.SIGKILL)
-		}
-	})
+	t.Cleanup(func() { proctest.KillIfRunning(grandchild) })
 	if !proctest.Running(server) || !proctest.Running(grandchild) {
 		t.Fatal("the server died while its pactum process was still running (after threads were retired)")
 	}

@@ -36,14 +36,7 @@ func groupHelper(dir string) error {
 		return err
 	}
 	go func() { _ = cmd.Wait() }()
-	for _, f := range []string{"leader", "grandchild"} {
-		for {
-			if b, err := os.ReadFile(filepath.Join(dir, f)); err == nil && strings.HasSuffix(string(b), "\n") {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
+	proctest.AwaitWritten(dir, "leader", "grandchild")
 	proctest.ChurnThreads(200)
 	return nil
 }
@@ -57,11 +50,7 @@ func TestGroupDiesWithParent(t *testing.T) {
 	helper := proctest.Start(t, "group", dir)
 	leader := proctest.ReadPID(t, filepath.Join(dir, "leader"))
 	grandchild := proctest.ReadPID(t, filepath.Join(dir, "grandchild"))
-	t.Cleanup(func() {
-		if proctest.Running(grandchild) {
-			_ = syscall.Kill(grandchild, syscall.SIGKILL)
-		}
-	})
+	t.Cleanup(func() { proctest.KillIfRunning(grandchild) })
 	if !proctest.Running(leader) || !proctest.Running(grandchild) {
 		t.Fatal("the group died while its parent was still running (after threads were retired)")
 	}

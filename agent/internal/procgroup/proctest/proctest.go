@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -153,4 +154,25 @@ func ChurnThreads(n int) {
 		}()
 	}
 	wg.Wait()
+}
+
+// AwaitWritten waits until each named file in dir holds a whole line, as
+// the test scripts write their pids. It is for helper processes, which
+// have no testing.T; the test that started the helper bounds the wait.
+func AwaitWritten(dir string, names ...string) {
+	for _, f := range names {
+		for {
+			if b, err := os.ReadFile(filepath.Join(dir, f)); err == nil && strings.HasSuffix(string(b), "\n") {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+}
+
+// KillIfRunning sends SIGKILL to pid if it still runs (test cleanup).
+func KillIfRunning(pid int) {
+	if Running(pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
