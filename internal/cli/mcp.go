@@ -87,7 +87,7 @@ on one PostgreSQL database.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d migration(s) applied; schema is current\n", server.RedactDSN(cfg.Store), n)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d migration(s) applied; schema is current\n", store.Redact(cfg.Store), n)
 			return nil
 		},
 	}

@@ -82,7 +82,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	}()
 	s.store, err = store.OpenWith(ctx, cfg.Store, store.Options{Logger: log, SkipMigrate: cfg.Migrate != nil && !*cfg.Migrate})
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", RedactDSN(cfg.Store), err)
+		return nil, fmt.Errorf("open store %s: %w", store.Redact(cfg.Store), err)
 	}
 	var specs []task.AgentSpec
 	var infos []a2aserver.AgentInfo
@@ -355,7 +355,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, drain time.
 	ln = httpguard.LimitListener(ln, s.cfg.HTTP.MaxConnections, s.connectionsFull())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	s.log.Info("pactum serving", "addr", ln.Addr().String(), "base_url", s.cfg.BaseURL, "store", RedactDSN(s.cfg.Store), "node", s.coord.Node())
+	s.log.Info("pactum serving", "addr", ln.Addr().String(), "base_url", s.cfg.BaseURL, "store", store.Redact(s.cfg.Store), "node", s.coord.Node())
 	var serveErr error
 	select {
 	case <-ctx.Done():
