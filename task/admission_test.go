@@ -2,7 +2,6 @@ package task_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -176,38 +175,37 @@ func TestSensitiveActionsAndPermissions(t *testing.T) {
 	verifyAudit(t, b)
 }
 
-type blockGate struct{ before, after bool }
-
-func (g blockGate) Before(ctx context.Context, req *task.Request) error {
-	if g.before {
-		return errors.New("contract pre-condition failed")
-	}
-	return nil
+// blockStep refuses before calling next (before) or after it (after).
+func blockStep(before, after bool) task.Middleware {
+	return task.MiddlewareFunc("block", func(ctx context.Context, a *task.Attempt, next task.Next) (*task.Result, error) {
+		if before {
+			return nil, task.Refuse("contract pre-condition failed")
+		}
+		res, err := next(ctx)
+		if err == nil && after {
+			return nil, task.Refuse("output does not match the contract")
+		}
+		return res, err
+	})
 }
 
-func (g blockGate) After(ctx context.Context, req *task.Request, res *task.Result) error {
-	if g.after {
-		return errors.New("output does not match the contract")
-	}
-	return nil
-}
-
-func TestGatesBlock(t *testing.T) {
+func TestStepsRefuse(t *testing.T) {
 	t.Parallel()
-	for _, g := range []blockGate{{before: true}, {after: true}} {
+	for _, tc := range []struct{ before, after bool }{{before: true}, {after: true}} {
 		var calls atomic.Int64
-		b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "echo", Runner: echoRunner(&calls)}}, Gates: []task.Gate{blockGate{}, g}})
+		b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "echo", Runner: echoRunner(&calls)}},
+			Middleware: []task.Middleware{blockStep(false, false), blockStep(tc.before, tc.after)}})
 		res, _ := b.coord.Submit(context.Background(), task.SubmitRequest{Envelope: envelope("echo", "a", "x")})
 		got := wait(t, b, res.Task.ID)
 		if got.State != task.StateFailed || got.ErrorCode != task.CodeGateBlocked || len(got.Artifacts) != 0 {
-			t.Fatalf("gate %+v: %+v", g, got)
+			t.Fatalf("step %+v: %+v", tc, got)
 		}
 		wantCalls := int64(0)
-		if g.after {
+		if tc.after {
 			wantCalls = 1
 		}
 		if calls.Load() != wantCalls {
-			t.Fatalf("gate %+v: agent called %d times", g, calls.Load())
+			t.Fatalf("step %+v: agent called %d times", tc, calls.Load())
 		}
 	}
 }

@@ -44,50 +44,15 @@ func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (*SubmitRes
 		// An authenticated caller submits only as itself.
 		return nil, err
 	}
-	now := c.now()
-	if env.TaskID == "" {
-		env.TaskID = NewID()
+	if env.ParentTaskID != "" || env.Step != "" {
+		return nil, Errorf(CodeInvalidArgument, "envelope.parentTaskId and envelope.step are set by pactum when a parent task spawns a child; a submitted task has neither")
 	}
-	if env.ContextID == "" {
-		env.ContextID = NewID()
-	}
-	if env.IdempotencyKey == "" {
-		env.IdempotencyKey = env.Input.ID
-	}
-	if env.CorrelationID == "" {
-		env.CorrelationID = env.TaskID
-	}
-	env.CreatedAt = now
-	env.Input.TaskID = env.TaskID
-	env.Input.ContextID = env.ContextID
-	if env.Input.Role == "" {
-		env.Input.Role = RoleUser
-	}
-
-	t := &Task{
-		ID:          env.TaskID,
-		ContextID:   env.ContextID,
-		Agent:       spec.Name,
-		Envelope:    env,
-		PayloadHash: env.PayloadHash(),
-		MaxAttempts: spec.Retry.MaxAttempts,
-		History:     []Message{env.Input},
-		CreatedAt:   now,
-		UpdatedAt:   now,
-	}
-	submitted, _ := json.Marshal(map[string]any{"envelope": env, "payloadHash": t.PayloadHash, "agent": spec.Name})
-	p := CreateParams{
-		Task:  t,
-		Audit: []AuditInput{{Kind: AuditSubmitted, TaskID: t.ID, Actor: env.Actor, Data: submitted}},
-		Node:  c.node,
-		Now:   now,
+	t, p, err := c.newTask(ctx, spec, env)
+	if err != nil {
+		return nil, err
 	}
 	if c.idemTTL > 0 {
 		p.IdempotencyTTL = c.idemTTL
-	}
-	p.Steps, err = c.admission(ctx, spec, &env)
-	if err != nil {
-		return nil, err
 	}
 	// With a worker free, claim the task in the same transaction and run it
 	// at once: one transaction and no dispatcher round trip saved.
@@ -101,7 +66,7 @@ func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (*SubmitRes
 	}
 	if errors.Is(err, ErrDuplicate) && stored != nil {
 		if stored.PayloadHash != t.PayloadHash {
-			return nil, Errorf(CodeConflict, "idempotency key %q of actor %q already names task %s with a different payload", env.IdempotencyKey, env.Actor, stored.ID)
+			return nil, Errorf(CodeConflict, "idempotency key %q of actor %q already names task %s with a different payload", t.Envelope.IdempotencyKey, env.Actor, stored.ID)
 		}
 		return &SubmitResult{Task: stored, Duplicate: true}, nil
 	}
@@ -125,6 +90,54 @@ func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (*SubmitRes
 		c.publishStatus(stored)
 	}
 	return &SubmitResult{Task: stored}, nil
+}
+
+// newTask fills in what Submit and a parent's spawn fill in for a new
+// task of spec (ids, times, defaults), runs admission and returns the task
+// with the CreateParams that store it (no idempotency, no claim).
+func (c *Coordinator) newTask(ctx context.Context, spec *AgentSpec, env Envelope) (*Task, CreateParams, error) {
+	now := c.now()
+	if env.TaskID == "" {
+		env.TaskID = NewID()
+	}
+	if env.ContextID == "" {
+		env.ContextID = NewID()
+	}
+	if env.IdempotencyKey == "" {
+		env.IdempotencyKey = env.Input.ID
+	}
+	if env.CorrelationID == "" {
+		env.CorrelationID = env.TaskID
+	}
+	env.CreatedAt = now
+	env.Input.TaskID = env.TaskID
+	env.Input.ContextID = env.ContextID
+	if env.Input.Role == "" {
+		env.Input.Role = RoleUser
+	}
+	t := &Task{
+		ID:          env.TaskID,
+		ContextID:   env.ContextID,
+		Agent:       spec.Name,
+		Envelope:    env,
+		PayloadHash: env.PayloadHash(),
+		MaxAttempts: spec.Retry.MaxAttempts,
+		History:     []Message{env.Input},
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	submitted, _ := json.Marshal(map[string]any{"envelope": env, "payloadHash": t.PayloadHash, "agent": spec.Name})
+	p := CreateParams{
+		Task:  t,
+		Audit: []AuditInput{{Kind: AuditSubmitted, TaskID: t.ID, Actor: env.Actor, Data: submitted}},
+		Node:  c.node,
+		Now:   now,
+	}
+	var err error
+	if p.Steps, err = c.admission(ctx, spec, &t.Envelope); err != nil {
+		return nil, CreateParams{}, err
+	}
+	return t, p, nil
 }
 
 // Get returns a task; historyLength < 0 returns the whole history. An

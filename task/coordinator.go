@@ -29,6 +29,12 @@ type AgentSpec struct {
 	// agent: the task is a simulation. A sensitive action in dry run that
 	// the policy does not cover (see PolicyCoverage) needs no approval.
 	DryRun bool
+	// Middleware are this agent's own pipeline steps, in order, run inside
+	// the global ones (Options.Middleware). See Middleware.
+	Middleware []Middleware
+
+	// pipeline is every step of the agent's attempts, outermost first.
+	pipeline []Middleware
 }
 
 // Observer is told about every committed transition and finished attempt
@@ -48,8 +54,10 @@ type Options struct {
 	// Policy decides on sensitive actions. Nil refuses every sensitive
 	// action that reaches it.
 	Policy PolicyEngine
-	// Gates run around every execution, in order.
-	Gates []Gate
+	// Middleware are the global steps of every agent's execution
+	// pipeline, in order: after the built-in policy and dry_run steps,
+	// before the agent's own (AgentSpec.Middleware). See Middleware.
+	Middleware []Middleware
 	// Node names this process in records (default hostname-pid).
 	Node string
 	// Workers bounds concurrent attempts on this node (default 16).
@@ -88,7 +96,6 @@ type Coordinator struct {
 	order    []string
 	perms    Permissions
 	policy   PolicyEngine
-	gates    []Gate
 	node     string
 	workers  int
 	leaseFor time.Duration
@@ -131,7 +138,6 @@ func NewCoordinator(opts Options) (*Coordinator, error) {
 		byAction:    map[string]*AgentSpec{},
 		perms:       opts.Permissions,
 		policy:      opts.Policy,
-		gates:       opts.Gates,
 		node:        opts.Node,
 		workers:     opts.Workers,
 		leaseFor:    opts.LeaseFor,
@@ -187,6 +193,13 @@ func NewCoordinator(opts Options) (*Coordinator, error) {
 			a.Timeout = 5 * time.Minute
 		}
 		a.Retry = a.Retry.withDefaults()
+		a.pipeline = append([]Middleware{policyStep{c: c}, dryRunStep{}}, opts.Middleware...)
+		a.pipeline = append(a.pipeline, a.Middleware...)
+		for _, m := range a.pipeline {
+			if m == nil || m.Name() == "" {
+				return nil, fmt.Errorf("task: agent %q has a pipeline step without a name", a.Name)
+			}
+		}
 		if _, dup := c.agents[a.Name]; dup {
 			return nil, fmt.Errorf("task: agent %q registered twice", a.Name)
 		}
@@ -245,8 +258,13 @@ func (c *Coordinator) transition(ctx context.Context, t *Task, p TransitionParam
 		return nil, fmt.Errorf("task %s %s → %s: %w", p.TaskID, p.From, p.To, err)
 	}
 	c.observe(t.Agent, p.From, p.To)
-	if p.To == StateQueued {
+	switch {
+	case p.To == StateQueued:
 		c.kickAt(p.RunAfter)
+	case nt.State == StateQueued:
+		// A parent's move to waiting found no child left to wait for.
+		c.observe(t.Agent, p.To, nt.State)
+		c.kickAt(nt.RunAfter)
 	}
 	if t.complete {
 		// The caller holds the whole task (history and artifacts as
@@ -256,6 +274,12 @@ func (c *Coordinator) transition(ctx context.Context, t *Task, p TransitionParam
 		nt.complete = true
 	}
 	c.publishStatus(nt)
+	if len(p.Spawn) > 0 {
+		c.spawned(ctx, nt.ID, len(p.Spawn))
+	}
+	if p.To.Terminal() && (nt.Envelope.ParentTaskID != "" || nt.Children > 0) {
+		c.settled(ctx, nt)
+	}
 	return nt, nil
 }
 

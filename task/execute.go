@@ -2,7 +2,6 @@ package task
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -60,37 +59,23 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 			break
 		}
 	}
-
-	var policyVersion string
-	var audit []AuditInput
-	if spec.Sensitive {
-		d, err := c.decide(ctx, StageExecute, spec, &t.Envelope)
+	a := &Attempt{Task: t, Agent: spec, Request: req}
+	// ended completes what the attempt's end records with what the
+	// pipeline's steps decided and saw.
+	ended := func(p TransitionParams) TransitionParams {
+		p.PolicyVersion = a.PolicyVersion
+		a.mu.Lock()
+		p.Audit, p.Evidence = append(p.Audit, a.audit...), append(p.Evidence, a.evidence...)
+		a.mu.Unlock()
+		return p
+	}
+	if t.Children > 0 {
+		kids, err := c.children(ctx, t.ID)
 		if err != nil {
-			finish(c.failure(ctx, spec, t, err))
+			finish(ended(c.failure(ctx, spec, t, err)))
 			return
 		}
-		policyVersion = d.Version
-		audit = append(audit, c.decisionAudit(&t.Envelope, StageExecute, d))
-		if !d.Allow {
-			finish(TransitionParams{To: StateFailed, ErrorCode: d.Code, Reason: d.Reason, PolicyVersion: policyVersion, Audit: audit})
-			return
-		}
-	}
-	if spec.DryRun {
-		data, _ := json.Marshal(map[string]any{"dryRun": true, "agent": spec.Name, "action": spec.Action, "policyVersion": policyVersion})
-		note := fmt.Sprintf("simulation (dry run): action %q was not performed; agent %q was not called", spec.Action, spec.Name)
-		finish(TransitionParams{
-			To: StateSucceeded, Reason: "simulation (dry run): agent not called", PolicyVersion: policyVersion, Audit: audit,
-			Artifacts: []Artifact{{ID: "dry-run", Name: "dry-run", Description: "simulation: the agent was not called",
-				Parts: []Part{TextPart(note), DataPart(data)}}},
-		})
-		return
-	}
-	for _, g := range c.gates {
-		if err := g.Before(ctx, req); err != nil {
-			finish(TransitionParams{To: StateFailed, ErrorCode: CodeGateBlocked, Reason: "pre-gate: " + err.Error(), PolicyVersion: policyVersion, Audit: audit})
-			return
-		}
+		req.Children = kids
 	}
 
 	acc := newAccumulator()
@@ -102,21 +87,17 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 		c.publish(Event{Kind: EventArtifact, TaskID: t.ID, ContextID: t.ContextID, Seq: t.Seq, Chunk: &ch, At: c.now()})
 		return ctx.Err()
 	}
-	start := c.clock.Now()
-	res, err := spec.Runner.Run(ctx, req, emit)
-	if c.observer != nil {
-		c.observer.AttemptFinished(spec.Name, c.clock.Now().Sub(start), err)
-	}
+	run := pipeline(spec.pipeline, a, func(ctx context.Context) (*Result, error) {
+		start := c.clock.Now()
+		res, err := spec.Runner.Run(ctx, a.Request, emit)
+		if c.observer != nil {
+			c.observer.AttemptFinished(spec.Name, c.clock.Now().Sub(start), err)
+		}
+		return res, err
+	})
+	res, err := run(ctx)
 	if err == nil && res == nil {
 		res = &Result{}
-	}
-	if err == nil {
-		for _, g := range c.gates {
-			if gerr := g.After(ctx, req, res); gerr != nil {
-				finish(TransitionParams{To: StateFailed, ErrorCode: CodeGateBlocked, Reason: "post-gate: " + gerr.Error(), PolicyVersion: policyVersion, Audit: audit})
-				return
-			}
-		}
 	}
 	if err != nil {
 		if parent.Err() != nil {
@@ -130,13 +111,11 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 			p.ErrorCode = CodeTimeout
 			p.Reason = fmt.Sprintf("attempt %d of %d exceeded the agent timeout of %s", t.TurnAttempt(), t.MaxAttempts, spec.Timeout)
 		}
-		p.PolicyVersion, p.Audit = policyVersion, audit
 		log.Warn("attempt failed", "to", p.To, "err", err)
-		finish(p)
+		finish(ended(p))
 		return
 	}
-	arts := acc.merge(res.Artifacts)
-	p := TransitionParams{To: StateSucceeded, Artifacts: arts, PolicyVersion: policyVersion, Audit: audit, StatusMessage: res.Message}
+	p := TransitionParams{To: StateSucceeded, Artifacts: acc.merge(res.Artifacts), StatusMessage: res.Message, Reason: res.Reason}
 	if res.Message != nil {
 		m := *res.Message
 		if m.ID == "" {
@@ -146,10 +125,20 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 		p.StatusMessage = &m
 		p.Messages = []Message{m}
 	}
-	if res.InputRequired {
-		p.To, p.Reason = StateInputRequired, "agent asked for input"
+	switch {
+	case res.InputRequired && (len(res.Spawn) > 0 || res.Wait):
+		p = c.failure(ctx, spec, t, Permanent(Errorf(CodeAgentFailed, "agent %q both asked for input and spawned or waited for children", spec.Name)))
+	case len(res.Spawn) > 0 || res.Wait:
+		if p, err = c.await(ctx, t, req.Children, res, p); err != nil {
+			p = c.failure(ctx, spec, t, err)
+		}
+	case res.InputRequired:
+		p.To = StateInputRequired
+		if p.Reason == "" {
+			p.Reason = "agent asked for input"
+		}
 	}
-	finish(p)
+	finish(ended(p))
 }
 
 // runningHere reports whether an attempt of task id is still executing on

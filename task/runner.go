@@ -14,6 +14,10 @@ type Request struct {
 	Message Message
 	// History is the conversation so far, oldest first, Message included.
 	History []Message
+	// Children are the tasks this task has spawned (Result.Spawn), oldest
+	// first, each with its artifacts and status: what a parent decides its
+	// next step from. Empty for a task that spawned none.
+	Children []*Task
 }
 
 // Result is what an attempt produced.
@@ -24,6 +28,40 @@ type Result struct {
 	// InputRequired pauses the task in input_required; Message says what the
 	// agent needs.
 	InputRequired bool
+	// Spawn makes the task a parent: the children are created in the same
+	// transaction as the transition that ends this attempt, which moves
+	// the task to waiting. It holds no worker and no lease there; when a
+	// child settles the task is queued again and its runner is called with
+	// Request.Children to decide the next step: spawn more, wait, or finish
+	// (a Result with neither Spawn nor Wait ends the task as usual).
+	Spawn []Child
+	// Wait keeps a parent waiting for the children it has already spawned
+	// (the next child to settle wakes it again). Without unsettled children
+	// it is queued again at once.
+	Wait bool
+	// Reason, when set, is recorded as the reason of the transition that
+	// ends the attempt.
+	Reason string
+}
+
+// Child is a task a parent spawns: one step of a multi-step run. The child
+// has the parent's actor, matter, context, policy and approval references;
+// it is validated and admitted like a submitted task (an agent that does
+// not exist or an action the actor may not call fails the parent's
+// attempt, nothing spawned), and its idempotency is its Step: a parent
+// never has two children with one Step.
+type Child struct {
+	// Step names the step, unique among the parent's children (required).
+	Step string
+	// Agent names the child's agent; when empty it is resolved from
+	// Action.
+	Agent  string
+	Action string
+	// Resource defaults to the parent's.
+	Resource string
+	// Input is the child's input message (at least one part).
+	Input    Message
+	Metadata map[string]any
 }
 
 // Emit receives streamed artifact chunks while an attempt runs.
@@ -42,13 +80,4 @@ type RunnerFunc func(ctx context.Context, req *Request, emit Emit) (*Result, err
 // Run implements Runner.
 func (f RunnerFunc) Run(ctx context.Context, req *Request, emit Emit) (*Result, error) {
 	return f(ctx, req, emit)
-}
-
-// Gate is a check on the execution path: Before runs after the task is
-// claimed and before the agent is called; After runs on what it produced.
-// A non-nil error blocks the step and fails the attempt permanently with
-// CodeGateBlocked. Contract verification plugs in here.
-type Gate interface {
-	Before(ctx context.Context, req *Request) error
-	After(ctx context.Context, req *Request, res *Result) error
 }

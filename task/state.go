@@ -7,13 +7,16 @@ type State string
 
 // The lifecycle states. A task moves requested → validated → queued →
 // in_progress → succeeded | failed | canceled | dead_letter, with
-// input_required as an interruption for multi-turn agents.
+// input_required as an interruption for multi-turn agents and waiting for a
+// parent task whose children run: it holds no worker and no lease, and the
+// store queues it again when one of its children settles.
 const (
 	StateRequested     State = "requested"
 	StateValidated     State = "validated"
 	StateQueued        State = "queued"
 	StateInProgress    State = "in_progress"
 	StateInputRequired State = "input_required"
+	StateWaiting       State = "waiting"
 	StateSucceeded     State = "succeeded"
 	StateFailed        State = "failed"
 	StateCanceled      State = "canceled"
@@ -24,7 +27,7 @@ const (
 func States() []State {
 	return []State{
 		StateRequested, StateValidated, StateQueued, StateInProgress,
-		StateInputRequired, StateSucceeded, StateFailed, StateCanceled, StateDeadLetter,
+		StateInputRequired, StateWaiting, StateSucceeded, StateFailed, StateCanceled, StateDeadLetter,
 	}
 }
 
@@ -38,10 +41,14 @@ var transitions = map[State][]State{
 	// A worker claims a queued task; it may be canceled before it runs.
 	StateQueued: {StateInProgress, StateCanceled},
 	// An attempt ends: success, permanent failure, retry (back to queued),
-	// spent attempts (dead_letter), a question for the user, or cancel.
-	StateInProgress: {StateSucceeded, StateFailed, StateQueued, StateDeadLetter, StateInputRequired, StateCanceled},
+	// spent attempts (dead_letter), a question for the user, children
+	// spawned or still running (waiting), or cancel.
+	StateInProgress: {StateSucceeded, StateFailed, StateQueued, StateDeadLetter, StateInputRequired, StateWaiting, StateCanceled},
 	// The user answers (queued again) or gives up.
 	StateInputRequired: {StateQueued, StateCanceled},
+	// A child settled (queued again, for the parent to decide) or the
+	// parent is canceled.
+	StateWaiting: {StateQueued, StateCanceled},
 	// An explicit retry starts a new, recorded attempt.
 	StateFailed:     {StateQueued},
 	StateDeadLetter: {StateQueued},

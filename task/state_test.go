@@ -29,6 +29,9 @@ func TestTransitionTable(t *testing.T) {
 		{StateInProgress, StateDeadLetter}:    true,
 		{StateInProgress, StateInputRequired}: true,
 		{StateInProgress, StateCanceled}:      true,
+		{StateInProgress, StateWaiting}:       true,
+		{StateWaiting, StateQueued}:           true,
+		{StateWaiting, StateCanceled}:         true,
 		{StateInputRequired, StateQueued}:     true,
 		{StateInputRequired, StateCanceled}:   true,
 		{StateFailed, StateQueued}:            true,
@@ -203,14 +206,15 @@ func TestAuditHashCoversEveryField(t *testing.T) {
 	}
 }
 
-// TestStartsTurn: exactly the transitions a caller makes to queue a task
-// again (an answer, a manual retry) start a turn.
+// TestStartsTurn: exactly the transitions that queue a task again for a
+// new decision (a caller's answer, a manual retry, a child waking its
+// waiting parent) start a turn.
 func TestStartsTurn(t *testing.T) {
 	t.Parallel()
 	for _, from := range States() {
 		for _, to := range States() {
 			r := Record{From: from, To: to}
-			want := to == StateQueued && (from == StateInputRequired || from == StateFailed || from == StateDeadLetter)
+			want := to == StateQueued && (from == StateInputRequired || from == StateFailed || from == StateDeadLetter || from == StateWaiting)
 			if got := r.StartsTurn(); got != want {
 				t.Errorf("%s → %s: StartsTurn %v, want %v", from, to, got, want)
 			}

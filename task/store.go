@@ -28,6 +28,23 @@ type Store interface {
 	// the task is in p.From (and, when p.LeaseOwner is set, still leased by
 	// that owner). Otherwise it writes nothing and returns an error wrapping
 	// ErrStateConflict. An illegal From → To returns ErrIllegalTransition.
+	//
+	// Parent and child tasks, all in the same transaction:
+	//   - p.Spawn creates the children (see TransitionParams.Spawn).
+	//   - To == StateWaiting when none of the task's children is unsettled
+	//     (every one Terminal) goes on at once waiting → queued (a second
+	//     record, NewTurn, RunAfter = Now): a parent never waits for
+	//     children that have all ended.
+	//   - A child entering a Terminal state wakes its parent if the parent
+	//     is waiting: waiting → queued (NewTurn, RunAfter = Now) with a
+	//     Reason naming the child, its step and its state (and the child's
+	//     reason when it failed, dead-lettered or was canceled). A child
+	//     that settles while its parent is not waiting changes nothing of
+	//     the parent; no wake-up is lost when the parent moves to waiting
+	//     concurrently.
+	//   - A parent entering a Terminal state cancels every descendant that
+	//     is not Terminal (one record and audit entry each, Reason naming
+	//     the parent); canceling a child this way does not wake its parent.
 	Transition(ctx context.Context, p TransitionParams) (*Task, error)
 	// Claim moves up to p.Limit queued tasks whose RunAfter has passed to
 	// in_progress, oldest first, incrementing Attempt and leasing each to
@@ -158,6 +175,15 @@ type TransitionParams struct {
 	LeaseExpiredBefore time.Time
 	// Audit holds extra entries sealed before the transition's own.
 	Audit []AuditInput
+	// Evidence is stored on this transition's record (Record.Evidence).
+	Evidence []Evidence
+	// Spawn creates child tasks in the same transaction (only with From ==
+	// StateInProgress). Each Task's Envelope.ParentTaskID must be p.TaskID
+	// and its Envelope.Step unique among the parent's children (a step
+	// already used fails the whole transition with an error wrapping
+	// ErrDuplicate); each child is created as CreateTask would, without
+	// idempotency or claim, and the parent's Children grows by len(Spawn).
+	Spawn []CreateParams
 }
 
 // ClaimParams selects queued tasks to run.
@@ -183,7 +209,10 @@ type ListParams struct {
 	ContextID string
 	Agent     string
 	Actor     string
-	States    []State
+	// ParentTaskID keeps the children of one parent task. Children are
+	// listed oldest first (creation order), not newest first.
+	ParentTaskID string
+	States       []State
 	// Rejected, when set, keeps only tasks whose Rejected flag equals it.
 	Rejected *bool
 	// UpdatedAfter keeps tasks updated at or after this time when non-zero.

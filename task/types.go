@@ -99,19 +99,26 @@ type ArtifactChunk struct {
 // (matter), on what (resource), to do what (action), under which policy and
 // approval, and the input message. It is immutable once submitted.
 type Envelope struct {
-	TaskID         string         `json:"taskId"`
-	IdempotencyKey string         `json:"idempotencyKey"`
-	Actor          string         `json:"actor"`
-	Matter         string         `json:"matter,omitempty"`
-	Resource       string         `json:"resource,omitempty"`
-	Action         string         `json:"action"`
-	Input          Message        `json:"input"`
-	ContextID      string         `json:"contextId"`
-	PolicyRef      string         `json:"policyRef,omitempty"`
-	ApprovalRef    string         `json:"approvalRef,omitempty"`
-	CorrelationID  string         `json:"correlationId,omitempty"`
-	Metadata       map[string]any `json:"metadata,omitempty"`
-	CreatedAt      time.Time      `json:"createdAt"`
+	TaskID         string  `json:"taskId"`
+	IdempotencyKey string  `json:"idempotencyKey"`
+	Actor          string  `json:"actor"`
+	Matter         string  `json:"matter,omitempty"`
+	Resource       string  `json:"resource,omitempty"`
+	Action         string  `json:"action"`
+	Input          Message `json:"input"`
+	ContextID      string  `json:"contextId"`
+	PolicyRef      string  `json:"policyRef,omitempty"`
+	ApprovalRef    string  `json:"approvalRef,omitempty"`
+	CorrelationID  string  `json:"correlationId,omitempty"`
+	// ParentTaskID names the parent task that spawned this one (a step of
+	// a multi-step run); empty for a task a caller submitted. Only a
+	// parent's transition sets it (Result.Spawn): Submit refuses it.
+	ParentTaskID string `json:"parentTaskId,omitempty"`
+	// Step is the parent's name for the step this child performs, unique
+	// among the parent's children; empty without a parent.
+	Step      string         `json:"step,omitempty"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+	CreatedAt time.Time      `json:"createdAt"`
 }
 
 // PayloadHash is the idempotency fingerprint of the envelope: everything the
@@ -158,6 +165,8 @@ type Task struct {
 	StatusMessage *Message   `json:"statusMessage,omitempty"`
 	History       []Message  `json:"history,omitempty"`
 	Artifacts     []Artifact `json:"artifacts,omitempty"`
+	// Children counts the child tasks this task has spawned (Result.Spawn).
+	Children int `json:"children,omitempty"`
 	// Seq is the sequence number of the last execution record.
 	Seq       int       `json:"seq"`
 	CreatedAt time.Time `json:"createdAt"`
@@ -201,13 +210,18 @@ type Record struct {
 	Reason        string    `json:"reason,omitempty"`
 	ErrorCode     Code      `json:"errorCode,omitempty"`
 	PolicyVersion string    `json:"policyVersion,omitempty"`
+	// Evidence is what the execution pipeline's steps recorded about the
+	// attempt this transition ends (a decision, a verdict, timings),
+	// committed with the record and covered by its audit entry.
+	Evidence []Evidence `json:"evidence,omitempty"`
 }
 
 // StartsTurn reports whether r began a new turn of its task: the caller
 // queued it again by answering input_required or by retrying a failed or
-// dead-lettered task. The submit starts the first turn.
+// dead-lettered task, or a child's end woke a waiting parent. The submit
+// starts the first turn.
 func (r *Record) StartsTurn() bool {
-	return r.To == StateQueued && (r.From == StateInputRequired || r.From == StateFailed || r.From == StateDeadLetter)
+	return r.To == StateQueued && (r.From == StateInputRequired || r.From == StateFailed || r.From == StateDeadLetter || r.From == StateWaiting)
 }
 
 // AuditKind classifies audit entries.

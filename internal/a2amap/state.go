@@ -17,6 +17,7 @@ var stateTable = map[task.State]a2a.TaskState{
 	task.StateQueued:        a2a.TaskStateSubmitted,
 	task.StateInProgress:    a2a.TaskStateWorking,
 	task.StateInputRequired: a2a.TaskStateInputRequired,
+	task.StateWaiting:       a2a.TaskStateWorking,
 	task.StateSucceeded:     a2a.TaskStateCompleted,
 	task.StateFailed:        a2a.TaskStateFailed,
 	task.StateCanceled:      a2a.TaskStateCanceled,
