@@ -73,11 +73,7 @@ func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (*SubmitRes
 	if err != nil {
 		return nil, fmt.Errorf("submit task: %w", err)
 	}
-	from := StateRequested
-	for _, s := range p.Steps {
-		c.observe(spec.Name, from, s.To)
-		from = s.To
-	}
+	c.observeSteps(spec.Name, p.Steps)
 	switch stored.State {
 	case StateInProgress:
 		c.observe(spec.Name, StateQueued, StateInProgress)

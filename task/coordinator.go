@@ -275,7 +275,7 @@ func (c *Coordinator) transition(ctx context.Context, t *Task, p TransitionParam
 	}
 	c.publishStatus(nt)
 	if len(p.Spawn) > 0 {
-		c.spawned(ctx, nt.ID, len(p.Spawn))
+		c.spawned(ctx, nt.ID, p.Spawn)
 	}
 	if p.To.Terminal() && (nt.Envelope.ParentTaskID != "" || nt.Children > 0) {
 		c.settled(ctx, nt)
@@ -300,6 +300,15 @@ func mergeArtifacts(stored, added []Artifact) []Artifact {
 func (c *Coordinator) observe(agent string, from, to State) {
 	if c.observer != nil {
 		c.observer.Transition(agent, from, to)
+	}
+}
+
+// observeSteps observes the transitions a new task's creation made.
+func (c *Coordinator) observeSteps(agent string, steps []Step) {
+	from := StateRequested
+	for _, s := range steps {
+		c.observe(agent, from, s.To)
+		from = s.To
 	}
 }
 

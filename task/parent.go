@@ -138,17 +138,18 @@ func (c *Coordinator) publishDescendants(ctx context.Context, parent string) {
 
 // spawned publishes the children a parent's transition created and wakes
 // the dispatcher for them.
-func (c *Coordinator) spawned(ctx context.Context, parent string, n int) {
+func (c *Coordinator) spawned(ctx context.Context, parent string, spawn []CreateParams) {
+	for _, cp := range spawn {
+		c.observeSteps(cp.Task.Agent, cp.Steps)
+	}
+	defer c.kick()
 	kids, err := c.children(ctx, parent)
 	if err != nil {
 		c.log.Warn("read spawned children", "task", parent, "err", err)
-		c.kick()
 		return
 	}
-	for _, k := range kids[max(0, len(kids)-n):] {
+	for _, k := range kids[max(0, len(kids)-len(spawn)):] {
 		k.History, k.Artifacts = nil, nil
-		c.observe(k.Agent, StateRequested, k.State)
 		c.publishStatus(k)
 	}
-	c.kick()
 }
