@@ -30,7 +30,7 @@ const (
 		node, reason, error_code, policy_version)
 		SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::timestamptz[],
 			$6::integer[], $7::text[], $8::text[], $9::text[], $10::text[])`
-	sqlRecords = `SELECT task_id, seq, from_state, to_state, at, attempt, node, reason, error_code, policy_version
+	sqlRecords = `SELECT task_id, seq, from_state, to_state, at, attempt, node, reason, error_code, policy_version, NULL::text
 		FROM task_records WHERE task_id = $1 ORDER BY seq`
 
 	// sqlAppendMessages appends $2's messages to task $1's history, in order.

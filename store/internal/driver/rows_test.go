@@ -36,7 +36,7 @@ func TestScanRows(t *testing.T) {
 	if err != nil || e.Data != nil || e.At != at {
 		t.Errorf("ScanAuditEntry without data = %+v, %v; want nil Data, time in UTC", e, err)
 	}
-	r, err := driver.ScanRecord(row{"t1", int64(2), "queued", "in_progress", at.UnixMicro(), 1, "n", "why", "internal", "v1"}, driver.FromMicros)
+	r, err := driver.ScanRecord(row{"t1", int64(2), "queued", "in_progress", at.UnixMicro(), 1, "n", "why", "internal", "v1", []byte(nil)}, driver.FromMicros)
 	wantRec := task.Record{TaskID: "t1", Seq: 2, From: task.StateQueued, To: task.StateInProgress, At: at, Attempt: 1,
 		Node: "n", Reason: "why", ErrorCode: task.CodeInternal, PolicyVersion: "v1"}
 	if err != nil || !reflect.DeepEqual(r, wantRec) {
