@@ -441,3 +441,57 @@ func testChildrenWaitRace(t *testing.T, b *bundle) {
 	}
 	checkChain(t, b.audit())
 }
+
+// testChildrenCancelRace: a parent's cancel races its child's settle.
+// Whichever commits first, the parent ends canceled and is not woken, and
+// the child ends Terminal: settled by its worker, or canceled by the
+// cascade (its worker's transition then conflicts). On PostgreSQL the two
+// lock each other's rows in opposite orders; a deadlock that follows is
+// retried, never reported.
+func testChildrenCancelRace(t *testing.T, b *bundle) {
+	const rounds, families = 5, 3
+	for r := range rounds {
+		now := at(time.Duration(r) * time.Minute)
+		var ps []string
+		for f := range families {
+			p := fmt.Sprintf("r%d/f%d", r, f)
+			ps = append(ps, p)
+			b.queued(p, now)
+			b.claim(p, "worker-1", now, time.Hour)
+			b.spawn(p, now, b.child(p, p+"/c", "c", now), b.child(p, p+"/x", "x", now))
+			b.settle(p+"/x", task.StateSucceeded, "", now)
+			b.claim(p, "worker-1", now, time.Hour)
+			b.claim(p+"/c", "worker-c", now, time.Hour)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 2*families)
+		for _, p := range ps {
+			wg.Go(func() {
+				_, err := b.s.Transition(b.ctx, task.TransitionParams{TaskID: p, From: task.StateInProgress, To: task.StateCanceled, LeaseOwner: "worker-1", Reason: "stop", Now: now})
+				if err != nil {
+					errs <- fmt.Errorf("cancel %s: %w", p, err)
+				}
+			})
+			wg.Go(func() {
+				_, err := b.s.Transition(b.ctx, task.TransitionParams{TaskID: p + "/c", From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: "worker-c", Now: now})
+				if err != nil && !errors.Is(err, task.ErrStateConflict) {
+					errs <- fmt.Errorf("%s/c to succeeded: %w", p, err)
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if got := b.get(p); got.State != task.StateCanceled || got.Reason != "stop" {
+				t.Fatalf("round %d: parent %s ended %s", r, p, dump(got))
+			}
+			if got := b.get(p + "/c"); got.State != task.StateSucceeded && (got.State != task.StateCanceled || got.Reason != "parent "+p+" canceled: stop") {
+				t.Fatalf("round %d: child %s/c ended %s", r, p, dump(got))
+			}
+		}
+	}
+	checkChain(t, b.audit())
+}

@@ -53,6 +53,7 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		{"Children/ParentBusy", testChildrenParentBusy},
 		{"Children/Cascade", testChildrenCascade},
 		{"Children/WaitRace", testChildrenWaitRace},
+		{"Children/CancelRace", testChildrenCancelRace},
 		{"Claim/Order", testClaimOrder},
 		{"Claim/RunAfter", testClaimRunAfter},
 		{"Claim/TaskID", testClaimTaskID},
