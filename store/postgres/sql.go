@@ -11,7 +11,7 @@ const taskCols = `id, context_id, agent, envelope, payload_hash, state, attempt,
 	rejected, status_message, seq, created_at, updated_at, turn_start, children`
 
 // unsettled is the condition on a parent's ($1) children that are not
-// Terminal. The parent_task_id <> '' term lets every plan, generic ones
+// Terminal. Its term excluding the empty parent lets every plan, generic ones
 // too, use the partial index tasks_parent.
 const unsettled = `parent_task_id = $1 AND parent_task_id <> ''
 	AND state NOT IN ('succeeded', 'failed', 'canceled', 'dead_letter')`

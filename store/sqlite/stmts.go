@@ -20,7 +20,7 @@ const taskCols = `id, context_id, agent, envelope, payload_hash, state, attempt,
 const forUpdateCols = taskCols + `, actor, parent_task_id, step`
 
 // unsettled is the condition on a parent's (?1) children that are not
-// Terminal. The parent_task_id <> '' term lets SQLite use the partial
+// Terminal. Its term excluding the empty parent lets SQLite use the partial
 // index tasks_parent.
 const unsettled = `parent_task_id = ?1 AND parent_task_id <> ''
 	AND state NOT IN ('succeeded', 'failed', 'canceled', 'dead_letter')`
