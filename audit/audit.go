@@ -24,6 +24,7 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -707,7 +708,18 @@ func (x *recordIndex) finish() *RecordCheck {
 func sameRecord(a, b *task.Record) bool {
 	return a.TaskID == b.TaskID && a.Seq == b.Seq && a.From == b.From && a.To == b.To && a.At.Equal(b.At) &&
 		a.Attempt == b.Attempt && a.Node == b.Node && a.Reason == b.Reason && a.ErrorCode == b.ErrorCode &&
-		a.PolicyVersion == b.PolicyVersion
+		a.PolicyVersion == b.PolicyVersion && sameEvidence(a.Evidence, b.Evidence)
+}
+
+// sameEvidence compares two records' evidence by its JSON, which is what
+// the audit entry sealed.
+func sameEvidence(a, b []task.Evidence) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
 
 // short abbreviates a hex hash for messages.

@@ -36,8 +36,9 @@ type Target struct {
 var t0 = time.Date(2026, 5, 6, 7, 8, 9, 10000, time.UTC)
 
 // Build seals a chain of 18 entries through s: three tasks, each submitted,
-// queued, claimed and succeeded (one submission, four transitions), and a
-// push-config entry after each. It returns the entries.
+// queued, claimed and succeeded (one submission, four transitions; the
+// last carries a pipeline step's evidence), and a push-config entry after
+// each. It returns the entries.
 func Build(t *testing.T, s task.Store) []task.AuditEntry {
 	t.Helper()
 	ctx := t.Context()
@@ -59,7 +60,8 @@ func Build(t *testing.T, s task.Store) []task.AuditEntry {
 		if _, err := s.Claim(ctx, task.ClaimParams{Owner: "w", Now: now, LeaseFor: time.Minute, Limit: 1, TaskID: id}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Transition(ctx, task.TransitionParams{TaskID: id, From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: "w", Now: now}); err != nil {
+		if _, err := s.Transition(ctx, task.TransitionParams{TaskID: id, From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: "w", Now: now,
+			Evidence: []task.Evidence{{Step: "check", Kind: task.EvidenceVerdict, Outcome: "fail", Message: "no title"}}}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.AppendAudit(ctx, []task.AuditInput{{Kind: task.AuditPushConfig, TaskID: id, Actor: "bob"}}); err != nil {
@@ -263,6 +265,10 @@ func Cases() []Case {
 		{Name: "transition entry removed, chain resealed, anchored", Tamper: rechainWithout(func(es []task.AuditEntry) int64 { return transitionAt(es, 8) }),
 			Anchor: anchorAt(12), Bad: 12, Kind: audit.KindAnchor, Problem: "the chain was rewritten at or before entry 12", Records: "unaudited"},
 		{Name: "record edited", Tamper: stmts(`UPDATE task_records SET reason = 'forged' WHERE task_id = 't1' AND seq = 2`),
+			Records: "differs"},
+		{Name: "record evidence edited", Tamper: stmts(`UPDATE task_records SET evidence = '[{"step":"check","kind":"verdict","outcome":"pass"}]' WHERE task_id = 't1' AND seq = 4`),
+			Records: "differs"},
+		{Name: "record evidence removed", Tamper: stmts(`UPDATE task_records SET evidence = NULL WHERE task_id = 't1' AND seq = 4`),
 			Records: "differs"},
 		{Name: "record removed", Tamper: stmts(`DELETE FROM task_records WHERE task_id = 't2' AND seq = 4`),
 			Records: "unrecorded"},
