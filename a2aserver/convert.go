@@ -19,7 +19,9 @@ const MetadataKey = "pactum"
 // for, published under metadata.pactum. audit points at the task's
 // execution record and audit entries, as MCP's audit does: recordSeq is
 // the sequence number of its newest record, ref names its entries in the
-// audit log.
+// audit log. A child task (a step of a multi-step run) names its parent
+// (parentTaskId) and its step; a parent counts the children it has spawned
+// (children).
 func pactumMetadata(t *task.Task) map[string]any {
 	m := map[string]any{
 		"state":         string(t.State),
@@ -39,6 +41,13 @@ func pactumMetadata(t *task.Task) map[string]any {
 	}
 	if t.Envelope.CorrelationID != "" {
 		m["correlationId"] = t.Envelope.CorrelationID
+	}
+	if t.Envelope.ParentTaskID != "" {
+		m["parentTaskId"] = t.Envelope.ParentTaskID
+		m["step"] = t.Envelope.Step
+	}
+	if t.Children > 0 {
+		m["children"] = t.Children
 	}
 	return m
 }

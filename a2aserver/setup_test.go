@@ -45,6 +45,9 @@ type bundle struct {
 type setupConfig struct {
 	opts    a2aserver.Options
 	baseURL func(serverURL string) string
+	// agents are registered with the Coordinator after testAgents (the
+	// server serves those that opts.Agents names).
+	agents []task.AgentSpec
 }
 
 // setup starts everything; options tweak the server's Options.
@@ -58,22 +61,7 @@ func setup(t testing.TB, tweak ...func(*setupConfig)) *bundle {
 	t.Cleanup(func() { _ = st.Close() })
 
 	b := &bundle{t: t, store: &faultyStore{Store: st}, gate: make(chan struct{}), started: make(chan string, 16)}
-	coord, err := task.NewCoordinator(task.Options{
-		Store:        b.store,
-		Agents:       testAgents(b),
-		PollInterval: 50 * time.Millisecond,
-		Logger:       testLogger(t),
-	})
-	if err != nil {
-		t.Fatalf("new coordinator: %v", err)
-	}
-	if err := coord.Start(ctx); err != nil {
-		t.Fatalf("start coordinator: %v", err)
-	}
-	b.coord = coord
-
 	cfg := &setupConfig{opts: a2aserver.Options{
-		Coordinator: coord,
 		Agents: []a2aserver.AgentInfo{
 			{Name: "echo", Description: "Echoes its input.", Version: "1.2.3"},
 			{Name: "slow", Streaming: true},
@@ -90,6 +78,20 @@ func setup(t testing.TB, tweak ...func(*setupConfig)) *bundle {
 	for _, f := range tweak {
 		f(cfg)
 	}
+	coord, err := task.NewCoordinator(task.Options{
+		Store:        b.store,
+		Agents:       append(testAgents(b), cfg.agents...),
+		PollInterval: 50 * time.Millisecond,
+		Logger:       testLogger(t),
+	})
+	if err != nil {
+		t.Fatalf("new coordinator: %v", err)
+	}
+	if err := coord.Start(ctx); err != nil {
+		t.Fatalf("start coordinator: %v", err)
+	}
+	b.coord = coord
+	cfg.opts.Coordinator = coord
 	srv, err := a2aserver.New(cfg.opts)
 	if err != nil {
 		t.Fatalf("new server: %v", err)

@@ -157,7 +157,7 @@ func (s *Server) addTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        ToolListTasks,
 		Title:       "List tasks",
-		Description: "List tasks, newest first, filtered by context, agent, states, rejection and update time, a page at a time.",
+		Description: "List tasks, newest first, filtered by context, agent, states, rejection and update time, a page at a time; with parent_task_id, the children a parent task spawned, oldest first.",
 		Annotations: &mcp.ToolAnnotations{Title: "List tasks", ReadOnlyHint: true, OpenWorldHint: boolPtr(false)},
 	}, scoped(s, s.listTasks))
 	mcp.AddTool(s.mcp, &mcp.Tool{
@@ -469,6 +469,7 @@ func (s *Server) listTasks(ctx context.Context, req *mcp.CallToolRequest, in Lis
 	p := task.ListParams{
 		ContextID:        in.ContextID,
 		Agent:            in.Agent,
+		ParentTaskID:     in.ParentTaskID,
 		Rejected:         in.Rejected,
 		PageSize:         pageSize,
 		PageToken:        in.PageToken,

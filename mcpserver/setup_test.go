@@ -48,6 +48,8 @@ type bundle struct {
 type setupConfig struct {
 	opts     mcpserver.Options
 	httpOpts mcpserver.HTTPOptions
+	// agents are registered with the Coordinator after testAgents.
+	agents []task.AgentSpec
 }
 
 // setup starts everything; tweaks adjust the server's options.
@@ -60,9 +62,13 @@ func setup(t testing.TB, tweaks ...func(*setupConfig)) *bundle {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	b := &bundle{t: t, store: st, gate: make(chan struct{}), started: make(chan string, 16)}
+	cfg := &setupConfig{opts: mcpserver.Options{Logger: testLogger(t), Version: "test"}}
+	for _, f := range tweaks {
+		f(cfg)
+	}
 	coord, err := task.NewCoordinator(task.Options{
 		Store:  st,
-		Agents: testAgents(b),
+		Agents: append(testAgents(b), cfg.agents...),
 		Permissions: task.Permissions{
 			task.AnonymousActor: {"*"},
 			"alice":             {"*"},
@@ -79,10 +85,6 @@ func setup(t testing.TB, tweaks ...func(*setupConfig)) *bundle {
 		t.Fatalf("start coordinator: %v", err)
 	}
 	b.coord = coord
-	cfg := &setupConfig{opts: mcpserver.Options{Logger: testLogger(t), Version: "test"}}
-	for _, f := range tweaks {
-		f(cfg)
-	}
 	b.srv = mcpserver.New(coord, cfg.opts)
 	b.http = httptest.NewServer(b.srv.Handler(cfg.httpOpts))
 	b.url = b.http.URL

@@ -78,7 +78,8 @@ type GetTaskInput struct {
 type ListTasksInput struct {
 	ContextID        string   `json:"context_id,omitempty" jsonschema:"only tasks of this context"`
 	Agent            string   `json:"agent,omitempty" jsonschema:"only tasks of this agent"`
-	States           []string `json:"states,omitempty" jsonschema:"only tasks in one of these states: requested, validated, queued, in_progress, input_required, succeeded, failed, canceled, dead_letter"`
+	ParentTaskID     string   `json:"parent_task_id,omitempty" jsonschema:"only the children of this parent task (the steps it spawned), oldest first"`
+	States           []string `json:"states,omitempty" jsonschema:"only tasks in one of these states: requested, validated, queued, in_progress, input_required, waiting, succeeded, failed, canceled, dead_letter"`
 	Rejected         *bool    `json:"rejected,omitempty" jsonschema:"true: only tasks refused before they ran (by permissions or policy); false: only tasks that were not"`
 	UpdatedAfter     string   `json:"updated_after,omitempty" jsonschema:"only tasks updated at or after this time (RFC 3339)"`
 	PageSize         int      `json:"page_size,omitempty" jsonschema:"tasks per page, 1 to 100; default 50"`
@@ -105,7 +106,7 @@ type ListAgentsInput struct{}
 type TaskInfo struct {
 	TaskID    string `json:"task_id" jsonschema:"the canonical task id"`
 	ContextID string `json:"context_id" jsonschema:"the conversation context"`
-	State     string `json:"state" jsonschema:"lifecycle state: requested, validated, queued, in_progress, input_required, succeeded, failed, canceled or dead_letter"`
+	State     string `json:"state" jsonschema:"lifecycle state: requested, validated, queued, in_progress, input_required, waiting (a parent whose children run), succeeded, failed, canceled or dead_letter"`
 	Rejected  bool   `json:"rejected,omitempty" jsonschema:"the task was refused before it ran (permissions or policy); state is failed"`
 	// Final is true when nothing moves the task on without the caller: a
 	// terminal state or input_required.
@@ -120,6 +121,12 @@ type TaskInfo struct {
 	Actor         string `json:"actor" jsonschema:"who asked"`
 	Matter        string `json:"matter,omitempty"`
 	Resource      string `json:"resource,omitempty"`
+	// ParentTaskID and Step are set on a child task: a step of a
+	// multi-step run that its parent task spawned.
+	ParentTaskID string `json:"parent_task_id,omitempty" jsonschema:"the parent task that spawned this task as one step of a multi-step run"`
+	Step         string `json:"step,omitempty" jsonschema:"the parent's name for the step this task performs"`
+	// Children counts the child tasks a parent has spawned.
+	Children int `json:"children,omitempty" jsonschema:"how many child tasks this task has spawned; list them with list_tasks parent_task_id"`
 	// CorrelationID defaults to the task id.
 	CorrelationID  string    `json:"correlation_id" jsonschema:"the caller's correlation id (default the task id)"`
 	IdempotencyKey string    `json:"idempotency_key" jsonschema:"the idempotency key the task is known under"`

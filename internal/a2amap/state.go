@@ -10,7 +10,9 @@ import (
 // states. Two refinements are applied by StateToA2A: a failed task that was
 // refused before it ran (task.Rejected) is TASK_STATE_REJECTED, and
 // dead_letter, which A2A has no state for, is TASK_STATE_FAILED (the A2A
-// server adds metadata.pactum.state = "dead_letter").
+// server adds metadata.pactum.state = "dead_letter"). waiting, a parent
+// whose children run, is TASK_STATE_WORKING: the task is at work, through
+// its children (metadata.pactum.state = "waiting").
 var stateTable = map[task.State]a2a.TaskState{
 	task.StateRequested:     a2a.TaskStateSubmitted,
 	task.StateValidated:     a2a.TaskStateSubmitted,

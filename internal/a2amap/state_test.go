@@ -25,6 +25,8 @@ func TestStateTable(t *testing.T) {
 		{task.StateQueued, false, a2a.TaskStateSubmitted},
 		{task.StateInProgress, false, a2a.TaskStateWorking},
 		{task.StateInputRequired, false, a2a.TaskStateInputRequired},
+		// A parent waiting for its children is still at work.
+		{task.StateWaiting, false, a2a.TaskStateWorking},
 		{task.StateSucceeded, false, a2a.TaskStateCompleted},
 		{task.StateFailed, false, a2a.TaskStateFailed},
 		{task.StateFailed, true, a2a.TaskStateRejected},
@@ -47,6 +49,10 @@ func TestStateTable(t *testing.T) {
 				t.Errorf("filter %s does not select %s (rejected %v): %v %v", StateToA2A(tk), s, rejected, states, rej)
 			}
 		}
+	}
+	// WORKING selects running tasks and parents waiting for children.
+	if states, _, _ := StatesFromA2A(a2a.TaskStateWorking); !containsState(states, task.StateInProgress) || !containsState(states, task.StateWaiting) || len(states) != 2 {
+		t.Errorf("filter WORKING selects %v, want in_progress and waiting", states)
 	}
 	if _, _, ok := StatesFromA2A("TASK_STATE_NAPPING"); ok {
 		t.Error("an unknown A2A state was accepted as a filter")

@@ -57,18 +57,19 @@ func newTasksCmd() *cobra.Command {
 		states    []string
 		agentName string
 		contextID string
+		parentID  string
 		limit     int
 		page      string
 	)
 	list := &cobra.Command{
-		Use: "list", Short: "List tasks, newest first", Args: cobra.NoArgs,
+		Use: "list", Short: "List tasks, newest first (a parent's children oldest first)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, done, err := openCore(cmd.Context(), &cf)
 			if err != nil {
 				return err
 			}
 			defer done()
-			p := task.ListParams{Agent: agentName, ContextID: contextID, PageSize: limit, PageToken: page}
+			p := task.ListParams{Agent: agentName, ContextID: contextID, ParentTaskID: parentID, PageSize: limit, PageToken: page}
 			for _, s := range states {
 				st, err := task.ParseState(s)
 				if err != nil {
@@ -84,9 +85,15 @@ func newTasksCmd() *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), res)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			// A parent's children are told apart by their step.
+			stepCol := func(*task.Task) string { return "" }
+			if parentID != "" {
+				fmt.Fprint(w, "STEP\t")
+				stepCol = func(t *task.Task) string { return t.Envelope.Step + "\t" }
+			}
 			fmt.Fprintln(w, "ID\tAGENT\tSTATE\tATTEMPT\tACTOR\tUPDATED\tREASON")
 			for _, t := range res.Tasks {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, t.Agent, t.State, attemptColumn(t), t.Envelope.Actor, t.UpdatedAt.Format(time.RFC3339), short(t.Reason, 60))
+				fmt.Fprintf(w, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\n", stepCol(t), t.ID, t.Agent, t.State, attemptColumn(t), t.Envelope.Actor, t.UpdatedAt.Format(time.RFC3339), short(t.Reason, 60))
 			}
 			w.Flush()
 			if res.NextPageToken != "" {
@@ -98,11 +105,12 @@ func newTasksCmd() *cobra.Command {
 	list.Flags().StringSliceVar(&states, "state", nil, "only tasks in these states")
 	list.Flags().StringVar(&agentName, "agent", "", "only tasks of this agent")
 	list.Flags().StringVar(&contextID, "context", "", "only tasks of this context")
+	list.Flags().StringVar(&parentID, "parent", "", "only the children of this parent task, oldest first")
 	list.Flags().IntVar(&limit, "limit", task.DefaultPageSize, fmt.Sprintf("page size (1..%d)", task.MaxPageSize))
 	list.Flags().StringVar(&page, "page", "", "page token from a previous list")
 
 	get := &cobra.Command{
-		Use: "get TASK_ID", Short: "Show a task", Args: cobra.ExactArgs(1),
+		Use: "get TASK_ID", Short: "Show a task (and a parent's children)", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, done, err := openCore(cmd.Context(), &cf)
 			if err != nil {
@@ -114,7 +122,11 @@ func newTasksCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(cmd.OutOrStdout(), t)
+				n, err := loadTree(cmd.Context(), c, t, treeOptions{timeline: true, whole: true})
+				if err != nil {
+					return err
+				}
+				return printJSON(cmd.OutOrStdout(), n)
 			}
 			out := cmd.OutOrStdout()
 			attempt := t.AttemptSummary()
@@ -129,6 +141,9 @@ func newTasksCmd() *cobra.Command {
 			fmt.Fprintf(out, "task     %s\nagent    %s (action %s)\nstate    %s\n%s\nactor    %s\ncontext  %s\ncreated  %s\nupdated  %s\n",
 				t.ID, t.Agent, t.Envelope.Action, t.State, strings.Replace(attempt, "attempt ", "attempt  ", 1), t.Envelope.Actor, t.ContextID,
 				t.CreatedAt.Format(time.RFC3339Nano), t.UpdatedAt.Format(time.RFC3339Nano))
+			if t.Envelope.ParentTaskID != "" {
+				fmt.Fprintf(out, "parent   %s (step %s)\n", t.Envelope.ParentTaskID, t.Envelope.Step)
+			}
 			if t.Reason != "" {
 				fmt.Fprintf(out, "reason   %s: %s\n", t.ErrorCode, t.Reason)
 			}
@@ -138,40 +153,37 @@ func newTasksCmd() *cobra.Command {
 			for _, a := range t.Artifacts {
 				fmt.Fprintf(out, "artifact %s: %s\n", a.ID, partsText(a.Parts))
 			}
+			if t.Children > 0 {
+				n, err := loadTree(cmd.Context(), c, t, treeOptions{})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "children %d\n", len(n.Children))
+				return printChildren(out, n)
+			}
 			return nil
 		},
 	}
 	timeline := &cobra.Command{
-		Use: "timeline TASK_ID", Short: "Show a task's execution record", Args: cobra.ExactArgs(1),
+		Use: "timeline TASK_ID", Short: "Show a task's execution record with its evidence (and its children's)", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, done, err := openCore(cmd.Context(), &cf)
 			if err != nil {
 				return err
 			}
 			defer done()
-			recs, err := c.Timeline(cmd.Context(), args[0])
+			t, err := c.Get(cmd.Context(), args[0], 0)
+			if err != nil {
+				return err
+			}
+			n, err := loadTree(cmd.Context(), c, t, treeOptions{timeline: true})
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return printJSON(cmd.OutOrStdout(), recs)
+				return printJSON(cmd.OutOrStdout(), timelineEntries(n))
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			// ATTEMPT is the attempt within its turn, IN ALL the total the
-			// record stores; a turn starts where a record says so.
-			fmt.Fprintln(w, "SEQ\tAT\tFROM\tTO\tATTEMPT\tIN ALL\tNODE\tPOLICY\tREASON")
-			turnStart := 0
-			for _, r := range recs {
-				if r.StartsTurn() {
-					turnStart = r.Attempt
-				}
-				reason := r.Reason
-				if r.ErrorCode != "" {
-					reason = string(r.ErrorCode) + ": " + reason
-				}
-				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", r.Seq, r.At.Format(time.RFC3339Nano), r.From, r.To, r.Attempt-turnStart, r.Attempt, r.Node, r.PolicyVersion, short(reason, 80))
-			}
-			return w.Flush()
+			return printTimeline(cmd.OutOrStdout(), n, 0)
 		},
 	}
 	var reason string
@@ -224,14 +236,16 @@ func attemptColumn(t *task.Task) string {
 }
 
 // turnsSummary says what started a task's later turns, from its record:
-// "; 1 manual retry, 2 answers".
+// "; 1 manual retry, 2 answers, 3 wake-ups by children".
 func turnsSummary(recs []task.Record) string {
-	var retries, answers int
+	var retries, answers, wakes int
 	for _, r := range recs {
 		switch {
 		case !r.StartsTurn():
 		case r.From == task.StateInputRequired:
 			answers++
+		case r.From == task.StateWaiting:
+			wakes++
 		default:
 			retries++
 		}
@@ -242,6 +256,9 @@ func turnsSummary(recs []task.Record) string {
 	}
 	if answers > 0 {
 		parts = append(parts, plural(answers, "answer", "answers"))
+	}
+	if wakes > 0 {
+		parts = append(parts, plural(wakes, "wake-up by a child", "wake-ups by children"))
 	}
 	if len(parts) == 0 {
 		return ""
