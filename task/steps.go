@@ -26,7 +26,11 @@ func (s policyStep) Handle(ctx context.Context, a *Attempt, next Next) (*Result,
 	a.mu.Lock()
 	a.audit = append(a.audit, s.c.decisionAudit(&a.Task.Envelope, StageExecute, d))
 	a.mu.Unlock()
-	data, _ := json.Marshal(map[string]any{"stage": StageExecute, "version": d.Version, "code": d.Code})
+	detail := map[string]any{"stage": StageExecute, "version": d.Version}
+	if d.Code != "" {
+		detail["code"] = d.Code
+	}
+	data, _ := json.Marshal(detail)
 	e := Evidence{Kind: EvidenceDecision, Outcome: "allow", Message: d.Reason, Data: data}
 	if !d.Allow {
 		e.Outcome = "deny"
