@@ -170,40 +170,41 @@ func TestTasksParentAndChildren(t *testing.T) {
 
 	// get --json: the task object, plus its timeline and its children.
 	var node struct {
-		ID       string            `json:"id"`
-		State    task.State        `json:"state"`
-		Timeline []task.Record     `json:"timeline"`
-		Children []json.RawMessage `json:"children"`
+		ID         string            `json:"id"`
+		State      task.State        `json:"state"`
+		Timeline   []task.Record     `json:"timeline"`
+		Children   int               `json:"children"`
+		ChildTasks []json.RawMessage `json:"childTasks"`
 	}
 	raw := mustRun(t, "tasks", "get", parentID, "--json", "--store", dsn)
 	if err := json.Unmarshal([]byte(raw), &node); err != nil {
 		t.Fatalf("tasks get --json: %v\n%s", err, raw)
 	}
-	if node.ID != parentID || node.State != task.StateSucceeded || len(node.Timeline) == 0 || node.Timeline[0].To != task.StateValidated || len(node.Children) != 2 {
-		t.Fatalf("tasks get --json = id %s, state %s, %d records, %d children", node.ID, node.State, len(node.Timeline), len(node.Children))
+	if node.ID != parentID || node.State != task.StateSucceeded || len(node.Timeline) == 0 || node.Timeline[0].To != task.StateValidated || node.Children != 2 || len(node.ChildTasks) != 2 {
+		t.Fatalf("tasks get --json = id %s, state %s, %d records, %d children counted, %d listed", node.ID, node.State, len(node.Timeline), node.Children, len(node.ChildTasks))
 	}
 	type kid struct {
 		task.Task
-		Timeline []task.Record `json:"timeline"`
-		Children []struct {
+		Timeline   []task.Record `json:"timeline"`
+		ChildTasks []struct {
 			task.Task
 			Timeline []task.Record `json:"timeline"`
-		} `json:"children"`
+		} `json:"childTasks"`
 	}
 	var fetch, nest kid
-	if err := json.Unmarshal(node.Children[0], &fetch); err != nil {
+	if err := json.Unmarshal(node.ChildTasks[0], &fetch); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(node.Children[1], &nest); err != nil {
+	if err := json.Unmarshal(node.ChildTasks[1], &nest); err != nil {
 		t.Fatal(err)
 	}
-	if fetch.ID != ids["fetch"] || fetch.Envelope.Step != "fetch" || len(fetch.Artifacts) != 1 || len(fetch.History) == 0 || len(fetch.Children) != 0 {
+	if fetch.ID != ids["fetch"] || fetch.Envelope.Step != "fetch" || len(fetch.Artifacts) != 1 || len(fetch.History) == 0 || len(fetch.ChildTasks) != 0 {
 		t.Errorf("children[0] = %+v, want fetch with its artifact, history and no children", fetch.Task)
 	}
 	if !hasEvidence(fetch.Timeline, task.StateSucceeded, "check", "pass") {
 		t.Errorf("fetch's timeline %+v has no check evidence on its success", fetch.Timeline)
 	}
-	if nest.ID != ids["nest"] || len(nest.Children) != 1 || nest.Children[0].ID != ids["leaf"] || len(nest.Children[0].Timeline) == 0 {
+	if nest.ID != ids["nest"] || nest.Children != 1 || len(nest.ChildTasks) != 1 || nest.ChildTasks[0].ID != ids["leaf"] || len(nest.ChildTasks[0].Timeline) == 0 {
 		t.Errorf("children[1] = %+v, want nest with the leaf under it", nest)
 	}
 

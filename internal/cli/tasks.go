@@ -158,7 +158,7 @@ func newTasksCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(out, "children %d\n", len(n.Children))
+				fmt.Fprintf(out, "children %d\n", len(n.ChildTasks))
 				return printChildren(out, n)
 			}
 			return nil

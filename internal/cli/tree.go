@@ -14,14 +14,13 @@ import (
 
 // taskNode is a task with its execution record and its child tasks, each
 // a taskNode itself: what `tasks get --json` prints. The task is embedded,
-// so every field of the task object stays where it was; "timeline" and
-// "children" are added. The task's own "children" (the number of children
-// it spawned) is replaced by the list of them, whose length it was; a task
-// without children has no "children", as before.
+// so every field of the task object stays as it was (its "children" is the
+// number of children it spawned); "timeline" and "childTasks" are added. A
+// task without children has no "childTasks".
 type taskNode struct {
 	*task.Task
-	Timeline []task.Record `json:"timeline"`
-	Children []*taskNode   `json:"children,omitempty"`
+	Timeline   []task.Record `json:"timeline"`
+	ChildTasks []*taskNode   `json:"childTasks,omitempty"`
 }
 
 // timelineEntry is one entry of `tasks timeline --json`: a record, and for
@@ -97,7 +96,7 @@ func loadNode(ctx context.Context, c *task.Coordinator, t *task.Task, o treeOpti
 		if err != nil {
 			return nil, err
 		}
-		n.Children = append(n.Children, kn)
+		n.ChildTasks = append(n.ChildTasks, kn)
 	}
 	return n, nil
 }
@@ -112,7 +111,7 @@ func timelineEntries(n *taskNode) []timelineEntry {
 		for _, r := range n.Timeline {
 			out = append(out, timelineEntry{Record: r, ParentTaskID: n.Envelope.ParentTaskID, Step: n.Envelope.Step})
 		}
-		for _, k := range n.Children {
+		for _, k := range n.ChildTasks {
 			walk(k)
 		}
 	}
@@ -128,7 +127,7 @@ func printChildren(out io.Writer, n *taskNode) error {
 	fmt.Fprintln(w, "  STEP\tTASK\tAGENT\tSTATE\tATTEMPT\tREASON")
 	var walk func(n *taskNode, depth int)
 	walk = func(n *taskNode, depth int) {
-		for _, k := range n.Children {
+		for _, k := range n.ChildTasks {
 			reason := k.Reason
 			if k.ErrorCode != "" && reason != "" {
 				reason = string(k.ErrorCode) + ": " + reason
@@ -184,7 +183,7 @@ func printTimeline(out io.Writer, n *taskNode, depth int) error {
 			}
 		}
 	}
-	for _, k := range n.Children {
+	for _, k := range n.ChildTasks {
 		fmt.Fprintf(out, "\n%s  step %s: task %s (agent %s, %s, %s)\n", indent, k.Envelope.Step, k.ID, k.Agent, k.State, k.AttemptSummary())
 		if err := printTimeline(out, k, depth+1); err != nil {
 			return err

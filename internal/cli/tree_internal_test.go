@@ -28,7 +28,7 @@ func tree() *taskNode {
 	}}
 	nest := &taskNode{Task: mk("nest-1", "plan-1", "nest", "sub", task.StateSucceeded, 1), Timeline: []task.Record{
 		rec("nest-1", 1, task.StateRequested, task.StateValidated, 0),
-	}, Children: []*taskNode{leaf}}
+	}, ChildTasks: []*taskNode{leaf}}
 	fetch := &taskNode{Task: mk("fetch-1", "plan-1", "fetch", "echo", task.StateDeadLetter, 0), Timeline: []task.Record{
 		rec("fetch-1", 1, task.StateRequested, task.StateValidated, 0),
 	}}
@@ -37,7 +37,7 @@ func tree() *taskNode {
 		rec("plan-1", 1, task.StateQueued, task.StateInProgress, 1),
 		rec("plan-1", 2, task.StateInProgress, task.StateWaiting, 1),
 		rec("plan-1", 3, task.StateWaiting, task.StateQueued, 1),
-	}, Children: []*taskNode{fetch, nest}}
+	}, ChildTasks: []*taskNode{fetch, nest}}
 	return root
 }
 
@@ -110,23 +110,25 @@ func TestTaskNodeJSON(t *testing.T) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
-	// The task's own fields stay at the top; timeline and children are
-	// added, recursively; a task without children has no "children".
-	if m["id"] != "plan-1" || m["state"] != "succeeded" || m["agent"] != "plan" {
+	// The task's own fields stay at the top, its "children" the count;
+	// timeline and childTasks are added, recursively; a task without
+	// children has neither "children" nor "childTasks".
+	if m["id"] != "plan-1" || m["state"] != "succeeded" || m["agent"] != "plan" || m["children"] != float64(2) {
 		t.Errorf("task fields not at the top: %s", raw)
 	}
 	if tl, _ := m["timeline"].([]any); len(tl) != 3 {
 		t.Errorf("timeline = %v, want 3 records", m["timeline"])
 	}
-	kids, _ := m["children"].([]any)
+	kids, _ := m["childTasks"].([]any)
 	if len(kids) != 2 {
-		t.Fatalf("children = %v, want 2 tasks", m["children"])
+		t.Fatalf("childTasks = %v, want 2 tasks", m["childTasks"])
 	}
 	fetch, nest := kids[0].(map[string]any), kids[1].(map[string]any)
-	if _, ok := fetch["children"]; ok || fetch["envelope"].(map[string]any)["step"] != "fetch" {
+	_, counted := fetch["children"]
+	if _, listed := fetch["childTasks"]; counted || listed || fetch["envelope"].(map[string]any)["step"] != "fetch" {
 		t.Errorf("fetch = %v, want step fetch and no children", fetch)
 	}
-	leaf := nest["children"].([]any)[0].(map[string]any)
+	leaf := nest["childTasks"].([]any)[0].(map[string]any)
 	ev := leaf["timeline"].([]any)[1].(map[string]any)["evidence"].([]any)[0].(map[string]any)
 	if leaf["id"] != "leaf-1" || ev["step"] != "check" || ev["outcome"] != "pass" || ev["durationNs"] != float64(1500000) {
 		t.Errorf("leaf = %v", leaf)
