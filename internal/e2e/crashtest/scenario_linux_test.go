@@ -6,13 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	pexec "github.com/pactum/pactum/agent/exec"
+	"github.com/pactum/pactum/internal/e2e/nodeproc"
 )
 
 // longConfig serves "slow" as an agent that works for 30 seconds, under
@@ -46,7 +46,7 @@ func TestKill9LongAgentNoTwoAttemptsAtOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr := nodeproc.FreeAddr(t)
 	dbPath := filepath.Join(dir, "pactum.db")
 	cfgPath := filepath.Join(dir, "pactum.yaml")
 	script, err := filepath.Abs("testdata/attempt.sh")
@@ -63,9 +63,9 @@ func TestKill9LongAgentNoTwoAttemptsAtOnce(t *testing.T) {
 			t.Errorf("sweep after the test: %v", err)
 		}
 	})
-	bin := buildPactum(t)
+	bin := nodeproc.Build(t, nodeproc.Pactum)
 	srv := start(t, bin, cfgPath, addr)
-	c := client(t, ctx, addr)
+	c := nodeproc.Client(t, ctx, addr, "slow")
 
 	const n = 3
 	for i := range n {
@@ -75,10 +75,7 @@ func TestKill9LongAgentNoTwoAttemptsAtOnce(t *testing.T) {
 		}
 	}
 	first := waitLines(t, ctx, logPath, func(ls []attemptLine) bool { return count(ls, "child", 1) == n })
-	if err := syscall.Kill(srv.Process.Pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = srv.Wait()
+	srv.KillServer()
 	for _, l := range first {
 		if (l.kind == "start" || l.kind == "child") && !waitStopped(l.pid, 10*time.Second) {
 			t.Fatalf("task %s: attempt 1's process (pid %d, %s) still runs 10s after its server was killed", l.task, l.pid, l.kind)
@@ -86,9 +83,7 @@ func TestKill9LongAgentNoTwoAttemptsAtOnce(t *testing.T) {
 	}
 
 	srv = start(t, bin, cfgPath, addr)
-	t.Cleanup(func() {
-		_ = syscall.Kill(srv.Process.Pid, syscall.SIGKILL)
-	})
+	t.Cleanup(srv.KillServer)
 	// Attempt 2 starts once the 1-second lease has run out.
 	all := waitLines(t, ctx, logPath, func(ls []attemptLine) bool { return count(ls, "start", 2) == n })
 	for _, l := range first {
