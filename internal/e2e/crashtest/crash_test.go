@@ -16,13 +16,14 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/pactum/pactum/audit"
+	"github.com/pactum/pactum/internal/e2e/attemptlog"
 	"github.com/pactum/pactum/internal/e2e/nodeproc"
 	"github.com/pactum/pactum/store"
 	_ "github.com/pactum/pactum/store/sqlite"
 	"github.com/pactum/pactum/task"
 )
 
-// config serves the agent "slow": testdata/attempt.sh logging into
+// config serves the agent "slow": attemptlog's script logging into
 // %[3]s/attempts.log and recording its process groups in %[3]s/runs.
 const config = `
 listen: %[1]s
@@ -57,10 +58,7 @@ func TestKill9MidFlightLosesNothing(t *testing.T) {
 	addr := nodeproc.FreeAddr(t)
 	dbPath := filepath.Join(dir, "pactum.db")
 	cfgPath := filepath.Join(dir, "pactum.yaml")
-	script, err := filepath.Abs("testdata/attempt.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
+	script := attemptlog.Script(t)
 	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(config, addr, dbPath, dir, script)), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -184,9 +182,9 @@ func TestKill9MidFlightLosesNothing(t *testing.T) {
 	if requeued < inFlight.TotalSize {
 		t.Fatalf("%d lease expiries recorded, %d tasks were in flight", requeued, inFlight.TotalSize)
 	}
-	attempts := readAttempts(t, filepath.Join(dir, "attempts.log"))
-	checkNoOverlap(t, attempts)
-	checkQuietBetween(t, attempts, killedAt, restartAt)
+	attempts := attemptlog.Read(t, filepath.Join(dir, "attempts.log"))
+	attemptlog.CheckNoOverlap(t, attempts)
+	attemptlog.CheckQuietBetween(t, attempts, killedAt, restartAt)
 	rep, err := audit.Verify(ctx, st)
 	if err != nil || !rep.OK {
 		t.Fatalf("audit after crash: %+v %v", rep, err)
