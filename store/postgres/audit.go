@@ -154,8 +154,7 @@ func (s *Store) ScanAudit(ctx context.Context, head func(seq int64, hash string,
 	}); err != nil {
 		return err
 	}
-	return scanRows(ctx, tx, `SELECT task_id, seq, from_state, to_state, at, attempt, node, reason, error_code, policy_version
-		FROM task_records ORDER BY task_id, seq`, func(rows pgx.Rows) error {
+	return scanRows(ctx, tx, `SELECT `+driver.RecordCols+` FROM task_records ORDER BY task_id, seq`, func(rows pgx.Rows) error {
 		r, err := driver.ScanRecord(rows, time.Time.UTC)
 		if err != nil {
 			return fmt.Errorf("postgres: scan records: %w", err)

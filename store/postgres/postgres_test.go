@@ -811,6 +811,11 @@ func BenchmarkLifecycle(b *testing.B) {
 var undo = map[int][]string{
 	4: {`ALTER TABLE tasks DROP COLUMN turn_start`},
 	5: {`ALTER TABLE push_configs DROP COLUMN delivered_seq`},
+	6: {
+		`DROP INDEX tasks_parent`, `DROP INDEX tasks_parent_step`,
+		`ALTER TABLE tasks DROP COLUMN parent_task_id, DROP COLUMN step, DROP COLUMN children`,
+		`ALTER TABLE task_records DROP COLUMN evidence`,
+	},
 }
 
 // rollBack reverts the schema's migrations newer than version, newest first.

@@ -1,12 +1,20 @@
 package postgres
 
+import "github.com/pactum/pactum/store/internal/driver"
+
 // The statements the store runs. pgx prepares each one once per connection
 // (its statement cache) and reuses it.
 
 // taskCols is the column list every task query selects, in scanTask order.
 const taskCols = `id, context_id, agent, envelope, payload_hash, state, attempt,
 	max_attempts, run_after, lease_owner, lease_expires, error_code, reason,
-	rejected, status_message, seq, created_at, updated_at, turn_start`
+	rejected, status_message, seq, created_at, updated_at, turn_start, children`
+
+// unsettled is the condition on a parent's ($1) children that are not
+// Terminal. Its term excluding the empty parent lets every plan, generic ones
+// too, use the partial index tasks_parent.
+const unsettled = `parent_task_id = $1 AND parent_task_id <> ''
+	AND state NOT IN ('succeeded', 'failed', 'canceled', 'dead_letter')`
 
 const (
 	sqlTaskByID = `SELECT ` + taskCols + ` FROM tasks WHERE id = $1`
@@ -18,20 +26,26 @@ const (
 
 	sqlInsertTask = `INSERT INTO tasks (id, context_id, agent, actor, envelope, payload_hash, state, attempt,
 		max_attempts, run_after, lease_owner, lease_expires, error_code, reason,
-		rejected, status_message, seq, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`
+		rejected, status_message, seq, created_at, updated_at, parent_task_id, step)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`
 	// sqlUpdateTask writes a task's mutable columns, on the condition that
 	// the task is still in the state the change started from ($13).
 	sqlUpdateTask = `UPDATE tasks SET state = $2, attempt = $3, run_after = $4, lease_owner = $5,
 		lease_expires = $6, error_code = $7, reason = $8, rejected = $9, status_message = $10,
-		seq = $11, updated_at = $12, turn_start = $14 WHERE id = $1 AND state = $13`
+		seq = $11, updated_at = $12, turn_start = $14, children = $15 WHERE id = $1 AND state = $13`
 
-	sqlInsertRecords = `INSERT INTO task_records (task_id, seq, from_state, to_state, at, attempt,
-		node, reason, error_code, policy_version)
-		SELECT * FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::timestamptz[],
-			$6::integer[], $7::text[], $8::text[], $9::text[], $10::text[])`
-	sqlRecords = `SELECT task_id, seq, from_state, to_state, at, attempt, node, reason, error_code, policy_version
-		FROM task_records WHERE task_id = $1 ORDER BY seq`
+	// sqlUnsettled locks a parent's children that are not Terminal, in
+	// the order a cascade cancels them; sqlCountUnsettled counts them.
+	sqlUnsettled      = `SELECT ` + taskCols + ` FROM tasks WHERE ` + unsettled + ` ORDER BY created_at, id FOR NO KEY UPDATE`
+	sqlCountUnsettled = `SELECT count(*) FROM tasks WHERE ` + unsettled
+
+	// sqlInsertRecords inserts records, one array per column; "" evidence
+	// is NULL.
+	sqlInsertRecords = `INSERT INTO task_records (` + driver.RecordCols + `)
+		SELECT t, s, f, o, a, n, nd, r, c, p, nullif(e, '') FROM unnest($1::text[], $2::integer[], $3::text[], $4::text[],
+			$5::timestamptz[], $6::integer[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+			AS u (t, s, f, o, a, n, nd, r, c, p, e)`
+	sqlRecords = `SELECT ` + driver.RecordCols + ` FROM task_records WHERE task_id = $1 ORDER BY seq`
 
 	// sqlAppendMessages appends $2's messages to task $1's history, in order.
 	sqlAppendMessages = `INSERT INTO task_messages (task_id, seq, message)

@@ -73,13 +73,8 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 			// holding the key, before it writes anything.
 			x.queue(sqlIdemPut, actor, key, id, plan.KeyExpires, now)
 		}
-		x.queue(sqlInsertTask, t.ID, t.ContextID, t.Agent, actor, plan.Envelope, t.PayloadHash, string(t.State),
-			t.Attempt, t.MaxAttempts, tsArg(t.RunAfter), t.LeaseOwner, tsArg(t.LeaseExpires), string(t.ErrorCode),
-			t.Reason, t.Rejected, nil, t.Seq, t.CreatedAt, t.UpdatedAt)
-		if len(plan.History) > 0 {
-			x.queue(sqlAppendMessages, id, plan.History)
-		}
-		x.insertRecords(plan.Writes.Records)
+		x.insertTask(plan)
+		x.insertRecords(&plan.Writes)
 		if idem {
 			x.sealNewTask(now, plan.Writes.Audit, actor, key, id)
 		} else {
@@ -114,7 +109,7 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 	if err != nil {
 		return nil, fmt.Errorf("postgres: transition task %q: %w", p.TaskID, err)
 	}
-	now, msgs, arts, status := prep.Now, prep.Messages, prep.Artifacts, prep.Status
+	now, msgs, arts := prep.Now, prep.Messages, prep.Artifacts
 	var t *task.Task
 	err = s.inTx(ctx, func(x *txn) error {
 		var row taskRow
@@ -141,18 +136,43 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 			To: p.To, Reason: p.Reason, ErrorCode: p.ErrorCode, PolicyVersion: p.PolicyVersion,
 			Node: p.Node, Now: now, StatusMessage: p.StatusMessage,
 			SetRunAfter: p.To == task.StateQueued, RunAfter: p.RunAfter, NewTurn: p.NewTurn,
+			Evidence: p.Evidence,
 		})
 		if err != nil {
 			return err
 		}
+		status := prep.Status
 		var w driver.Writes
 		w.Audit = append(w.Audit, p.Audit...)
 		w.Add(t, rec)
+		// The children go in before Follow counts them; their records
+		// after their rows.
+		t.Children += len(prep.Spawn)
+		for _, ch := range prep.Spawn {
+			x.insertTask(ch)
+			w.Records = append(w.Records, ch.Writes.Records...)
+			w.Evidence = append(w.Evidence, ch.Writes.Evidence...)
+			w.Audit = append(w.Audit, ch.Writes.Audit...)
+		}
+		var moved []driver.Moved
+		if t.Children > 0 || t.Envelope.ParentTaskID != "" || p.To == task.StateWaiting {
+			// Only tasks in a family, or moving to waiting, read more.
+			var requeued bool
+			if requeued, moved, err = driver.Follow(x, t, p.Node, now, &w); err != nil {
+				return err
+			}
+			if requeued {
+				status = nil // driver.Advance cleared it
+			}
+		}
 		if err := w.Check(); err != nil {
 			return err
 		}
 		x.update(t, status, p.From)
-		x.insertRecords(w.Records)
+		for _, m := range moved {
+			x.update(m.Task, nil, m.From)
+		}
+		x.insertRecords(&w)
 		if len(msgs) > 0 {
 			x.queue(sqlAppendMessages, t.ID, msgs)
 		}
@@ -162,10 +182,77 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		x.sealAudit(now, w.Audit)
 		return nil
 	})
-	if err != nil {
+	var pe *pgconn.PgError
+	switch {
+	case isUniqueViolation(err, "tasks_parent_step") && errors.As(err, &pe):
+		return nil, fmt.Errorf("postgres: transition task %q %s → %s: %s: %w", p.TaskID, p.From, p.To, pe.Detail,
+			task.Errorf(task.CodeConflict, "a step of the spawn is already used among the children of task %q: %w", p.TaskID, task.ErrDuplicate))
+	case isUniqueViolation(err, "tasks_pkey"):
+		return nil, fmt.Errorf("postgres: transition task %q %s → %s: %w", p.TaskID, p.From, p.To,
+			task.Errorf(task.CodeConflict, "a spawned child's task ID already exists"))
+	case err != nil:
 		return nil, fmt.Errorf("postgres: transition task %q %s → %s: %w", p.TaskID, p.From, p.To, err)
 	}
 	return t, nil
+}
+
+// insertTask queues the insert of a planned new task (CreateTask, or a
+// child a transition spawns) and its initial history.
+func (x *txn) insertTask(plan *driver.NewTask) {
+	t := plan.Task
+	x.queue(sqlInsertTask, t.ID, t.ContextID, t.Agent, plan.Actor, plan.Envelope, t.PayloadHash, string(t.State),
+		t.Attempt, t.MaxAttempts, tsArg(t.RunAfter), t.LeaseOwner, tsArg(t.LeaseExpires), string(t.ErrorCode),
+		t.Reason, t.Rejected, nil, t.Seq, t.CreatedAt, t.UpdatedAt, t.Envelope.ParentTaskID, t.Envelope.Step)
+	if len(plan.History) > 0 {
+		x.queue(sqlAppendMessages, t.ID, plan.History)
+	}
+}
+
+// Lock implements driver.Family: the row is locked FOR NO KEY UPDATE, as
+// a transition locks its task. A child entering a Terminal state locks its
+// parent here, so that its parent's concurrent move to waiting either
+// commits first (and the child sees it waiting, and wakes it) or waits for
+// the child's commit (and its count of unsettled children, a later
+// statement, sees the child settled): no wake-up is lost. The lock order
+// is child, then parent; a cascade's is parent, then child, so a parent
+// ending while one of its children settles can deadlock: PostgreSQL
+// aborts one of the two (40P01) and inTx runs it again.
+func (x *txn) Lock(id string) (*task.Task, error) {
+	var row taskRow
+	x.queue(sqlTaskForUpdate, id).QueryRow(row.scanFrom)
+	if err := x.flush(); err != nil {
+		return nil, err
+	}
+	if !row.found {
+		return nil, nil
+	}
+	return row.task()
+}
+
+// Unsettled implements driver.Family.
+func (x *txn) Unsettled(id string) ([]*task.Task, error) {
+	var out []*task.Task
+	x.queue(sqlUnsettled, id).Query(func(rows pgx.Rows) error {
+		var err error
+		out, err = scanTasks(rows)
+		return err
+	})
+	if err := x.flush(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// CountUnsettled implements driver.Family. In READ COMMITTED the count
+// sees every commit before the statement started: with the parent's row
+// locked first, that includes any child that locked the parent before.
+func (x *txn) CountUnsettled(id string) (int, error) {
+	var n int
+	x.queue(sqlCountUnsettled, id).QueryRow(func(r pgx.Row) error { return r.Scan(&n) })
+	if err := x.flush(); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // Claim implements task.Store. Oldest first means by CreatedAt, then ID. A
@@ -223,7 +310,7 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 		if err := w.Check(); err != nil {
 			return err
 		}
-		x.insertRecords(w.Records)
+		x.insertRecords(&w)
 		for _, t := range out {
 			x.history(t, -1)
 			x.artifacts(t)
@@ -330,7 +417,7 @@ func (s *Store) GetTask(ctx context.Context, id string, historyLength int) (*tas
 }
 
 // ListTasks implements task.Store. Tasks are ordered by CreatedAt, then ID,
-// newest first. A PageSize below 1 means 50. HistoryLength < 0 loads the
+// newest first; the children of p.ParentTaskID oldest first. A PageSize below 1 means 50. HistoryLength < 0 loads the
 // whole history, 0 none, n the newest n messages. TotalSize counts every
 // task matching the filters, on all pages. The page token holds the
 // position after the page's last task, so it stays valid while tasks are
@@ -350,6 +437,13 @@ func (s *Store) ListTasks(ctx context.Context, p task.ListParams) (*task.TaskPag
 	}
 	if p.Actor != "" {
 		arg("actor = $?", p.Actor)
+	}
+	// Children are listed oldest first, in the order they were spawned.
+	children := p.ParentTaskID != ""
+	if children {
+		// The second term lets generic plans use the partial index
+		// tasks_parent.
+		arg("parent_task_id = $? AND parent_task_id <> ''", p.ParentTaskID)
 	}
 	if p.Rejected != nil {
 		arg("rejected = $?", *p.Rejected)
@@ -372,7 +466,15 @@ func (s *Store) ListTasks(ctx context.Context, p task.ListParams) (*task.TaskPag
 			return nil, err
 		}
 		args = append(args, created, id)
-		where = append(where, fmt.Sprintf("(created_at, id) < ($%d, $%d)", len(args)-1, len(args)))
+		cmp := "<"
+		if children {
+			cmp = ">"
+		}
+		where = append(where, fmt.Sprintf("(created_at, id) %s ($%d, $%d)", cmp, len(args)-1, len(args)))
+	}
+	order := "created_at DESC, id DESC"
+	if children {
+		order = "created_at, id"
 	}
 	size := p.PageSize
 	if size < 1 {
@@ -380,7 +482,7 @@ func (s *Store) ListTasks(ctx context.Context, p task.ListParams) (*task.TaskPag
 	}
 	args = append(args, size+1)
 	pageSQL := "SELECT " + taskCols + " FROM tasks" + whereClause(where) +
-		fmt.Sprintf(" ORDER BY created_at DESC, id DESC LIMIT $%d", len(args))
+		fmt.Sprintf(" ORDER BY %s LIMIT $%d", order, len(args))
 
 	var page *task.TaskPage
 	err := s.inReadTx(ctx, func(x *txn) error {
@@ -481,7 +583,7 @@ func (s *Store) PurgeIdempotencyKeys(ctx context.Context, before time.Time) (int
 func (x *txn) update(t *task.Task, status any, from task.State) {
 	x.queue(sqlUpdateTask, t.ID, string(t.State), t.Attempt, tsArg(t.RunAfter), t.LeaseOwner,
 		tsArg(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status, t.Seq, t.UpdatedAt,
-		string(from), t.TurnStart).Exec(func(ct pgconn.CommandTag) error {
+		string(from), t.TurnStart, t.Children).Exec(func(ct pgconn.CommandTag) error {
 		if ct.RowsAffected() != 1 {
 			return driver.Conflict("task %q is no longer %s", t.ID, from)
 		}
@@ -489,8 +591,9 @@ func (x *txn) update(t *task.Task, status any, from task.State) {
 	})
 }
 
-// insertRecords queues the insert of recs, in one statement.
-func (x *txn) insertRecords(recs []task.Record) {
+// insertRecords queues the insert of w's records, in one statement.
+func (x *txn) insertRecords(w *driver.Writes) {
+	recs := w.Records
 	if len(recs) == 0 {
 		return
 	}
@@ -505,7 +608,7 @@ func (x *txn) insertRecords(recs []task.Record) {
 		ids[i], seqs[i], from[i], to[i], ats[i], attempts[i] = r.TaskID, int32(r.Seq), string(r.From), string(r.To), r.At, int32(r.Attempt)
 		nodes[i], reasons[i], codes[i], policies[i] = r.Node, r.Reason, string(r.ErrorCode), r.PolicyVersion
 	}
-	x.queue(sqlInsertRecords, ids, seqs, from, to, ats, attempts, nodes, reasons, codes, policies)
+	x.queue(sqlInsertRecords, ids, seqs, from, to, ats, attempts, nodes, reasons, codes, policies, w.Evidence)
 }
 
 // history queues the load of t's newest n messages, oldest first (all
@@ -569,6 +672,7 @@ type taskRow struct {
 	state, code        string
 	attempt, maxAtt    int
 	turnStart          int
+	children           int
 	runAfter, leaseExp *time.Time
 	leaseOwner, reason string
 	rejected           bool
@@ -582,7 +686,7 @@ type scanner interface{ Scan(dest ...any) error }
 func (r *taskRow) scan(sc scanner) error {
 	err := sc.Scan(&r.id, &r.contextID, &r.agent, &r.env, &r.payloadHash, &r.state, &r.attempt,
 		&r.maxAtt, &r.runAfter, &r.leaseOwner, &r.leaseExp, &r.code, &r.reason,
-		&r.rejected, &r.status, &r.seq, &r.created, &r.updated, &r.turnStart)
+		&r.rejected, &r.status, &r.seq, &r.created, &r.updated, &r.turnStart, &r.children)
 	r.found = err == nil
 	return err
 }
@@ -596,7 +700,7 @@ func (r *taskRow) task() (*task.Task, error) {
 		ID: r.id, ContextID: r.contextID, Agent: r.agent, PayloadHash: r.payloadHash,
 		State: task.State(r.state), Attempt: r.attempt, TurnStart: r.turnStart, MaxAttempts: r.maxAtt,
 		RunAfter: fromNull(r.runAfter), LeaseOwner: r.leaseOwner, LeaseExpires: fromNull(r.leaseExp),
-		ErrorCode: task.Code(r.code), Reason: r.reason, Rejected: r.rejected, Seq: r.seq,
+		ErrorCode: task.Code(r.code), Reason: r.reason, Rejected: r.rejected, Seq: r.seq, Children: r.children,
 		CreatedAt: r.created.UTC(), UpdatedAt: r.updated.UTC(),
 	}
 	if err := json.Unmarshal([]byte(r.env), &t.Envelope); err != nil {

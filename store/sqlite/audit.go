@@ -157,8 +157,7 @@ func (s *Store) ScanAudit(ctx context.Context, head func(seq int64, hash string,
 	}); err != nil {
 		return err
 	}
-	return scanRows(ctx, tx, `SELECT task_id, seq, from_state, to_state, at, attempt, node, reason, error_code, policy_version
-		FROM task_records ORDER BY task_id, seq`, func(rows *sql.Rows) error {
+	return scanRows(ctx, tx, `SELECT `+driver.RecordCols+` FROM task_records ORDER BY task_id, seq`, func(rows *sql.Rows) error {
 		r, err := driver.ScanRecord(rows, driver.FromMicros)
 		if err != nil {
 			return fmt.Errorf("sqlite: scan records: %w", err)

@@ -263,6 +263,11 @@ var undo = map[int][]string{
 	2: {`ALTER TABLE tasks DROP COLUMN turn_start`},
 	3: {`ALTER TABLE push_configs DROP COLUMN delivered_seq`},
 	4: {`DROP TABLE audit_head`},
+	5: {
+		`DROP INDEX tasks_parent`, `DROP INDEX tasks_parent_step`,
+		`ALTER TABLE tasks DROP COLUMN parent_task_id`, `ALTER TABLE tasks DROP COLUMN step`,
+		`ALTER TABLE tasks DROP COLUMN children`, `ALTER TABLE task_records DROP COLUMN evidence`,
+	},
 }
 
 // rollBack reverts db's migrations newer than version, newest first.

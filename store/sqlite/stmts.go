@@ -5,12 +5,25 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/pactum/pactum/store/internal/driver"
 )
 
 // taskCols is the column list every task query selects, in scanTask order.
 const taskCols = `id, context_id, agent, envelope, payload_hash, state, attempt,
 	max_attempts, run_after, lease_owner, lease_expires, error_code, reason,
-	rejected, status_message, seq, created_at, updated_at, turn_start`
+	rejected, status_message, seq, created_at, updated_at, turn_start, children`
+
+// forUpdateCols is taskCols and what scanForUpdate reads besides: the
+// envelope's actor, parent and step, kept in columns so that a transition
+// need not decode the envelope in the single writer.
+const forUpdateCols = taskCols + `, actor, parent_task_id, step`
+
+// unsettled is the condition on a parent's (?1) children that are not
+// Terminal. Its term excluding the empty parent lets SQLite use the partial
+// index tasks_parent.
+const unsettled = `parent_task_id = ?1 AND parent_task_id <> ''
+	AND state NOT IN ('succeeded', 'failed', 'canceled', 'dead_letter')`
 
 // stmts holds the hot statements, prepared once per pool. database/sql
 // prepares a statement again on each further connection of the pool that
@@ -28,6 +41,10 @@ type stmts struct {
 	insertRecordsN [multiRows]*sql.Stmt
 	insertAuditN   [multiRows]*sql.Stmt
 	records        *sql.Stmt
+	// unsettledKids and countUnsettled read a parent's children that are
+	// not Terminal (driver.Family).
+	unsettledKids  *sql.Stmt
+	countUnsettled *sql.Stmt
 	auditHead      *sql.Stmt
 	moveHead       *sql.Stmt
 	insertAudit    *sql.Stmt
@@ -69,7 +86,7 @@ func (s *stmts) list(write bool) []struct {
 	}
 	reads := []def{
 		{&s.taskByID, `SELECT ` + taskCols + ` FROM tasks WHERE id = ?`},
-		{&s.taskForUpdate, `SELECT ` + taskCols + `, actor FROM tasks WHERE id = ?`},
+		{&s.taskForUpdate, `SELECT ` + forUpdateCols + ` FROM tasks WHERE id = ?`},
 		// transition is Transition's conditional update in one statement:
 		// the WHERE clause holds every precondition, RETURNING gives the
 		// row as it is now (see driver.Advance for the same rules in Go).
@@ -79,13 +96,13 @@ func (s *stmts) list(write bool) []struct {
 			lease_expires = CASE WHEN ?1 = 'in_progress' THEN lease_expires ELSE NULL END,
 			error_code = ?4, reason = ?5, rejected = 0, status_message = ?6,
 			seq = seq + 1, updated_at = ?7,
-			turn_start = CASE WHEN ?12 THEN attempt ELSE turn_start END
+			turn_start = CASE WHEN ?12 THEN attempt ELSE turn_start END,
+			children = children + ?13
 			WHERE id = ?8 AND state = ?9 AND (?10 = '' OR lease_owner = ?10)
 			AND (?11 IS NULL OR lease_expires < ?11)
-			RETURNING ` + taskCols + `, actor`},
+			RETURNING ` + forUpdateCols},
 		{&s.taskExists, `SELECT 1 FROM tasks WHERE id = ?`},
-		{&s.records, `SELECT task_id, seq, from_state, to_state, at, attempt, node, reason, error_code, policy_version
-			FROM task_records WHERE task_id = ? ORDER BY seq`},
+		{&s.records, `SELECT ` + driver.RecordCols + ` FROM task_records WHERE task_id = ? ORDER BY seq`},
 		{&s.auditAfter, `SELECT seq, at, kind, task_id, actor, data, prev_hash, hash
 			FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?`},
 		{&s.headRecord, `SELECT seq, hash FROM audit_head`},
@@ -111,13 +128,14 @@ func (s *stmts) list(write bool) []struct {
 	defs := append(reads, []def{
 		{&s.insertTask, `INSERT INTO tasks (id, context_id, agent, actor, envelope, payload_hash, state, attempt,
 			max_attempts, run_after, lease_owner, lease_expires, error_code, reason,
-			rejected, status_message, seq, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+			rejected, status_message, seq, created_at, updated_at, parent_task_id, step)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.updateTask, `UPDATE tasks SET state = ?, attempt = ?, run_after = ?, lease_owner = ?,
 			lease_expires = ?, error_code = ?, reason = ?, rejected = ?, status_message = ?,
-			seq = ?, updated_at = ?, turn_start = ? WHERE id = ?`},
-		{&s.insertRecord, `INSERT INTO task_records (task_id, seq, from_state, to_state, at, attempt,
-			node, reason, error_code, policy_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+			seq = ?, updated_at = ?, turn_start = ?, children = ? WHERE id = ?`},
+		{&s.insertRecord, `INSERT INTO task_records (` + driver.RecordCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.unsettledKids, `SELECT ` + forUpdateCols + ` FROM tasks WHERE ` + unsettled + ` ORDER BY created_at, id`},
+		{&s.countUnsettled, `SELECT count(*) FROM tasks WHERE ` + unsettled},
 		// The head record (migration 0002), not max(seq): entries cut off
 		// the end must not let the chain continue as if they never were.
 		{&s.auditHead, `SELECT seq, hash FROM audit_head`},
@@ -157,8 +175,7 @@ func (s *stmts) list(write bool) []struct {
 	}...)
 	for n := 2; n < multiRows; n++ {
 		defs = append(defs,
-			def{&s.insertRecordsN[n], `INSERT INTO task_records (task_id, seq, from_state, to_state, at, attempt,
-			node, reason, error_code, policy_version) VALUES ` + rows(n, 10)},
+			def{&s.insertRecordsN[n], `INSERT INTO task_records (` + driver.RecordCols + `) VALUES ` + rows(n, 11)},
 			def{&s.insertAuditN[n], `INSERT INTO audit_log (seq, at, kind, task_id, actor, data, prev_hash, hash) VALUES ` + rows(n, 8)})
 	}
 	return defs

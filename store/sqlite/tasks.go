@@ -41,14 +41,8 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 
 	var dup *task.Task
 	err = s.inWriteTx(ctx, func(x *txn) error {
-		if _, err := x.stmt(x.st.insertTask).ExecContext(x.ctx, t.ID, t.ContextID, t.Agent, actor, plan.Envelope,
-			t.PayloadHash, string(t.State), t.Attempt, t.MaxAttempts, nullMicros(t.RunAfter), t.LeaseOwner,
-			nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, nil,
-			t.Seq, t.CreatedAt.UnixMicro(), t.UpdatedAt.UnixMicro()); err != nil {
-			if isConstraint(err, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY) {
-				return task.Errorf(task.CodeConflict, "task %q already exists", id)
-			}
-			return fmt.Errorf("insert task: %w", err)
+		if err := x.insertTask(plan); err != nil {
+			return err
 		}
 		if idem {
 			// One statement in the common case: take the key, or learn
@@ -74,10 +68,8 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 				return errRollback
 			}
 		}
-		for i, m := range plan.History {
-			if _, err := x.stmt(x.st.insertMessage).ExecContext(x.ctx, id, i+1, m); err != nil {
-				return fmt.Errorf("append history: %w", err)
-			}
+		if err := x.insertHistory(plan); err != nil {
+			return err
 		}
 		return x.flush(&plan.Writes, now)
 	})
@@ -115,7 +107,8 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		var err error
 		t, env, err = scanForUpdate(x.stmt(x.st.transition).QueryRowContext(x.ctx, string(p.To),
 			p.To == task.StateQueued, runAfter, string(p.ErrorCode), p.Reason, status, now.UnixMicro(),
-			p.TaskID, string(p.From), p.LeaseOwner, nullMicros(driver.Norm(p.LeaseExpiredBefore)), p.NewTurn), p.TaskID)
+			p.TaskID, string(p.From), p.LeaseOwner, nullMicros(driver.Norm(p.LeaseExpiredBefore)), p.NewTurn,
+			len(prep.Spawn)), p.TaskID)
 		if errors.Is(err, task.ErrNotFound) {
 			return x.transitionConflict(p)
 		}
@@ -126,13 +119,11 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		rec := task.Record{
 			TaskID: t.ID, Seq: t.Seq, From: p.From, To: p.To, At: now, Attempt: t.Attempt,
 			Node: p.Node, Reason: p.Reason, ErrorCode: p.ErrorCode, PolicyVersion: p.PolicyVersion,
+			Evidence: p.Evidence,
 		}
 		var w driver.Writes
 		w.Audit = append(w.Audit, p.Audit...)
 		w.Add(t, rec)
-		if err := x.flush(&w, now); err != nil {
-			return err
-		}
 		for _, m := range msgs {
 			if _, err := x.stmt(x.st.appendMessage).ExecContext(x.ctx, t.ID, m); err != nil {
 				return fmt.Errorf("append history: %w", err)
@@ -143,7 +134,36 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 				return fmt.Errorf("store artifact %q: %w", p.Artifacts[i].ID, err)
 			}
 		}
-		return nil
+		if len(prep.Spawn) == 0 && t.Children == 0 && t.Envelope.ParentTaskID == "" && p.To != task.StateWaiting {
+			// The hot path: a task outside any family, and not waiting.
+			return x.flush(&w, now)
+		}
+		for _, ch := range prep.Spawn {
+			if err := x.insertTask(ch); err != nil {
+				return err
+			}
+			if err := x.insertHistory(ch); err != nil {
+				return err
+			}
+			w.Records = append(w.Records, ch.Writes.Records...)
+			w.Evidence = append(w.Evidence, ch.Writes.Evidence...)
+			w.Audit = append(w.Audit, ch.Writes.Audit...)
+		}
+		requeued, moved, err := driver.Follow(x, t, p.Node, now, &w)
+		if err != nil {
+			return err
+		}
+		if requeued {
+			if err := x.update(t); err != nil {
+				return err
+			}
+		}
+		for _, m := range moved {
+			if err := x.update(m.Task); err != nil {
+				return err
+			}
+		}
+		return x.flush(&w, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: transition task %q %s → %s: %w", p.TaskID, p.From, p.To, err)
@@ -153,6 +173,70 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		return nil, fmt.Errorf("sqlite: transition task %q: decode envelope: %w", p.TaskID, err)
 	}
 	return t, nil
+}
+
+// insertTask inserts the row of a planned new task (CreateTask, or a child
+// a transition spawns) in x.
+func (x *txn) insertTask(plan *driver.NewTask) error {
+	t := plan.Task
+	if _, err := x.stmt(x.st.insertTask).ExecContext(x.ctx, t.ID, t.ContextID, t.Agent, plan.Actor, plan.Envelope,
+		t.PayloadHash, string(t.State), t.Attempt, t.MaxAttempts, nullMicros(t.RunAfter), t.LeaseOwner,
+		nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, nil,
+		t.Seq, t.CreatedAt.UnixMicro(), t.UpdatedAt.UnixMicro(), t.Envelope.ParentTaskID, t.Envelope.Step); err != nil {
+		switch {
+		case isConstraint(err, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY):
+			return task.Errorf(task.CodeConflict, "task %q already exists", t.ID)
+		case isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE) && t.Envelope.ParentTaskID != "":
+			return fmt.Errorf("child %q: %w", t.ID, driver.DuplicateStep(t.Envelope.ParentTaskID, t.Envelope.Step))
+		}
+		return fmt.Errorf("insert task %q: %w", t.ID, err)
+	}
+	return nil
+}
+
+// insertHistory inserts a planned new task's initial history.
+func (x *txn) insertHistory(plan *driver.NewTask) error {
+	for i, m := range plan.History {
+		if _, err := x.stmt(x.st.insertMessage).ExecContext(x.ctx, plan.Task.ID, i+1, m); err != nil {
+			return fmt.Errorf("append history of task %q: %w", plan.Task.ID, err)
+		}
+	}
+	return nil
+}
+
+// Lock implements driver.Family. SQLite has one writer: the transaction
+// sees every row as it stays until it commits.
+func (x *txn) Lock(id string) (*task.Task, error) {
+	t, _, err := scanForUpdate(x.stmt(x.st.taskForUpdate).QueryRowContext(x.ctx, id), id)
+	if errors.Is(err, task.ErrNotFound) {
+		return nil, nil
+	}
+	return t, err
+}
+
+// Unsettled implements driver.Family.
+func (x *txn) Unsettled(id string) ([]*task.Task, error) {
+	rows, err := x.stmt(x.st.unsettledKids).QueryContext(x.ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*task.Task
+	for rows.Next() {
+		t, _, err := scanForUpdate(rows, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// CountUnsettled implements driver.Family.
+func (x *txn) CountUnsettled(id string) (int, error) {
+	var n int
+	err := x.stmt(x.st.countUnsettled).QueryRowContext(x.ctx, id).Scan(&n)
+	return n, err
 }
 
 // Claim implements task.Store. Oldest first means by CreatedAt, then ID. A
@@ -272,7 +356,7 @@ func (s *Store) GetTask(ctx context.Context, id string, historyLength int) (*tas
 }
 
 // ListTasks implements task.Store. Tasks are ordered by CreatedAt, then ID,
-// newest first. A PageSize below 1 means 50. HistoryLength < 0 loads the
+// newest first; the children of p.ParentTaskID oldest first. A PageSize below 1 means 50. HistoryLength < 0 loads the
 // whole history, 0 none, n the newest n messages. TotalSize counts every
 // task matching the filters, on all pages.
 func (s *Store) ListTasks(ctx context.Context, p task.ListParams) (*task.TaskPage, error) {
@@ -286,6 +370,12 @@ func (s *Store) ListTasks(ctx context.Context, p task.ListParams) (*task.TaskPag
 	}
 	if p.Actor != "" {
 		where, args = append(where, "actor = ?"), append(args, p.Actor)
+	}
+	// Children are listed oldest first, in the order they were spawned.
+	children := p.ParentTaskID != ""
+	if children {
+		// The second term lets SQLite use the partial index tasks_parent.
+		where, args = append(where, "parent_task_id = ? AND parent_task_id <> ''"), append(args, p.ParentTaskID)
 	}
 	if p.Rejected != nil {
 		where = append(where, "rejected = ?")
@@ -314,8 +404,16 @@ func (s *Store) ListTasks(ctx context.Context, p task.ListParams) (*task.TaskPag
 		if err != nil {
 			return nil, err
 		}
-		pageWhere = append(append([]string(nil), where...), "(created_at < ? OR (created_at = ? AND id < ?))")
+		after := "(created_at < ? OR (created_at = ? AND id < ?))"
+		if children {
+			after = "(created_at > ? OR (created_at = ? AND id > ?))"
+		}
+		pageWhere = append(append([]string(nil), where...), after)
 		pageArgs = append(pageArgs, c, c, id)
+	}
+	order := " ORDER BY created_at DESC, id DESC"
+	if children {
+		order = " ORDER BY created_at, id"
 	}
 	pageFilter := ""
 	if len(pageWhere) > 0 {
@@ -326,8 +424,7 @@ func (s *Store) ListTasks(ctx context.Context, p task.ListParams) (*task.TaskPag
 		if err := x.tx.QueryRowContext(ctx, "SELECT count(*) FROM tasks"+filter, args...).Scan(&page.TotalSize); err != nil {
 			return fmt.Errorf("count: %w", err)
 		}
-		rows, err := x.tx.QueryContext(ctx, "SELECT "+taskCols+" FROM tasks"+pageFilter+
-			" ORDER BY created_at DESC, id DESC LIMIT ?", append(pageArgs, size+1)...)
+		rows, err := x.tx.QueryContext(ctx, "SELECT "+taskCols+" FROM tasks"+pageFilter+order+" LIMIT ?", append(pageArgs, size+1)...)
 		if err != nil {
 			return fmt.Errorf("select: %w", err)
 		}
@@ -424,12 +521,12 @@ func (x *txn) task(id string) (*task.Task, error) {
 	return t, nil
 }
 
-// scanForUpdate scans a task row selected or returned with the actor
-// column, leaving the envelope undecoded (returned raw; only its actor is
-// set) and the status message unread: a transition replaces the one and
+// scanForUpdate scans a task row selected or returned with forUpdateCols,
+// leaving the envelope undecoded (returned raw; only its actor is
+// set, and its parent and step) and the status message unread: a transition replaces the one and
 // does not need the other, so JSON decoding stays out of the single writer.
 // No row is ErrNotFound.
-func scanForUpdate(row *sql.Row, id string) (*task.Task, []byte, error) {
+func scanForUpdate(row scanner, id string) (*task.Task, []byte, error) {
 	var (
 		t                  task.Task
 		env                []byte
@@ -441,7 +538,8 @@ func scanForUpdate(row *sql.Row, id string) (*task.Task, []byte, error) {
 	)
 	err := row.Scan(&t.ID, &t.ContextID, &t.Agent, &env,
 		&t.PayloadHash, &state, &t.Attempt, &t.MaxAttempts, &runAfter, &t.LeaseOwner, &leaseExp, &code,
-		&t.Reason, &rejected, &status, &t.Seq, &created, &updated, &t.TurnStart, &t.Envelope.Actor)
+		&t.Reason, &rejected, &status, &t.Seq, &created, &updated, &t.TurnStart, &t.Children,
+		&t.Envelope.Actor, &t.Envelope.ParentTaskID, &t.Envelope.Step)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, fmt.Errorf("task %q: %w", id, task.ErrNotFound)
 	}
@@ -531,7 +629,7 @@ func (x *txn) update(t *task.Task) error {
 	}
 	if _, err := x.stmt(x.st.updateTask).ExecContext(x.ctx, string(t.State), t.Attempt, nullMicros(t.RunAfter),
 		t.LeaseOwner, nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status,
-		t.Seq, t.UpdatedAt.UnixMicro(), t.TurnStart, t.ID); err != nil {
+		t.Seq, t.UpdatedAt.UnixMicro(), t.TurnStart, t.Children, t.ID); err != nil {
 		return fmt.Errorf("update task %q: %w", t.ID, err)
 	}
 	return nil
@@ -543,18 +641,18 @@ func (x *txn) flush(w *driver.Writes, now time.Time) error {
 		return w.Err
 	}
 	if n := len(w.Records); n > 1 && n < multiRows {
-		args := make([]any, 0, n*10)
-		for _, r := range w.Records {
+		args := make([]any, 0, n*11)
+		for i, r := range w.Records {
 			args = append(args, r.TaskID, r.Seq, string(r.From), string(r.To),
-				r.At.UnixMicro(), r.Attempt, r.Node, r.Reason, string(r.ErrorCode), r.PolicyVersion)
+				r.At.UnixMicro(), r.Attempt, r.Node, r.Reason, string(r.ErrorCode), r.PolicyVersion, nullText(w.Evidence[i]))
 		}
 		if _, err := x.stmt(x.st.insertRecordsN[n]).ExecContext(x.ctx, args...); err != nil {
 			return fmt.Errorf("append records %d–%d of task %q: %w", w.Records[0].Seq, w.Records[n-1].Seq, w.Records[0].TaskID, err)
 		}
 	} else {
-		for _, r := range w.Records {
+		for i, r := range w.Records {
 			if _, err := x.stmt(x.st.insertRecord).ExecContext(x.ctx, r.TaskID, r.Seq, string(r.From), string(r.To),
-				r.At.UnixMicro(), r.Attempt, r.Node, r.Reason, string(r.ErrorCode), r.PolicyVersion); err != nil {
+				r.At.UnixMicro(), r.Attempt, r.Node, r.Reason, string(r.ErrorCode), r.PolicyVersion, nullText(w.Evidence[i])); err != nil {
 				return fmt.Errorf("append record %d of task %q: %w", r.Seq, r.TaskID, err)
 			}
 		}
@@ -575,7 +673,7 @@ func scanTask(sc scanner) (*task.Task, error) {
 	)
 	if err := sc.Scan(&t.ID, &t.ContextID, &t.Agent, &env, &t.PayloadHash, &state, &t.Attempt,
 		&t.MaxAttempts, &runAfter, &t.LeaseOwner, &leaseExp, &code, &t.Reason,
-		&rejected, &status, &t.Seq, &created, &updated, &t.TurnStart); err != nil {
+		&rejected, &status, &t.Seq, &created, &updated, &t.TurnStart, &t.Children); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(env), &t.Envelope); err != nil {
@@ -652,6 +750,14 @@ func decodeToken(tok string) (int64, string, error) {
 		}
 	}
 	return 0, "", task.ErrBadPageToken
+}
+
+// nullText is s as a column value, NULL when it is empty.
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // Times are stored as unix microseconds; NULL is the zero time.

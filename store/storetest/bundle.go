@@ -143,6 +143,12 @@ func (b *bundle) reach(id string, state task.State) *task.Task {
 	if state == task.StateInProgress {
 		return tk
 	}
+	if state == task.StateWaiting {
+		// A parent waits only while a child is unsettled: one queued child,
+		// id+"/kid".
+		return b.transition(task.TransitionParams{TaskID: id, From: task.StateInProgress, To: state, Now: t0,
+			Spawn: []task.CreateParams{b.child(id, id+"/kid", "kid", t0)}})
+	}
 	return b.transition(task.TransitionParams{TaskID: id, From: task.StateInProgress, To: state, Now: t0})
 }
 

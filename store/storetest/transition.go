@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,30 +36,43 @@ func testTransitionTable(t *testing.T, b *bundle) {
 				t.Errorf("%s → %s: %v", from, to, err)
 				continue
 			}
-			if got.State != to || got.Seq != before.task.Seq+1 || !got.UpdatedAt.Equal(now) || got.Reason != "r" {
+			// A task without children that moves to waiting goes on to
+			// queued at once (testWaitNoChild); a waiting task has one
+			// child (reach), which its cancel cancels too.
+			final, records, entries := to, 1, 1
+			if to == task.StateWaiting {
+				final, records, entries = task.StateQueued, 2, 2
+			}
+			if from == task.StateWaiting && to == task.StateCanceled {
+				entries++
+			}
+			if got.State != final || got.Seq != before.task.Seq+records || !got.UpdatedAt.Equal(now) || (got.Reason != "r") != (records == 2) || got.Reason == "" {
 				t.Errorf("%s → %s returned %s", from, to, dump(got))
 			}
 			after := b.snap(id)
-			if after.task.State != to || after.task.Seq != got.Seq {
+			if after.task.State != final || after.task.Seq != got.Seq {
 				t.Errorf("%s → %s: stored task %s", from, to, dump(after.task))
 			}
-			if len(after.records) != len(before.records)+1 {
-				t.Fatalf("%s → %s: %d records, want %d", from, to, len(after.records), len(before.records)+1)
+			if len(after.records) != len(before.records)+records {
+				t.Fatalf("%s → %s: %d records, want %d", from, to, len(after.records), len(before.records)+records)
 			}
-			rec := after.records[len(after.records)-1]
+			rec := after.records[len(before.records)]
 			// Only a claim starts an attempt; whether a bare Transition to
 			// in_progress counts one is left to the driver.
-			want := task.Record{TaskID: id, Seq: got.Seq, From: from, To: to, At: now, Attempt: before.task.Attempt, Node: "node-2", Reason: "r"}
+			want := task.Record{TaskID: id, Seq: before.task.Seq + 1, From: from, To: to, At: now, Attempt: before.task.Attempt, Node: "node-2", Reason: "r"}
 			if to == task.StateInProgress {
 				want.Attempt = rec.Attempt
 			}
 			if !reflect.DeepEqual(rec, want) {
 				t.Errorf("%s → %s: record %s, want %s", from, to, dump(rec), dump(want))
 			}
-			if len(after.audit) != len(before.audit)+1 {
-				t.Fatalf("%s → %s: audit grew by %d, want 1", from, to, len(after.audit)-len(before.audit))
+			if len(after.audit) != len(before.audit)+entries {
+				t.Fatalf("%s → %s: audit grew by %d, want %d", from, to, len(after.audit)-len(before.audit), entries)
 			}
-			transitionEntry(t, after.audit[len(after.audit)-1], rec)
+			transitionEntry(t, after.audit[len(before.audit)], rec)
+			if records == 2 {
+				transitionEntry(t, after.audit[len(before.audit)+1], after.records[len(before.records)+1])
+			}
 		}
 	}
 	checkChain(t, b.audit())
@@ -237,5 +251,41 @@ func testTransitionNewTurn(t *testing.T, b *bundle) {
 	page, err := b.s.ListTasks(b.ctx, task.ListParams{PageSize: 10})
 	if err != nil || len(page.Tasks) != 1 || page.Tasks[0].TurnStart != 3 {
 		t.Fatalf("ListTasks: %s, %v; want t1 with TurnStart 3", dump(page), err)
+	}
+}
+
+// testTransitionEvidence: a transition's evidence is stored on its record
+// and sealed in its audit entry (the record's JSON); a record without
+// evidence has none in its entry.
+func testTransitionEvidence(t *testing.T, b *bundle) {
+	b.reach("t1", task.StateInProgress)
+	ev := []task.Evidence{
+		{Step: "policy", Kind: task.EvidenceDecision, Outcome: "allow", Message: "rule r1 allows echo"},
+		{Step: "gate", Kind: task.EvidenceVerdict, Outcome: "pass", Duration: 1500 * time.Millisecond, Data: json.RawMessage(`{"checks":["a","b"],"n":2}`)},
+	}
+	n := len(b.audit())
+	b.transition(task.TransitionParams{TaskID: "t1", From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: "worker-1", Evidence: ev, Now: at(time.Second)})
+	rec := b.lastRecord("t1")
+	if !reflect.DeepEqual(rec.Evidence, ev) {
+		t.Errorf("record evidence %s, want %s", dump(rec.Evidence), dump(ev))
+	}
+	log := b.audit()
+	checkChain(t, log)
+	if len(log) != n+1 {
+		t.Fatalf("audit grew by %d entries, want 1", len(log)-n)
+	}
+	transitionEntry(t, log[n], rec)
+	if !strings.Contains(string(log[n].Data), `"evidence":[{"step":"policy"`) || !strings.Contains(string(log[n].Data), `{"checks":["a","b"],"n":2}`) {
+		t.Errorf("audit data %s does not carry the evidence", log[n].Data)
+	}
+	for _, r := range b.records("t1")[:len(b.records("t1"))-1] {
+		if r.Evidence != nil {
+			t.Errorf("record %d without evidence read back %s", r.Seq, dump(r.Evidence))
+		}
+	}
+	for _, e := range log[:n] {
+		if strings.Contains(string(e.Data), "evidence") {
+			t.Errorf("audit entry %d of a record without evidence: %s", e.Seq, e.Data)
+		}
 	}
 }

@@ -40,6 +40,8 @@ type Change struct {
 	Claim      bool
 	Owner      string
 	LeaseUntil time.Time
+	// Evidence is stored on the record.
+	Evidence []task.Evidence
 }
 
 // Advance applies c to t in memory and returns the record it makes. It is
@@ -64,6 +66,7 @@ func Advance(t *task.Task, c Change) (task.Record, error) {
 	rec := task.Record{
 		TaskID: t.ID, Seq: t.Seq, From: t.State, To: c.To, At: c.Now, Attempt: t.Attempt,
 		Node: c.Node, Reason: c.Reason, ErrorCode: c.ErrorCode, PolicyVersion: c.PolicyVersion,
+		Evidence: c.Evidence,
 	}
 	t.State, t.UpdatedAt = c.To, c.Now
 	t.Reason, t.ErrorCode, t.Rejected = c.Reason, c.ErrorCode, false
@@ -76,17 +79,31 @@ func Advance(t *task.Task, c Change) (task.Record, error) {
 // reports it before it writes anything.
 type Writes struct {
 	Records []task.Record
-	Audit   []task.AuditInput
-	Err     error
+	// Evidence holds each record's Evidence as JSON, "" for none (the
+	// column's NULL).
+	Evidence []string
+	Audit    []task.AuditInput
+	Err      error
 }
 
-// Add queues rec and its transition audit entry.
+// Add queues rec and its transition audit entry. The entry's data is the
+// record's JSON, evidence included, so the hash chain covers the evidence;
+// a record without evidence encodes as it always did (omitempty).
 func (w *Writes) Add(t *task.Task, rec task.Record) {
 	data, err := json.Marshal(rec)
 	if err != nil && w.Err == nil {
 		w.Err = fmt.Errorf("encode record: %w", err)
 	}
+	ev := ""
+	if len(rec.Evidence) > 0 {
+		b, err := json.Marshal(rec.Evidence)
+		if err != nil && w.Err == nil {
+			w.Err = fmt.Errorf("encode evidence: %w", err)
+		}
+		ev = string(b)
+	}
 	w.Records = append(w.Records, rec)
+	w.Evidence = append(w.Evidence, ev)
 	w.Audit = append(w.Audit, task.AuditInput{
 		Kind: task.AuditTransition, TaskID: t.ID, Actor: t.Envelope.Actor, Data: data,
 	})
@@ -195,6 +212,9 @@ type Transition struct {
 	Messages  []string // p.Messages as JSON
 	Artifacts []string // p.Artifacts as JSON
 	Status    any      // the status message's JSON, or nil (StatusJSON)
+	// Spawn holds the children of p.Spawn, planned as CreateTask plans a
+	// task (without idempotency or claim).
+	Spawn []*NewTask
 }
 
 // PrepareTransition checks p (a legal From → To, a Now, audit data that is
@@ -221,5 +241,51 @@ func PrepareTransition(p task.TransitionParams) (Transition, error) {
 	if out.Status, err = StatusJSON(&task.Task{ID: p.TaskID, StatusMessage: p.StatusMessage}); err != nil {
 		return Transition{}, err
 	}
+	if out.Spawn, err = planSpawn(p); err != nil {
+		return Transition{}, err
+	}
 	return out, nil
+}
+
+// planSpawn plans p.Spawn's children: each as CreateTask would create it,
+// without idempotency key or claim and at p.Now, naming p.TaskID as its parent and a
+// step of its own. A step given twice is refused here (wrapping
+// task.ErrDuplicate); a step an earlier spawn used is the driver's unique
+// index's to refuse.
+func planSpawn(p task.TransitionParams) ([]*NewTask, error) {
+	if len(p.Spawn) == 0 {
+		return nil, nil
+	}
+	if p.From != task.StateInProgress {
+		return nil, task.Errorf(task.CodeInvalidArgument, "Spawn is only valid from %s, not %s", task.StateInProgress, p.From)
+	}
+	out := make([]*NewTask, len(p.Spawn))
+	steps := make(map[string]bool, len(p.Spawn))
+	for i, cp := range p.Spawn {
+		// Created in the parent's transaction, at its time: the children's
+		// records are sealed with the transition's audit entries, at Now.
+		cp.Claim, cp.IdempotencyTTL, cp.Now = nil, 0, p.Now
+		plan, err := PlanCreate(cp)
+		if err != nil {
+			return nil, fmt.Errorf("spawn[%d]: %w", i, err)
+		}
+		env := &plan.Task.Envelope
+		switch {
+		case env.ParentTaskID != p.TaskID:
+			return nil, task.Errorf(task.CodeInvalidArgument, "spawn[%d]: child %q names parent %q, not %q", i, plan.Task.ID, env.ParentTaskID, p.TaskID)
+		case env.Step == "":
+			return nil, task.Errorf(task.CodeInvalidArgument, "spawn[%d]: child %q has no step", i, plan.Task.ID)
+		case steps[env.Step]:
+			return nil, DuplicateStep(p.TaskID, env.Step)
+		}
+		steps[env.Step] = true
+		out[i] = plan
+	}
+	return out, nil
+}
+
+// DuplicateStep is the error of a spawn whose step the parent's children
+// already use: it wraps task.ErrDuplicate.
+func DuplicateStep(parent, step string) error {
+	return task.Errorf(task.CodeConflict, "task %q already has a child for step %q: %w", parent, step, task.ErrDuplicate)
 }

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/pactum/pactum/task"
@@ -30,16 +31,24 @@ func ScanAuditEntry[T any](row Row, at func(T) time.Time) (task.AuditEntry, erro
 	return e, nil
 }
 
-// ScanRecord reads an execution record row whose columns are task_id, seq,
-// from_state, to_state, at, attempt, node, reason, error_code,
-// policy_version, with at as in ScanAuditEntry.
+// RecordCols is the column list ScanRecord reads, in its order.
+const RecordCols = `task_id, seq, from_state, to_state, at, attempt, node, reason, error_code, policy_version, evidence`
+
+// ScanRecord reads an execution record row whose columns are RecordCols,
+// with at as in ScanAuditEntry. NULL or empty evidence is none.
 func ScanRecord[T any](row Row, at func(T) time.Time) (task.Record, error) {
 	var r task.Record
 	var when T
 	var from, to, code string
-	if err := row.Scan(&r.TaskID, &r.Seq, &from, &to, &when, &r.Attempt, &r.Node, &r.Reason, &code, &r.PolicyVersion); err != nil {
+	var ev []byte
+	if err := row.Scan(&r.TaskID, &r.Seq, &from, &to, &when, &r.Attempt, &r.Node, &r.Reason, &code, &r.PolicyVersion, &ev); err != nil {
 		return task.Record{}, err
 	}
 	r.From, r.To, r.ErrorCode, r.At = task.State(from), task.State(to), task.Code(code), at(when)
+	if len(ev) > 0 {
+		if err := json.Unmarshal(ev, &r.Evidence); err != nil {
+			return task.Record{}, fmt.Errorf("decode evidence of record %d of task %q: %w", r.Seq, r.TaskID, err)
+		}
+	}
 	return r, nil
 }

@@ -36,11 +36,19 @@ func TestScanRows(t *testing.T) {
 	if err != nil || e.Data != nil || e.At != at {
 		t.Errorf("ScanAuditEntry without data = %+v, %v; want nil Data, time in UTC", e, err)
 	}
-	r, err := driver.ScanRecord(row{"t1", int64(2), "queued", "in_progress", at.UnixMicro(), 1, "n", "why", "internal", "v1"}, driver.FromMicros)
+	r, err := driver.ScanRecord(row{"t1", int64(2), "queued", "in_progress", at.UnixMicro(), 1, "n", "why", "internal", "v1", []byte(nil)}, driver.FromMicros)
 	wantRec := task.Record{TaskID: "t1", Seq: 2, From: task.StateQueued, To: task.StateInProgress, At: at, Attempt: 1,
 		Node: "n", Reason: "why", ErrorCode: task.CodeInternal, PolicyVersion: "v1"}
 	if err != nil || !reflect.DeepEqual(r, wantRec) {
 		t.Errorf("ScanRecord = %+v, %v; want %+v", r, err, wantRec)
+	}
+	r, err = driver.ScanRecord(row{"t1", int64(3), "in_progress", "succeeded", at.UnixMicro(), 1, "", "", "", "",
+		[]byte(`[{"step":"policy","kind":"decision","outcome":"allow"}]`)}, driver.FromMicros)
+	if want := []task.Evidence{{Step: "policy", Kind: task.EvidenceDecision, Outcome: "allow"}}; err != nil || !reflect.DeepEqual(r.Evidence, want) {
+		t.Errorf("ScanRecord with evidence = %+v, %v; want evidence %+v", r, err, want)
+	}
+	if _, err := driver.ScanRecord(row{"t1", int64(3), "a", "b", at.UnixMicro(), 1, "", "", "", "", []byte(`{`)}, driver.FromMicros); err == nil {
+		t.Error("ScanRecord of malformed evidence: no error")
 	}
 	if _, err := driver.ScanRecord(row{"short"}, driver.FromMicros); err == nil {
 		t.Error("ScanRecord of a short row: no error")
