@@ -38,8 +38,19 @@ import (
 
 // Extra is an agent given in code rather than configuration (pactum.Func).
 type Extra struct {
+	// Config names the agent and gives its action, timeout, retry policy
+	// and card (description, skills, modes), as an agents entry would.
 	Config config.Agent
-	Agent  agent.Agent
+	// Agent is the agent runtime: its Invoke (or Stream) runs each attempt
+	// unless Runner is set, its metadata fills the card, and the node
+	// closes it on Stop. It may be nil when Runner is set.
+	Agent agent.Agent
+	// Runner, when set, runs the agent's attempts directly instead of
+	// agent.Runner(Agent): the hook for agents that are not a runtime but
+	// the core's own decision logic, such as a parent task whose runner
+	// spawns and waits for children (task.Result.Spawn) — multi-step
+	// contract runs and workflows register their runners here.
+	Runner task.Runner
 }
 
 // Server is one assembled pactum node.
@@ -86,8 +97,13 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	}
 	var specs []task.AgentSpec
 	var infos []a2aserver.AgentInfo
-	add := func(ac config.Agent, a agent.Agent) {
-		s.agents = append(s.agents, a)
+	add := func(ac config.Agent, a agent.Agent, r task.Runner) {
+		if a != nil {
+			s.agents = append(s.agents, a)
+		}
+		if r == nil {
+			r = agent.Runner(a)
+		}
 		dryRun, byDefault := cfg.DryRun(&ac)
 		if byDefault {
 			log.Warn("sensitive agent runs as a simulation: no approval in policy.approvals covers its action, so tasks succeed without calling it; "+
@@ -95,7 +111,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 				"agent", ac.Name, "action", ac.Action)
 		}
 		specs = append(specs, task.AgentSpec{
-			Name: ac.Name, Action: ac.Action, Runner: agent.Runner(a), Timeout: ac.Timeout.Duration,
+			Name: ac.Name, Action: ac.Action, Runner: r, Timeout: ac.Timeout.Duration,
 			Retry: task.RetryPolicy{
 				MaxAttempts: ac.Retry.MaxAttempts, InitialBackoff: ac.Retry.InitialBackoff.Duration,
 				MaxBackoff: ac.Retry.MaxBackoff.Duration, Jitter: ac.Retry.Jitter,
@@ -108,7 +124,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	// them are reported, placed in the file (as Check does).
 	built, errs, err := buildAgents(ctx, cfg, baseDir)
 	for _, b := range built {
-		add(b.config, b.agent)
+		add(b.config, b.agent, nil)
 	}
 	if err != nil {
 		return nil, err
@@ -116,8 +132,11 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
-	for _, e := range extra {
-		add(e.Config, e.Agent)
+	for i, e := range extra {
+		if e.Agent == nil && e.Runner == nil {
+			return nil, fmt.Errorf("agent %q (extra[%d]): neither an agent runtime nor a runner given", e.Config.Name, i)
+		}
+		add(e.Config, e.Agent, e.Runner)
 	}
 	if len(specs) == 0 {
 		return nil, errors.New("no agents configured")

@@ -7,27 +7,23 @@ package crashtest
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2aclient"
-	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
 	"github.com/pactum/pactum/audit"
+	"github.com/pactum/pactum/internal/e2e/attemptlog"
+	"github.com/pactum/pactum/internal/e2e/nodeproc"
 	"github.com/pactum/pactum/store"
 	_ "github.com/pactum/pactum/store/sqlite"
 	"github.com/pactum/pactum/task"
 )
 
-// config serves the agent "slow": testdata/attempt.sh logging into
+// config serves the agent "slow": attemptlog's script logging into
 // %[3]s/attempts.log and recording its process groups in %[3]s/runs.
 const config = `
 listen: %[1]s
@@ -46,68 +42,10 @@ agents:
       run_dir: %[3]s/runs
 `
 
-func buildPactum(t *testing.T) string {
+// start runs `pactum serve` on cfgPath and waits until it is ready.
+func start(t *testing.T, bin, cfgPath, addr string) *nodeproc.Process {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "pactum")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/pactum/pactum/cmd/pactum")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("build pactum: %v", err)
-	}
-	return bin
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// start runs the server and waits until /readyz answers.
-func start(t *testing.T, bin, cfgPath, addr string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(bin, "serve", "--config", cfgPath)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			_ = cmd.Wait()
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return cmd
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("server did not become ready")
-	return nil
-}
-
-func client(t *testing.T, ctx context.Context, addr string) *a2aclient.Client {
-	t.Helper()
-	card, err := agentcard.DefaultResolver.Resolve(ctx, "http://"+addr+"/agents/slow")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := a2aclient.NewFromCard(ctx, card)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return nodeproc.Start(t, bin, addr, "", "serve", "--config", cfgPath)
 }
 
 func TestKill9MidFlightLosesNothing(t *testing.T) {
@@ -117,19 +55,16 @@ func TestKill9MidFlightLosesNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr := nodeproc.FreeAddr(t)
 	dbPath := filepath.Join(dir, "pactum.db")
 	cfgPath := filepath.Join(dir, "pactum.yaml")
-	script, err := filepath.Abs("testdata/attempt.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
+	script := attemptlog.Script(t)
 	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(config, addr, dbPath, dir, script)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bin := buildPactum(t)
+	bin := nodeproc.Build(t, nodeproc.Pactum)
 	srv := start(t, bin, cfgPath, addr)
-	c := client(t, ctx, addr)
+	c := nodeproc.Client(t, ctx, addr, "slow")
 
 	const n = 200
 	var (
@@ -166,10 +101,7 @@ func TestKill9MidFlightLosesNothing(t *testing.T) {
 	}
 	// Let some work start, then kill -9 mid-flight.
 	time.Sleep(800 * time.Millisecond)
-	if err := syscall.Kill(srv.Process.Pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = srv.Wait()
+	srv.KillServer()
 	// Only the server: its attempts' processes must die with it.
 	killedAt := time.Now()
 
@@ -190,7 +122,7 @@ func TestKill9MidFlightLosesNothing(t *testing.T) {
 
 	restartAt := time.Now()
 	srv = start(t, bin, cfgPath, addr)
-	c = client(t, ctx, addr)
+	c = nodeproc.Client(t, ctx, addr, "slow")
 	pending := map[a2a.TaskID]bool{}
 	for _, id := range acked {
 		pending[id] = true
@@ -210,8 +142,7 @@ func TestKill9MidFlightLosesNothing(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	_ = syscall.Kill(-srv.Process.Pid, syscall.SIGTERM)
-	_ = srv.Wait()
+	srv.Stop()
 
 	st, err = store.Open(ctx, "sqlite://"+dbPath, nil)
 	if err != nil {
@@ -251,9 +182,9 @@ func TestKill9MidFlightLosesNothing(t *testing.T) {
 	if requeued < inFlight.TotalSize {
 		t.Fatalf("%d lease expiries recorded, %d tasks were in flight", requeued, inFlight.TotalSize)
 	}
-	attempts := readAttempts(t, filepath.Join(dir, "attempts.log"))
-	checkNoOverlap(t, attempts)
-	checkQuietBetween(t, attempts, killedAt, restartAt)
+	attempts := attemptlog.Read(t, filepath.Join(dir, "attempts.log"))
+	attemptlog.CheckNoOverlap(t, attempts)
+	attemptlog.CheckQuietBetween(t, attempts, killedAt, restartAt)
 	rep, err := audit.Verify(ctx, st)
 	if err != nil || !rep.OK {
 		t.Fatalf("audit after crash: %+v %v", rep, err)

@@ -6,13 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	pexec "github.com/pactum/pactum/agent/exec"
+	"github.com/pactum/pactum/internal/e2e/attemptlog"
+	"github.com/pactum/pactum/internal/e2e/nodeproc"
 )
 
 // longConfig serves "slow" as an agent that works for 30 seconds, under
@@ -46,13 +47,10 @@ func TestKill9LongAgentNoTwoAttemptsAtOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr := nodeproc.FreeAddr(t)
 	dbPath := filepath.Join(dir, "pactum.db")
 	cfgPath := filepath.Join(dir, "pactum.yaml")
-	script, err := filepath.Abs("testdata/attempt.sh")
-	if err != nil {
-		t.Fatal(err)
-	}
+	script := attemptlog.Script(t)
 	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(longConfig, addr, dbPath, dir, script)), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -63,9 +61,9 @@ func TestKill9LongAgentNoTwoAttemptsAtOnce(t *testing.T) {
 			t.Errorf("sweep after the test: %v", err)
 		}
 	})
-	bin := buildPactum(t)
+	bin := nodeproc.Build(t, nodeproc.Pactum)
 	srv := start(t, bin, cfgPath, addr)
-	c := client(t, ctx, addr)
+	c := nodeproc.Client(t, ctx, addr, "slow")
 
 	const n = 3
 	for i := range n {
@@ -74,36 +72,31 @@ func TestKill9LongAgentNoTwoAttemptsAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	first := waitLines(t, ctx, logPath, func(ls []attemptLine) bool { return count(ls, "child", 1) == n })
-	if err := syscall.Kill(srv.Process.Pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = srv.Wait()
+	first := waitLines(t, ctx, logPath, func(ls []attemptlog.Line) bool { return count(ls, "child", 1) == n })
+	srv.KillServer()
 	for _, l := range first {
-		if (l.kind == "start" || l.kind == "child") && !waitStopped(l.pid, 10*time.Second) {
-			t.Fatalf("task %s: attempt 1's process (pid %d, %s) still runs 10s after its server was killed", l.task, l.pid, l.kind)
+		if (l.Kind == "start" || l.Kind == "child") && !waitStopped(l.Pid, 10*time.Second) {
+			t.Fatalf("task %s: attempt 1's process (pid %d, %s) still runs 10s after its server was killed", l.Task, l.Pid, l.Kind)
 		}
 	}
 
 	srv = start(t, bin, cfgPath, addr)
-	t.Cleanup(func() {
-		_ = syscall.Kill(srv.Process.Pid, syscall.SIGKILL)
-	})
+	t.Cleanup(srv.KillServer)
 	// Attempt 2 starts once the 1-second lease has run out.
-	all := waitLines(t, ctx, logPath, func(ls []attemptLine) bool { return count(ls, "start", 2) == n })
+	all := waitLines(t, ctx, logPath, func(ls []attemptlog.Line) bool { return count(ls, "start", 2) == n })
 	for _, l := range first {
-		if running(l.pid) {
-			t.Errorf("task %s: process %d of attempt 1 (%s) runs alongside attempt 2", l.task, l.pid, l.kind)
+		if running(l.Pid) {
+			t.Errorf("task %s: process %d of attempt 1 (%s) runs alongside attempt 2", l.Task, l.Pid, l.Kind)
 		}
 	}
-	checkNoOverlap(t, all)
+	attemptlog.CheckNoOverlap(t, all)
 }
 
 // count counts the lines of kind for attempt.
-func count(ls []attemptLine, kind string, attempt int) int {
+func count(ls []attemptlog.Line, kind string, attempt int) int {
 	n := 0
 	for _, l := range ls {
-		if l.kind == kind && l.attempt == attempt {
+		if l.Kind == kind && l.Attempt == attempt {
 			n++
 		}
 	}
@@ -111,11 +104,11 @@ func count(ls []attemptLine, kind string, attempt int) int {
 }
 
 // waitLines waits until the attempt log satisfies ok and returns it.
-func waitLines(t *testing.T, ctx context.Context, file string, ok func([]attemptLine) bool) []attemptLine {
+func waitLines(t *testing.T, ctx context.Context, file string, ok func([]attemptlog.Line) bool) []attemptlog.Line {
 	t.Helper()
 	for {
 		if _, err := os.Stat(file); err == nil {
-			if ls := readAttempts(t, file); ok(ls) {
+			if ls := attemptlog.Read(t, file); ok(ls) {
 				return ls
 			}
 		}

@@ -14,8 +14,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/big"
-	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -23,16 +21,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
-	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pactum/pactum/audit"
+	"github.com/pactum/pactum/internal/e2e/nodeproc"
 	"github.com/pactum/pactum/store"
 	_ "github.com/pactum/pactum/store/postgres"
 	"github.com/pactum/pactum/task"
@@ -104,26 +101,6 @@ func schemaDSN(t *testing.T, dsn string) string {
 	return u.String()
 }
 
-func buildPactum(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "pactum")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/pactum/pactum/cmd/pactum").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build pactum: %v\n%s", err, out)
-	}
-	return bin
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // nodeConfig: an exec agent that appends "task attempt" to a shared log
 // each time it runs, then takes a moment, so a kill finds work in flight.
 const nodeConfig = `
@@ -144,67 +121,23 @@ agents:
 
 type node struct {
 	name string
-	addr string
-	cmd  *exec.Cmd
-	log  *os.File
+	*nodeproc.Process
 }
 
 // startNode runs `pactum serve` and waits until it is ready.
 func startNode(t *testing.T, bin, dir, name, dsn, execLog, sleep string) *node {
 	t.Helper()
-	n := &node{name: name, addr: freeAddr(t)}
+	addr := nodeproc.FreeAddr(t)
 	cfg := filepath.Join(dir, name+".yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(nodeConfig, n.addr, dsn, name, execLog, sleep)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(nodeConfig, addr, dsn, name, execLog, sleep)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var err error
-	if n.log, err = os.Create(filepath.Join(dir, name+".log")); err != nil {
-		t.Fatal(err)
-	}
-	n.cmd = exec.Command(bin, "serve", "--config", cfg)
-	n.cmd.Stdout, n.cmd.Stderr = n.log, n.log
-	n.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := n.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.kill() })
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get("http://" + n.addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return n
-			}
-		}
-		if n.cmd.ProcessState != nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	out, _ := os.ReadFile(n.log.Name())
-	t.Fatalf("node %s did not become ready:\n%s", name, out)
-	return nil
-}
-
-func (n *node) kill() {
-	if n.cmd != nil && n.cmd.ProcessState == nil {
-		_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGKILL)
-		_ = n.cmd.Wait()
-	}
+	return &node{name: name, Process: nodeproc.Start(t, bin, addr, filepath.Join(dir, name+".log"), "serve", "--config", cfg)}
 }
 
 func (n *node) client(t *testing.T, ctx context.Context) *a2aclient.Client {
 	t.Helper()
-	card, err := agentcard.DefaultResolver.Resolve(ctx, "http://"+n.addr+"/agents/work")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := a2aclient.NewFromCard(ctx, card)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return nodeproc.Client(t, ctx, n.Addr, "work")
 }
 
 func randN(n int) int {
@@ -317,7 +250,7 @@ func TestThreeNodesKill9(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	bin := buildPactum(t)
+	bin := nodeproc.Build(t, nodeproc.Pactum)
 	execLog := filepath.Join(dir, "exec.log")
 	if err := os.WriteFile(execLog, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -352,7 +285,7 @@ func TestThreeNodesKill9(t *testing.T) {
 	// Kill node C while its tasks run.
 	time.Sleep(300 * time.Millisecond)
 	victim := nodes[2]
-	victim.kill()
+	victim.Kill()
 	t.Logf("killed %s after %d submissions", victim.name, len(acked))
 	rest := submit(t, ctx, clients[:2], names[:2], beforeKill, total-beforeKill)
 	for id, n := range rest {

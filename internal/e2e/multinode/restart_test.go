@@ -17,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/pactum/pactum/audit"
+	"github.com/pactum/pactum/internal/e2e/nodeproc"
 	"github.com/pactum/pactum/store"
 	"github.com/pactum/pactum/task"
 )
@@ -82,7 +83,7 @@ func startPrivateCluster(t *testing.T) *privateCluster {
 		_ = exec.Command(argv[0], argv[1:]...).Run()
 		_ = os.RemoveAll(dir)
 	})
-	port, _ := strconv.Atoi(strings.TrimPrefix(freeAddr(t), "127.0.0.1:"))
+	port, _ := strconv.Atoi(strings.TrimPrefix(nodeproc.FreeAddr(t), "127.0.0.1:"))
 	c.port = port
 	c.run(t, "initdb", "-D", filepath.Join(dir, "data"), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")
 	c.run(t, "pg_ctl", "-D", filepath.Join(dir, "data"), "-l", filepath.Join(dir, "server.log"), "-w", "-t", "60",
@@ -132,7 +133,7 @@ func TestPostgresRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	bin := buildPactum(t)
+	bin := nodeproc.Build(t, nodeproc.Pactum)
 	execLog := filepath.Join(dir, "exec.log")
 	if err := os.WriteFile(execLog, nil, 0o666); err != nil {
 		t.Fatal(err)
