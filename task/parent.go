@@ -16,13 +16,24 @@ import (
 // the next node goes on from: finished children are never run again,
 // because the parent decides from what is stored.
 
-// children returns the child tasks of parent, oldest first, with their
-// artifacts and their newest message.
+// Children returns every child of parent, oldest first, reading all
+// pages: each with its newest historyLength messages (all for < 0) and,
+// with artifacts, its artifacts. An authenticated caller (WithCaller)
+// sees only its own tasks, as with List.
+func (c *Coordinator) Children(ctx context.Context, parent string, historyLength int, artifacts bool) ([]*Task, error) {
+	return collectChildren(ctx, c.List, parent, historyLength, artifacts)
+}
+
+// children returns what a parent's runner gets as Request.Children.
 func (c *Coordinator) children(ctx context.Context, parent string) ([]*Task, error) {
+	return collectChildren(ctx, c.store.ListTasks, parent, 1, true)
+}
+
+func collectChildren(ctx context.Context, list func(context.Context, ListParams) (*TaskPage, error), parent string, historyLength int, artifacts bool) ([]*Task, error) {
 	var out []*Task
-	p := ListParams{ParentTaskID: parent, PageSize: MaxPageSize, HistoryLength: 1, IncludeArtifacts: true}
+	p := ListParams{ParentTaskID: parent, PageSize: MaxPageSize, HistoryLength: historyLength, IncludeArtifacts: artifacts}
 	for {
-		page, err := c.store.ListTasks(ctx, p)
+		page, err := list(ctx, p)
 		if err != nil {
 			return nil, fmt.Errorf("list children of task %s: %w", parent, err)
 		}

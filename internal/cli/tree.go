@@ -36,24 +36,6 @@ type timelineEntry struct {
 // damaged store from sending the CLI round in circles.
 const maxDepth = 64
 
-// listChildren returns the children of parent, oldest first, reading
-// every page. historyLength is passed to the store as ListParams has it.
-func listChildren(ctx context.Context, c *task.Coordinator, parent string, historyLength int, artifacts bool) ([]*task.Task, error) {
-	var out []*task.Task
-	p := task.ListParams{ParentTaskID: parent, PageSize: task.MaxPageSize, HistoryLength: historyLength, IncludeArtifacts: artifacts}
-	for {
-		page, err := c.List(ctx, p)
-		if err != nil {
-			return nil, fmt.Errorf("list children of task %s: %w", parent, err)
-		}
-		out = append(out, page.Tasks...)
-		if page.NextPageToken == "" {
-			return out, nil
-		}
-		p.PageToken = page.NextPageToken
-	}
-}
-
 // treeOptions says what loadTree reads for each task below the root.
 type treeOptions struct {
 	// timeline loads every task's execution record.
@@ -87,7 +69,7 @@ func loadNode(ctx context.Context, c *task.Coordinator, t *task.Task, o treeOpti
 	if o.whole {
 		hl = -1
 	}
-	kids, err := listChildren(ctx, c, t.ID, hl, o.whole)
+	kids, err := c.Children(ctx, t.ID, hl, o.whole)
 	if err != nil {
 		return nil, err
 	}

@@ -394,6 +394,54 @@ func testChildrenCascade(t *testing.T, b *bundle) {
 	b.audited("p", "p/a", "p/b", "p/c", "p/a/g1", "p/a/g2", "q", "q/x", "q/y")
 }
 
+// raceFamilies sets up n parents for round r, each in_progress (leased to
+// worker-1) with one child "c" running (leased to worker-c) and one child
+// "x" already succeeded, then runs parent(p) and child(p) for every parent
+// p at once and fails the test on the first error either returns. It
+// returns the parents.
+func (b *bundle) raceFamilies(t *testing.T, r, n int, now time.Time, parent, child func(p string) error) []string {
+	var ps []string
+	for f := range n {
+		p := fmt.Sprintf("r%d/f%d", r, f)
+		ps = append(ps, p)
+		b.queued(p, now)
+		b.claim(p, "worker-1", now, time.Hour)
+		b.spawn(p, now, b.child(p, p+"/c", "c", now), b.child(p, p+"/x", "x", now))
+		b.settle(p+"/x", task.StateSucceeded, "", now)
+		b.claim(p, "worker-1", now, time.Hour)
+		b.claim(p+"/c", "worker-c", now, time.Hour)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*n)
+	for _, p := range ps {
+		for _, move := range []func(string) error{parent, child} {
+			wg.Go(func() {
+				if err := move(p); err != nil {
+					errs <- err
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	return ps
+}
+
+// childSucceeds is the race's child move: its worker ends it succeeded.
+// With tolerate, losing the race (the cascade canceled it) is no error.
+func (b *bundle) childSucceeds(now time.Time, tolerateConflict bool) func(p string) error {
+	return func(p string) error {
+		_, err := b.s.Transition(b.ctx, task.TransitionParams{TaskID: p + "/c", From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: "worker-c", Now: now})
+		if err != nil && !(tolerateConflict && errors.Is(err, task.ErrStateConflict)) {
+			return fmt.Errorf("%s/c to succeeded: %w", p, err)
+		}
+		return nil
+	}
+}
+
 // testChildrenWaitRace: a parent's move to waiting races its last
 // unsettled child's settling. Whichever commits first, the parent ends
 // queued: woken by the child, or finding no child left to wait for.
@@ -401,38 +449,13 @@ func testChildrenWaitRace(t *testing.T, b *bundle) {
 	const rounds, families = 50, 4
 	for r := range rounds {
 		now := at(time.Duration(r) * time.Minute)
-		var ps []string
-		for f := range families {
-			p := fmt.Sprintf("r%d/f%d", r, f)
-			ps = append(ps, p)
-			b.queued(p, now)
-			b.claim(p, "worker-1", now, time.Hour)
-			b.spawn(p, now, b.child(p, p+"/c", "c", now), b.child(p, p+"/x", "x", now))
-			b.settle(p+"/x", task.StateSucceeded, "", now)
-			b.claim(p, "worker-1", now, time.Hour)
-			b.claim(p+"/c", "worker-c", now, time.Hour)
-		}
-		var wg sync.WaitGroup
-		errs := make(chan error, 2*families)
-		for _, p := range ps {
-			wg.Go(func() {
-				_, err := b.s.Transition(b.ctx, task.TransitionParams{TaskID: p, From: task.StateInProgress, To: task.StateWaiting, LeaseOwner: "worker-1", Now: now})
-				if err != nil {
-					errs <- fmt.Errorf("%s to waiting: %w", p, err)
-				}
-			})
-			wg.Go(func() {
-				_, err := b.s.Transition(b.ctx, task.TransitionParams{TaskID: p + "/c", From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: "worker-c", Now: now})
-				if err != nil {
-					errs <- fmt.Errorf("%s/c to succeeded: %w", p, err)
-				}
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Fatal(err)
-		}
+		ps := b.raceFamilies(t, r, families, now, func(p string) error {
+			_, err := b.s.Transition(b.ctx, task.TransitionParams{TaskID: p, From: task.StateInProgress, To: task.StateWaiting, LeaseOwner: "worker-1", Now: now})
+			if err != nil {
+				return fmt.Errorf("%s to waiting: %w", p, err)
+			}
+			return nil
+		}, b.childSucceeds(now, false))
 		for _, p := range ps {
 			if got := b.get(p); got.State != task.StateQueued || got.TurnAttempt() != 0 {
 				t.Fatalf("round %d: %s ended %s (records %s), want queued: a wake-up was lost", r, p, got.State, dump(b.records(p)))
@@ -452,38 +475,13 @@ func testChildrenCancelRace(t *testing.T, b *bundle) {
 	const rounds, families = 5, 3
 	for r := range rounds {
 		now := at(time.Duration(r) * time.Minute)
-		var ps []string
-		for f := range families {
-			p := fmt.Sprintf("r%d/f%d", r, f)
-			ps = append(ps, p)
-			b.queued(p, now)
-			b.claim(p, "worker-1", now, time.Hour)
-			b.spawn(p, now, b.child(p, p+"/c", "c", now), b.child(p, p+"/x", "x", now))
-			b.settle(p+"/x", task.StateSucceeded, "", now)
-			b.claim(p, "worker-1", now, time.Hour)
-			b.claim(p+"/c", "worker-c", now, time.Hour)
-		}
-		var wg sync.WaitGroup
-		errs := make(chan error, 2*families)
-		for _, p := range ps {
-			wg.Go(func() {
-				_, err := b.s.Transition(b.ctx, task.TransitionParams{TaskID: p, From: task.StateInProgress, To: task.StateCanceled, LeaseOwner: "worker-1", Reason: "stop", Now: now})
-				if err != nil {
-					errs <- fmt.Errorf("cancel %s: %w", p, err)
-				}
-			})
-			wg.Go(func() {
-				_, err := b.s.Transition(b.ctx, task.TransitionParams{TaskID: p + "/c", From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: "worker-c", Now: now})
-				if err != nil && !errors.Is(err, task.ErrStateConflict) {
-					errs <- fmt.Errorf("%s/c to succeeded: %w", p, err)
-				}
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Fatal(err)
-		}
+		ps := b.raceFamilies(t, r, families, now, func(p string) error {
+			_, err := b.s.Transition(b.ctx, task.TransitionParams{TaskID: p, From: task.StateInProgress, To: task.StateCanceled, LeaseOwner: "worker-1", Reason: "stop", Now: now})
+			if err != nil {
+				return fmt.Errorf("cancel %s: %w", p, err)
+			}
+			return nil
+		}, b.childSucceeds(now, true))
 		for _, p := range ps {
 			if got := b.get(p); got.State != task.StateCanceled || got.Reason != "stop" {
 				t.Fatalf("round %d: parent %s ended %s", r, p, dump(got))

@@ -9,7 +9,9 @@ package attemptlog
 
 import (
 	"bufio"
+	"context"
 	_ "embed"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,6 +33,52 @@ func Script(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// Config returns a node's configuration serving the exec agent "slow": the
+// script at script, logging into dir/attempts.log and working seconds per
+// attempt. With node set the node has that name and records its process
+// groups in dir/runs/NODE (a node sweeps its run_dir when it starts, so
+// nodes that share dir need one each); without, in dir/runs.
+func Config(addr, storeDSN, node, dir, script, seconds string) string {
+	runDir, named := dir+"/runs", ""
+	if node != "" {
+		runDir, named = runDir+"/"+node, "node: "+node+"\n"
+	}
+	return fmt.Sprintf(`listen: %[1]s
+base_url: http://%[1]s
+store: %[2]q
+%[3]slease: 2s
+workers: 16
+log: {level: warn}
+agents:
+  - name: slow
+    type: exec
+    timeout: 30s
+    retry: {max_attempts: 5, initial_backoff: 100ms, max_backoff: 1s}
+    exec:
+      command: ["%[4]s", "%[5]s/attempts.log", "{{.TaskID}}", "{{.Attempt}}", "%[6]s"]
+      run_dir: %[7]s
+`, addr, storeDSN, named, script, dir, seconds, runDir)
+}
+
+// Wait waits until the log in file satisfies ok and returns it; it fails
+// the test when ctx ends first.
+func Wait(t testing.TB, ctx context.Context, file string, ok func([]Line) bool) []Line {
+	t.Helper()
+	for {
+		if _, err := os.Stat(file); err == nil {
+			if ls := Read(t, file); ok(ls) {
+				return ls
+			}
+		}
+		select {
+		case <-ctx.Done():
+			b, _ := os.ReadFile(file)
+			t.Fatalf("attempts log never got there:\n%s", b)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // Line is one line of the script's log.

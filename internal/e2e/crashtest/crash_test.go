@@ -23,25 +23,6 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
-// config serves the agent "slow": attemptlog's script logging into
-// %[3]s/attempts.log and recording its process groups in %[3]s/runs.
-const config = `
-listen: %[1]s
-base_url: http://%[1]s
-store: sqlite://%[2]s
-lease: 2s
-workers: 16
-log: {level: warn}
-agents:
-  - name: slow
-    type: exec
-    timeout: 30s
-    retry: {max_attempts: 5, initial_backoff: 100ms, max_backoff: 1s}
-    exec:
-      command: ["%[4]s", "%[3]s/attempts.log", "{{.TaskID}}", "{{.Attempt}}", "0.3"]
-      run_dir: %[3]s/runs
-`
-
 // start runs `pactum serve` on cfgPath and waits until it is ready.
 func start(t *testing.T, bin, cfgPath, addr string) *nodeproc.Process {
 	t.Helper()
@@ -59,7 +40,7 @@ func TestKill9MidFlightLosesNothing(t *testing.T) {
 	dbPath := filepath.Join(dir, "pactum.db")
 	cfgPath := filepath.Join(dir, "pactum.yaml")
 	script := attemptlog.Script(t)
-	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(config, addr, dbPath, dir, script)), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(attemptlog.Config(addr, "sqlite://"+dbPath, "", dir, script, "0.3")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	bin := nodeproc.Build(t, nodeproc.Pactum)

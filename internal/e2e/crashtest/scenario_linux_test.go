@@ -72,7 +72,7 @@ func TestKill9LongAgentNoTwoAttemptsAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	first := waitLines(t, ctx, logPath, func(ls []attemptlog.Line) bool { return count(ls, "child", 1) == n })
+	first := attemptlog.Wait(t, ctx, logPath, func(ls []attemptlog.Line) bool { return count(ls, "child", 1) == n })
 	srv.KillServer()
 	for _, l := range first {
 		if (l.Kind == "start" || l.Kind == "child") && !waitStopped(l.Pid, 10*time.Second) {
@@ -83,7 +83,7 @@ func TestKill9LongAgentNoTwoAttemptsAtOnce(t *testing.T) {
 	srv = start(t, bin, cfgPath, addr)
 	t.Cleanup(srv.KillServer)
 	// Attempt 2 starts once the 1-second lease has run out.
-	all := waitLines(t, ctx, logPath, func(ls []attemptlog.Line) bool { return count(ls, "start", 2) == n })
+	all := attemptlog.Wait(t, ctx, logPath, func(ls []attemptlog.Line) bool { return count(ls, "start", 2) == n })
 	for _, l := range first {
 		if running(l.Pid) {
 			t.Errorf("task %s: process %d of attempt 1 (%s) runs alongside attempt 2", l.Task, l.Pid, l.Kind)
@@ -101,24 +101,6 @@ func count(ls []attemptlog.Line, kind string, attempt int) int {
 		}
 	}
 	return n
-}
-
-// waitLines waits until the attempt log satisfies ok and returns it.
-func waitLines(t *testing.T, ctx context.Context, file string, ok func([]attemptlog.Line) bool) []attemptlog.Line {
-	t.Helper()
-	for {
-		if _, err := os.Stat(file); err == nil {
-			if ls := attemptlog.Read(t, file); ok(ls) {
-				return ls
-			}
-		}
-		select {
-		case <-ctx.Done():
-			b, _ := os.ReadFile(file)
-			t.Fatalf("attempt log never got there:\n%s", b)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 // running reports whether process pid exists and is not a zombie.

@@ -46,7 +46,7 @@ func TestKill9MidMultiStepRuns(t *testing.T) {
 		time.Sleep(450 * time.Millisecond)
 	}
 	// Kill once about six steps have ended and some run.
-	steprun.WaitLog(t, ctx, cl.AttemptsLog(), steprun.MidRun(6))
+	attemptlog.Wait(t, ctx, cl.AttemptsLog(), steprun.MidRun(6))
 	srv.Kill()
 	kill := steprun.Kill{Node: "solo", At: time.Now()}
 

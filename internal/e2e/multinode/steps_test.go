@@ -59,7 +59,7 @@ func TestThreeNodesKill9MidMultiStepRuns(t *testing.T) {
 		ids[steprun.Submit(t, ctx, clients[i%len(clients)], in)] = in
 		time.Sleep(300 * time.Millisecond)
 	}
-	steprun.WaitLog(t, ctx, cl.AttemptsLog(), steprun.MidRun(6))
+	attemptlog.Wait(t, ctx, cl.AttemptsLog(), steprun.MidRun(6))
 	victim, running := busiest(t, ctx, st)
 	nodes[victim].Kill()
 	kill := steprun.Kill{Node: victim, At: time.Now()}

@@ -42,28 +42,6 @@ var (
 // StepSeconds is how long one attempt of a step's exec agent works.
 const StepSeconds = "0.4"
 
-// config: the exec agent "slow" is attemptlog's script, logging into
-// %[4]s/attempts.log, its process groups recorded per node (a node sweeps
-// its run_dir when it starts: a shared one would kill the other nodes'
-// attempts).
-const config = `
-listen: %[1]s
-base_url: http://%[1]s
-store: %[2]q
-node: %[3]s
-lease: 2s
-workers: 16
-log: {level: warn}
-agents:
-  - name: slow
-    type: exec
-    timeout: 30s
-    retry: {max_attempts: 5, initial_backoff: 100ms, max_backoff: 1s}
-    exec:
-      command: ["%[5]s", "%[4]s/attempts.log", "{{.TaskID}}", "{{.Attempt}}", "%[6]s"]
-      run_dir: %[4]s/runs/%[3]s
-`
-
 // Cluster is what the nodes of one test share.
 type Cluster struct {
 	Bin    string // the stepnode binary
@@ -85,7 +63,7 @@ func (c *Cluster) AttemptsLog() string { return filepath.Join(c.Dir, "attempts.l
 func (c *Cluster) Start(t testing.TB, name, addr string) *nodeproc.Process {
 	t.Helper()
 	cfg := filepath.Join(c.Dir, name+".yaml")
-	src := fmt.Sprintf(config, addr, c.Store, name, c.Dir, c.Script, StepSeconds)
+	src := attemptlog.Config(addr, c.Store, name, c.Dir, c.Script, StepSeconds)
 	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -106,24 +84,6 @@ func Submit(t testing.TB, ctx context.Context, c *a2aclient.Client, in string) a
 		t.Fatalf("submit run %q: answer %T, want a task", in, res)
 	}
 	return tk.ID
-}
-
-// WaitLog waits until the attempts log satisfies ok and returns it.
-func WaitLog(t testing.TB, ctx context.Context, file string, ok func([]attemptlog.Line) bool) []attemptlog.Line {
-	t.Helper()
-	for {
-		if _, err := os.Stat(file); err == nil {
-			if ls := attemptlog.Read(t, file); ok(ls) {
-				return ls
-			}
-		}
-		select {
-		case <-ctx.Done():
-			b, _ := os.ReadFile(file)
-			t.Fatalf("attempts log never got there:\n%s", b)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // MidRun reports whether the log shows at least ends attempts ended and
