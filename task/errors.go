@@ -25,6 +25,11 @@ const (
 	CodeTimeout           Code = "timeout"
 	CodeAgentFailed       Code = "agent_failed"
 	CodeGateBlocked       Code = "gate_blocked"
+	// CodeContractViolation: a step's output broke its contract (an
+	// assertion failed) and its contract says fail. It is a task's error
+	// code, never a request's: the failed assertions are in the task's
+	// reason and verified result, which its caller reads.
+	CodeContractViolation Code = "contract_violation"
 	CodeLeaseExpired      Code = "lease_expired"
 	CodeInternal          Code = "internal"
 )
@@ -38,7 +43,7 @@ var exposed = map[Code]bool{
 	CodeInvalidArgument: true, CodeNotFound: true, CodeConflict: true, CodeIllegalTransition: true,
 	CodeNotCancelable: true, CodeNotRetryable: true, CodeForbidden: true, CodePolicyDenied: true,
 	CodeApprovalRequired: true, CodeUnsupported: true, CodeUnavailable: true, CodeTimeout: true,
-	CodeAgentFailed: false, CodeGateBlocked: false, CodeLeaseExpired: false, CodeInternal: false,
+	CodeAgentFailed: false, CodeGateBlocked: false, CodeContractViolation: false, CodeLeaseExpired: false, CodeInternal: false,
 }
 
 // Exposed reports whether a transport shows an error of code c to its

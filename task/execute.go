@@ -111,6 +111,13 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 			p.ErrorCode = CodeTimeout
 			p.Reason = fmt.Sprintf("attempt %d of %d exceeded the agent timeout of %s", t.TurnAttempt(), t.MaxAttempts, spec.Timeout)
 		}
+		if fb, ok := feedbackOf(err); ok && p.To == StateQueued {
+			if fb.ID == "" {
+				fb.ID = NewID()
+			}
+			fb.Role, fb.TaskID, fb.ContextID = RoleUser, t.ID, t.ContextID
+			p.Messages = append(p.Messages, fb)
+		}
 		log.Warn("attempt failed", "to", p.To, "err", err)
 		finish(ended(p))
 		return

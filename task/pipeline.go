@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 )
@@ -55,6 +56,36 @@ func (m middlewareFunc) Handle(ctx context.Context, a *Attempt, next Next) (*Res
 // the attempt fails permanently with CodeGateBlocked and the reason.
 func Refuse(format string, args ...any) error {
 	return Permanent(&Error{Code: CodeGateBlocked, Message: fmt.Sprintf(format, args...)})
+}
+
+// WithFeedback returns err carrying msg for the task's next attempt: when
+// the failure is retried (the task goes back to queued), msg is appended
+// to the task's history as a user message in the same transaction, so the
+// next attempt's Request.Message is msg and the agent sees what to fix (a
+// contract's retry-with-feedback). When the failure is not retried, msg is
+// dropped. The error stays err for errors.Is, IsPermanent and ErrorCode.
+func WithFeedback(err error, msg Message) error {
+	if err == nil {
+		return nil
+	}
+	return &feedbackError{err: err, msg: msg}
+}
+
+type feedbackError struct {
+	err error
+	msg Message
+}
+
+func (f *feedbackError) Error() string { return f.err.Error() }
+func (f *feedbackError) Unwrap() error { return f.err }
+
+// feedbackOf returns the message WithFeedback attached to err.
+func feedbackOf(err error) (Message, bool) {
+	var f *feedbackError
+	if errors.As(err, &f) {
+		return f.msg, true
+	}
+	return Message{}, false
 }
 
 // Attempt is one attempt of one task as the pipeline's steps see it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -286,4 +287,52 @@ func TestEvidenceOnlyWithItsTransition(t *testing.T) {
 		t.Fatalf("evidence on records %v, want %v (records %+v)", withEvidence, want, recs)
 	}
 	verifyAudit(t, b)
+}
+
+// TestFeedbackReachesTheNextAttempt: a step's retried failure with
+// feedback adds a user turn that the next attempt gets as its message;
+// a failure that is not retried adds nothing.
+func TestFeedbackReachesTheNextAttempt(t *testing.T) {
+	t.Parallel()
+	var seen trace
+	runner := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		seen.add(req.Message.Text() + fmt.Sprintf("|%d", len(req.History)))
+		return &task.Result{Artifacts: []task.Artifact{{Parts: req.Message.Parts}}}, nil
+	})
+	check := func(permanent bool) task.Middleware {
+		return task.MiddlewareFunc("check", func(ctx context.Context, a *task.Attempt, next task.Next) (*task.Result, error) {
+			res, err := next(ctx)
+			if err != nil || a.Number() > 1 {
+				return res, err
+			}
+			var fail error = errors.New("no title")
+			if permanent {
+				fail = task.Permanent(fail)
+			}
+			return nil, task.WithFeedback(fail, text("add a title"))
+		})
+	}
+	b := setup(t, task.Options{Agents: []task.AgentSpec{
+		{Name: "retry", Runner: runner, Retry: task.RetryPolicy{MaxAttempts: 2, InitialBackoff: time.Millisecond}, Middleware: []task.Middleware{check(false)}},
+		{Name: "final", Runner: runner, Retry: task.RetryPolicy{MaxAttempts: 2, InitialBackoff: time.Millisecond}, Middleware: []task.Middleware{check(true)}},
+	}})
+	res, err := b.coord.Submit(context.Background(), task.SubmitRequest{Envelope: envelope("retry", "alice", "write it")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := b.coord.Get(context.Background(), wait(t, b, res.Task.ID).ID, -1)
+	if got.State != task.StateSucceeded || len(got.History) != 2 || got.History[1].Role != task.RoleUser || got.History[1].Text() != "add a title" {
+		t.Fatalf("retried task %s, history %+v", got.State, got.History)
+	}
+	if l := seen.get(); !slices.Equal(l, []string{"write it|1", "add a title|2"}) {
+		t.Fatalf("attempts saw %v", l)
+	}
+	res, err = b.coord.Submit(context.Background(), task.SubmitRequest{Envelope: envelope("final", "alice", "write it")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = b.coord.Get(context.Background(), wait(t, b, res.Task.ID).ID, -1)
+	if got.State != task.StateFailed || len(got.History) != 1 {
+		t.Fatalf("permanent failure: %s, history %+v", got.State, got.History)
+	}
 }
