@@ -1,0 +1,4 @@
+package contract
+
+// builtins are the built-in check types and their compilers.
+var builtins = map[string]compiler{}
