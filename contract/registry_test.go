@@ -27,7 +27,9 @@ func (f fake) FromContract(*contract.AgentContract) (any, error) { return nil, n
 func (f fake) ExtractResources(any, *contract.ContractStep) ([]contract.ContractResource, error) {
 	return nil, nil
 }
-func (f fake) InjectContext(*contract.ContractStep, []contract.Resource) (any, error) { return nil, nil }
+func (f fake) InjectContext(*contract.ContractStep, []contract.Resource) (any, error) {
+	return nil, nil
+}
 
 // detecting is a fake that implements Detector.
 type detecting struct{ fake }
