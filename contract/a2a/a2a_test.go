@@ -129,7 +129,7 @@ func TestRoundTripTable(t *testing.T) {
 func TestMappingTable(t *testing.T) {
 	w := a2a.Workflow{AgentCard: card(), Task: &sdk.Task{
 		ID: "t2", ContextID: "ctx", Status: sdk.TaskStatus{State: sdk.TaskStateCompleted},
-		History: []*sdk.Message{userMessage("m", sdk.NewTextPart("do it"), sdk.NewDataPart(map[string]any{"n": 1.0}), filePart("https://x/y.pdf", "y.pdf", "application/pdf"))},
+		History:   []*sdk.Message{userMessage("m", sdk.NewTextPart("do it"), sdk.NewDataPart(map[string]any{"n": 1.0}), filePart("https://x/y.pdf", "y.pdf", "application/pdf"))},
 		Artifacts: []*sdk.Artifact{{ID: "a1", Name: "result", Parts: sdk.ContentParts{sdk.NewDataPart(map[string]any{"ok": true})}}},
 	}}
 	c, err := a2a.ToContract(w, contract.AdapterOptions{AutoAssertions: true, Strictness: contract.Strict})
