@@ -394,7 +394,7 @@ func FromContract(c *contract.AgentContract) (Workflow, error) {
 		}
 		spec.Contract = string(b)
 	}
-	w := Workflow{Spec: spec}
+	w := Workflow{Spec: spec, Chunks: make([]Chunk, 0, len(c.Steps))}
 	for i := range c.Steps {
 		st := &c.Steps[i]
 		ch := Chunk{
