@@ -1,0 +1,133 @@
+package mcp
+
+import (
+	"fmt"
+	"maps"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/pactum/pactum/contract"
+	"github.com/pactum/pactum/contract/internal/convert"
+)
+
+// ExtractResources implements contract.ProtocolAdapter: output is an
+// *sdk.CallToolResult (or a value, or its JSON); see ExtractResult.
+func (Adapter) ExtractResources(output any, step *contract.ContractStep) ([]contract.ContractResource, error) {
+	r, err := contract.Decode[sdk.CallToolResult](output)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: ExtractResources: %w", err)
+	}
+	return ExtractResult(&r, step), nil
+}
+
+// ExtractResult describes what a tool call produced: its structured
+// content is a data resource (data_STEP, format json); each text content
+// a message resource (text_STEP_I, format text); each embedded resource
+// or resource link a file resource when its URI is a file: URI (or has no
+// scheme), else an artifact resource (id "resource_" and its URI,
+// location as in the mapping table, format its MIME type); each image or
+// audio content an artifact resource (image_STEP_I, audio_STEP_I). A
+// result with IsError set created nothing. Each resource's metadata names
+// the step (createdByStep).
+func ExtractResult(r *sdk.CallToolResult, step *contract.ContractStep) []contract.ContractResource {
+	if r == nil || r.IsError {
+		return nil
+	}
+	sid := "step"
+	if step != nil && step.ID != "" {
+		sid = step.ID
+	}
+	md := func() map[string]any { return map[string]any{"createdByStep": sid} }
+	seen := map[string]bool{}
+	var out []contract.ContractResource
+	add := func(cr contract.ContractResource) {
+		cr.ID = convert.Unique(seen, cr.ID)
+		out = append(out, cr)
+	}
+	if r.StructuredContent != nil {
+		add(contract.ContractResource{ID: convert.ID("data_", sid), Type: contract.ResourceData, Format: "json", Metadata: md()})
+	}
+	for i, c := range r.Content {
+		at := fmt.Sprintf("%s_%d", sid, i)
+		switch x := c.(type) {
+		case *sdk.TextContent:
+			add(contract.ContractResource{ID: convert.ID("text_", at), Type: contract.ResourceMessage, Format: "text", Metadata: md()})
+		case *sdk.EmbeddedResource:
+			if x.Resource == nil {
+				continue
+			}
+			add(uriResource(x.Resource.URI, x.Resource.MIMEType, md()))
+		case *sdk.ResourceLink:
+			m := md()
+			if x.Name != "" {
+				m["name"] = x.Name
+			}
+			add(uriResource(x.URI, x.MIMEType, m))
+		case *sdk.ImageContent:
+			add(contract.ContractResource{ID: convert.ID("image_", at), Type: contract.ResourceArtifact, Format: x.MIMEType, Metadata: md()})
+		case *sdk.AudioContent:
+			add(contract.ContractResource{ID: convert.ID("audio_", at), Type: contract.ResourceArtifact, Format: x.MIMEType, Metadata: md()})
+		}
+	}
+	return out
+}
+
+func uriResource(uri, mime string, md map[string]any) contract.ContractResource {
+	typ, loc := resourceType(uri)
+	md["uri"] = uri
+	return contract.ContractResource{ID: convert.ID("resource_", uri), Type: typ, Location: loc, Format: mime, Metadata: md}
+}
+
+// InjectContext implements contract.ProtocolAdapter; it returns the call's
+// arguments, a map[string]any (InjectArguments).
+func (Adapter) InjectContext(step *contract.ContractStep, available []contract.Resource) (any, error) {
+	if step == nil {
+		return nil, fmt.Errorf("mcp: InjectContext: nil step")
+	}
+	return InjectArguments(step, available), nil
+}
+
+// InjectArguments gives a tool call the resources earlier steps created:
+// the step's arguments (metadata mcpArguments), plus, for each available
+// resource whose id is a property of the tool's input schema that the
+// arguments do not set, that property set to the resource's Data (else
+// its Text); plus "_context", a list of every available resource's id,
+// type and location, unless the input schema forbids properties it does
+// not list (additionalProperties: false) and does not list _context.
+func InjectArguments(step *contract.ContractStep, available []contract.Resource) map[string]any {
+	args := map[string]any{}
+	if a, ok := step.Metadata[MetaArguments].(map[string]any); ok {
+		args = maps.Clone(a)
+	} else if a := convert.Object(step.Metadata[MetaArguments]); a != nil {
+		args = a
+	}
+	schema := convert.Object(step.Metadata[MetaInputSchema])
+	props, _ := schema["properties"].(map[string]any)
+	for _, r := range available {
+		if _, ok := props[r.ID]; !ok {
+			continue
+		}
+		if _, set := args[r.ID]; set {
+			continue
+		}
+		if r.Data != nil {
+			args[r.ID] = r.Data
+		} else {
+			args[r.ID] = r.Text
+		}
+	}
+	_, declared := props["_context"]
+	closed := schema["additionalProperties"] == false
+	if len(available) > 0 && (declared || !closed) {
+		ctx := make([]any, 0, len(available))
+		for _, r := range available {
+			e := map[string]any{"id": r.ID, "type": string(r.Type)}
+			if r.Location != "" {
+				e["location"] = r.Location
+			}
+			ctx = append(ctx, e)
+		}
+		args["_context"] = ctx
+	}
+	return args
+}
