@@ -251,7 +251,7 @@ func (v *validation) assertion(p string, a *ContractAssertion) {
 	}
 	switch t := a.Check.Type; {
 	case t == "":
-		v.add(p+".check.type", "required (one of: %s)", strings.Join(CheckTypes(), ", "))
+		v.add(p+".check.type", "required (one of: %s, or a registered validator's name)", strings.Join(builtinTypes(), ", "))
 	case !KnownCheck(t):
 		v.add(p+".check.type", "unknown check type %q%s", t, suggest(t, CheckTypes()))
 	}
@@ -327,4 +327,14 @@ func quoteList(s []string) string {
 		q[i] = strconv.Quote(x)
 	}
 	return strings.Join(q, ", ")
+}
+
+// builtinTypes returns the built-in check types, sorted.
+func builtinTypes() []string {
+	out := make([]string, 0, len(builtins))
+	for t := range builtins {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
 }
