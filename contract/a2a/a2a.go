@@ -2,7 +2,7 @@
 // agent card of the agent that runs it, when known) and a contract, on the
 // official SDK's types (github.com/a2aproject/a2a-go/v2/a2a).
 //
-// The mapping (docs/contracts-adapters.md has it as a table):
+// The mapping (docs/contracts.md, "Protocol adapters", has it as a table):
 //
 //   - the task is the contract: its id is the contract's id
 //     ("contract_a2a_" + task id) and metadata a2aTaskId; its context id is

@@ -3,7 +3,7 @@
 // and a contract, on the official SDK's types
 // (github.com/modelcontextprotocol/go-sdk/mcp).
 //
-// The mapping (docs/contracts-adapters.md has it as a table):
+// The mapping (docs/contracts.md, "Protocol adapters", has it as a table):
 //
 //   - each call is a step, in order, each depending on the one before:
 //     id "step_I_TOOL", agent the tool's name, description the tool's

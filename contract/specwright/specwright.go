@@ -2,7 +2,7 @@
 // with its chunks (spec-driven development: a spec cut into chunks that an
 // agent implements one by one) and a contract.
 //
-// The mapping (docs/contracts-adapters.md has it as a table):
+// The mapping (docs/contracts.md, "Protocol adapters", has it as a table):
 //
 //   - the spec is the contract: id "contract_" + spec id, metadata specId
 //     and specTitle;
