@@ -51,10 +51,11 @@ type GateOptions struct {
 //     failed assertions as feedback (task.WithFeedback: the next attempt's
 //     message is that feedback; after the agent's last attempt the task is
 //     dead-lettered with the violation as its reason); escalate pauses the
-//     task in input_required with the violation as its question, keeping
-//     the output (an answer queues it again and the agent runs with the
-//     answer as its message); fail fails the task permanently with
-//     contract_violation; continue delivers the result as it is.
+//     task in input_required with the violation as its question, the
+//     output that broke the contract attached to it (an answer queues the
+//     task again and the agent runs with the answer as its message); fail
+//     fails the task permanently with contract_violation; continue
+//     delivers the result as it is.
 //
 // An attempt whose agent fails is recorded (executed, with its error) and
 // its error returned unchanged; an answer that asks for input or spawns
@@ -176,8 +177,14 @@ func (g *gate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*ta
 	case ViolationRetry:
 		return nil, task.WithFeedback(cause, task.Message{Role: task.RoleUser, Parts: []task.Part{task.TextPart(feedback(g.s.failed(post, true)))}})
 	case ViolationEscalate:
+		// The output that broke the contract goes with the question, for
+		// the person who answers it, not onto the task: an answer runs the
+		// step again, whose output is the task's result.
 		q := task.Message{Role: task.RoleAgent, Parts: []task.Part{task.TextPart(question(g.s.failed(post, true)))}}
-		return &task.Result{Artifacts: res.Artifacts, Message: &q, InputRequired: true, Reason: cause.Message}, nil
+		for _, art := range res.Artifacts {
+			q.Parts = append(q.Parts, art.Parts...)
+		}
+		return &task.Result{Message: &q, InputRequired: true, Reason: cause.Message}, nil
 	case ViolationContinue:
 		return res, nil
 	default:

@@ -195,7 +195,7 @@ func TestGatePolicies(t *testing.T) {
 			calls:  2, outcomes: []string{"fail", "fail"}, recordedAt: []task.State{task.StateQueued, task.StateDeadLetter}},
 		{name: "escalate", policy: contract.ViolationEscalate, attempts: 3, answer: alwaysBad,
 			state: task.StateInputRequired, reason: []string{"the answer is a JSON object with a summary"},
-			calls: 1, outcomes: []string{"fail"}, recordedAt: []task.State{task.StateInputRequired}, artifact: bad},
+			calls: 1, outcomes: []string{"fail"}, recordedAt: []task.State{task.StateInputRequired}},
 		{name: "continue", policy: contract.ViolationContinue, attempts: 3, answer: alwaysBad,
 			state: task.StateSucceeded, calls: 1, outcomes: []string{"fail"}, recordedAt: []task.State{task.StateSucceeded}, artifact: bad},
 		{name: "permissive never fails", policy: contract.ViolationFail, strictness: contract.Permissive, attempts: 3, answer: alwaysBad,
@@ -331,6 +331,9 @@ func TestGateEscalateResumes(t *testing.T) {
 	if got.StatusMessage == nil || got.StatusMessage.Role != task.RoleAgent ||
 		!strings.Contains(got.StatusMessage.Text(), "the answer is a JSON object with a summary") {
 		t.Fatalf("question %+v does not state the violation", got.StatusMessage)
+	}
+	if q := got.StatusMessage.Parts; len(q) != 2 || q[1].Text != bad || len(got.Artifacts) != 0 {
+		t.Errorf("question parts %+v, artifacts %+v: want the output that broke the contract with the question, not on the task", q, got.Artifacts)
 	}
 	if _, err := b.coord.Continue(context.Background(), got.ID, userText("please use JSON")); err != nil {
 		t.Fatal(err)
