@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/pactum/pactum/config"
@@ -35,7 +34,10 @@ func buildContract(cfg *config.Config, ac config.Agent, baseDir string) (*contra
 	if spec.Decode != nil {
 		return inlineContract(spec)
 	}
-	c, compiled, err := contract.Load(spec.File)
+	c, compiled, err := contract.LoadWith(spec.File, contract.ValidateOptions{KnownAgent: func(name string) bool {
+		_, ok := cfg.Agent(name)
+		return ok
+	}})
 	if err != nil {
 		var ces contract.Errors
 		if errors.As(err, &ces) && len(ces) > 0 && ces[0].File != "" {
@@ -45,7 +47,7 @@ func buildContract(cfg *config.Config, ac config.Agent, baseDir string) (*contra
 			}
 			return nil, out
 		}
-		return nil, config.Errors{spec.Error("file", fmt.Sprintf("contract %s: %v", spec.File, err), err)}
+		return nil, config.Errors{spec.Error("file", err.Error(), err)}
 	}
 	step, ok := compiled.Step(spec.Step)
 	if !ok {
@@ -73,9 +75,6 @@ func inlineContract(spec config.ContractSpec) (*contract.CompiledStep, config.Er
 		return nil, config.Errors{spec.Error("", err.Error(), err)}
 	}
 	var errs config.Errors
-	if in.OnViolation != "" && !slices.Contains([]contract.Violation{contract.ViolationRetry, contract.ViolationEscalate, contract.ViolationFail, contract.ViolationContinue}, in.OnViolation) {
-		errs = append(errs, spec.Error("onViolation", fmt.Sprintf("must be retry, escalate, fail or continue (got %q)", in.OnViolation), nil))
-	}
 	if len(in.Assertions) == 0 {
 		errs = append(errs, spec.Error("assertions", "required: at least one assertion (type, message, check)", nil))
 	}
@@ -86,6 +85,26 @@ func inlineContract(spec config.ContractSpec) (*contract.CompiledStep, config.Er
 			Assertions: in.Assertions, OnViolation: in.OnViolation,
 		}},
 	}
+	// The contract's id and its step's are the agent's name, which the
+	// configuration has checked already (with rules of its own).
+	var seen []string
+	for _, fe := range contract.Validate(c, contract.ValidateOptions{}) {
+		if fe.Path == "id" || fe.Path == "steps[0].id" || fe.Path == "steps[0].agent" {
+			continue
+		}
+		seen = append(seen, fe.Path)
+		errs = append(errs, spec.Error(inlinePath(fe.Path), fe.Msg, nil))
+	}
+	// Compile's errors about a field Validate reported already (an
+	// unknown check type) say the same again.
+	covered := func(p string) bool {
+		for _, q := range seen {
+			if p == q || strings.HasPrefix(p, q+".") || strings.HasPrefix(q, p+".") {
+				return true
+			}
+		}
+		return false
+	}
 	compiled, err := contract.Compile(c)
 	if err != nil {
 		var ces contract.Errors
@@ -93,7 +112,9 @@ func inlineContract(spec config.ContractSpec) (*contract.CompiledStep, config.Er
 			return nil, append(errs, spec.Error("", err.Error(), err))
 		}
 		for _, fe := range ces {
-			errs = append(errs, spec.Error(inlinePath(fe.Path), fe.Msg, nil))
+			if !covered(fe.Path) {
+				errs = append(errs, spec.Error(inlinePath(fe.Path), fe.Msg, nil))
+			}
 		}
 	}
 	if len(errs) > 0 {

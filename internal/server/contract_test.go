@@ -378,8 +378,7 @@ steps:
 	got := err.Error()
 	for _, want := range []string{
 		"pactum.yaml:8:11: agents[0].contract.assertions[0].mesage: unknown field \"mesage\"",
-		"pactum.yaml:16:18: agents[1].contract.assertions[0].check: ",
-		"no_such_check",
+		`agents[1].contract.assertions[0].check.type: unknown check type "no_such_check"`,
 		"pactum.yaml:19:22: agents[2].contract.file: ",
 		"missing.yaml",
 		"pactum.yaml:22:37: agents[3].contract.step: ",
@@ -388,6 +387,9 @@ steps:
 		if !strings.Contains(got, want) {
 			t.Errorf("Check's errors lack %q:\n%s", want, got)
 		}
+	}
+	if n := strings.Count(got, "no_such_check"); n != 1 {
+		t.Errorf("the unknown check type is reported %d times, want once:\n%s", n, got)
 	}
 	if strings.Contains(got, "agents[4]") {
 		t.Errorf("agent e's contract is fine, but:\n%s", got)
