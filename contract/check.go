@@ -76,6 +76,9 @@ type Input struct {
 	// Done says which steps of the contract have succeeded (for a pre-gate
 	// of a multi-step run; nil otherwise).
 	Done map[string]bool
+
+	// memo holds what a gate has resolved already (set by the gates).
+	memo *memo
 }
 
 // Resource is a contract resource with its content as produced.

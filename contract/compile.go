@@ -2,9 +2,12 @@ package contract
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // compiler compiles one check type. Built-in check types are listed in
@@ -79,9 +82,10 @@ func compileCheck(c *Check) (CheckFunc, error) {
 
 // Compiled is a contract with every check compiled once: what gates run.
 type Compiled struct {
-	contract *AgentContract
-	steps    map[string]*CompiledStep
-	order    []string
+	contract  *AgentContract
+	steps     map[string]*CompiledStep
+	order     []string
+	resources map[string]*compiledResource
 }
 
 // CompiledStep is one step of a compiled contract.
@@ -90,6 +94,12 @@ type CompiledStep struct {
 	step       *ContractStep
 	strictness Strictness
 	assertions []compiledAssertion
+	// consumes are the resources the pre-gate requires, with their
+	// schemas; preValidators and postValidators are the contract's
+	// validators bound to the step's consumed and created resources.
+	consumes       []*compiledResource
+	preValidators  []boundValidator
+	postValidators []boundValidator
 }
 
 type compiledAssertion struct {
@@ -97,17 +107,52 @@ type compiledAssertion struct {
 	check CheckFunc
 }
 
-// Compile compiles every check of c. It reports every check that does not
-// compile (a schema, a pattern, a JSONPath or CEL expression, an unknown
-// type) as Errors, with field paths; it does not re-check the contract's
-// structure (Validate does).
+// compiledResource is a resource's definition with its schema compiled.
+// A resource id the contract does not define is a data resource named by
+// its id, without a schema.
+type compiledResource struct {
+	def    ContractResource
+	schema *jsonschema.Schema
+}
+
+// boundValidator is one of the contract's validators applied to one
+// resource.
+type boundValidator struct {
+	name     string
+	resource string
+	check    CheckFunc
+}
+
+// Compile compiles every check of c: the assertions' checks, the
+// resources' schemas and the validators, each bound to the resources of
+// the types it names in the steps that consume or create them. It
+// reports every one that does not compile (a schema, a pattern, a
+// JSONPath or CEL expression, an unknown type) as Errors, with field
+// paths down to the parameter ("steps[0].assertions[1].check.pattern");
+// it does not re-check the contract's structure (Validate does).
 func Compile(c *AgentContract) (*Compiled, error) {
-	out := &Compiled{contract: c, steps: map[string]*CompiledStep{}}
+	out := &Compiled{contract: c, steps: map[string]*CompiledStep{}, resources: map[string]*compiledResource{}}
 	var errs Errors
 	strict := c.Strictness
 	if strict == "" {
 		strict = Loose
 	}
+	for i := range c.Resources {
+		r := &c.Resources[i]
+		cr := &compiledResource{def: *r}
+		if r.Schema != nil {
+			sch, err := compileSchema(r.Schema)
+			if err != nil {
+				errs = append(errs, FieldError{Path: fmt.Sprintf("resources[%d].schema", i), Msg: err.Error()})
+			}
+			cr.schema = sch
+		}
+		if _, dup := out.resources[r.ID]; !dup {
+			out.resources[r.ID] = cr
+		}
+	}
+	vals, verrs := compileValidators(c.Validators)
+	errs = append(errs, verrs...)
 	for i := range c.Steps {
 		st := &c.Steps[i]
 		cs := &CompiledStep{contract: out, step: st, strictness: strict}
@@ -115,10 +160,18 @@ func Compile(c *AgentContract) (*Compiled, error) {
 			a := &st.Assertions[j]
 			fn, err := compileCheck(&a.Check)
 			if err != nil {
-				errs = append(errs, FieldError{Path: fmt.Sprintf("steps[%d].assertions[%d].check", i, j), Msg: err.Error()})
+				errs = append(errs, checkError(fmt.Sprintf("steps[%d].assertions[%d].check", i, j), err))
 				continue
 			}
 			cs.assertions = append(cs.assertions, compiledAssertion{a: a, check: fn})
+		}
+		for _, id := range st.Consumes {
+			r := out.resource(id)
+			cs.consumes = append(cs.consumes, r)
+			cs.preValidators = append(cs.preValidators, bindValidators(vals, r)...)
+		}
+		for _, id := range st.Creates {
+			cs.postValidators = append(cs.postValidators, bindValidators(vals, out.resource(id))...)
 		}
 		out.steps[st.ID] = cs
 		out.order = append(out.order, st.ID)
@@ -127,6 +180,25 @@ func Compile(c *AgentContract) (*Compiled, error) {
 		return nil, errs
 	}
 	return out, nil
+}
+
+// checkError places a check's compile error: a parameter's error at the
+// parameter's path under the check.
+func checkError(path string, err error) FieldError {
+	var pe *paramError
+	if errors.As(err, &pe) {
+		return FieldError{Path: path + "." + pe.field, Msg: pe.err.Error()}
+	}
+	return FieldError{Path: path, Msg: err.Error()}
+}
+
+// resource returns the definition of resource id: the contract's, or a
+// data resource named by the id.
+func (c *Compiled) resource(id string) *compiledResource {
+	if r, ok := c.resources[id]; ok {
+		return r
+	}
+	return &compiledResource{def: ContractResource{ID: id, Type: ResourceData}}
 }
 
 // Contract returns the contract c was compiled from.
@@ -144,8 +216,19 @@ func (s *CompiledStep) Step() *ContractStep { return s.step }
 // PostGate checks every assertion of the step against in and decides, by
 // the contract's strictness, whether the gate passed: strict fails on any
 // failed assertion, loose on a failed assert only, permissive never.
+//
+// It then applies the contract's validators to the resources the step
+// creates that in.Resources holds (put what ExtractResources found
+// there): each is recorded as "validator:NAME" on "resource:ID" and
+// weighs as an assert, so it fails the gate unless the contract is
+// permissive; a failed one is listed in FailedAssertions as an assertion
+// whose message names the validator and the resource, for the agent's
+// feedback. A created resource in.Resources does not hold is not
+// validated: an exists assertion on "resource:ID" is how a step requires
+// it.
 func (s *CompiledStep) PostGate(ctx context.Context, in *Input) GateResult {
-	g := GateResult{Passed: true, Results: make([]ValidationResult, 0, len(s.assertions))}
+	in = in.withMemo()
+	g := GateResult{Passed: true, Results: make([]ValidationResult, 0, len(s.assertions)+len(s.postValidators))}
 	for _, ca := range s.assertions {
 		v := ca.check(ctx, in)
 		g.Results = append(g.Results, ValidationResult{
@@ -155,6 +238,20 @@ func (s *CompiledStep) PostGate(ctx context.Context, in *Input) GateResult {
 		if !v.Passed && s.fails(ca.a.Type) {
 			g.Passed = false
 			g.FailedAssertions = append(g.FailedAssertions, *ca.a)
+		}
+	}
+	for _, bv := range s.postValidators {
+		if _, ok := in.Resources[bv.resource]; !ok {
+			continue
+		}
+		r := bv.run(ctx, in)
+		g.Results = append(g.Results, r)
+		if !r.Passed && s.fails(Assert) {
+			g.Passed = false
+			g.FailedAssertions = append(g.FailedAssertions, ContractAssertion{
+				Type: Assert, Message: r.Message + ": " + r.Reason,
+				Check: Check{Type: bv.name, Target: r.Target},
+			})
 		}
 	}
 	return g

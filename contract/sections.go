@@ -1,0 +1,170 @@
+package contract
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+)
+
+// markdown parses CommonMark; a goldmark parser keeps its per-document
+// state in the parse's context, so one serves every check.
+var markdown = goldmark.DefaultParser()
+
+func compileSections(c *Check) (CheckFunc, error) {
+	t, err := checkTarget(c)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.Sections) == 0 {
+		return nil, badParam("sections", "required (the headings that must be present)")
+	}
+	want := make([]string, len(c.Sections))
+	for i, s := range c.Sections {
+		want[i] = strings.TrimSpace(s)
+		if want[i] == "" {
+			return nil, badParam(fmt.Sprintf("sections[%d]", i), "is empty")
+		}
+	}
+	return func(_ context.Context, in *Input) Verdict {
+		v, bad := t.get(in)
+		if bad != nil {
+			return *bad
+		}
+		return sectionsVerdict(v.label, []byte(v.text), want)
+	}, nil
+}
+
+// section is one heading of a markdown document and its body's text.
+type section struct {
+	title string
+	body  string
+}
+
+// markdownSections returns the document's headings (those at the top of
+// the document, not inside a list or a quote), each with the text of its
+// body: everything up to the next heading of the same or a higher level
+// (a lower-level heading and its body belong to it).
+func markdownSections(src []byte) []section {
+	doc := markdown.Parse(text.NewReader(src), parser.WithContext(parser.NewContext()))
+	var blocks []ast.Node
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		blocks = append(blocks, n)
+	}
+	var out []section
+	for i, n := range blocks {
+		h, ok := n.(*ast.Heading)
+		if !ok {
+			continue
+		}
+		var body strings.Builder
+		for _, m := range blocks[i+1:] {
+			if mh, ok := m.(*ast.Heading); ok && mh.Level <= h.Level {
+				break
+			}
+			blockText(m, src, &body)
+		}
+		out = append(out, section{title: strings.TrimSpace(inlineText(h, src)), body: strings.TrimSpace(body.String())})
+	}
+	return out
+}
+
+// blockText appends the source lines of block n and of the blocks inside
+// it, leaving out HTML comments.
+func blockText(n ast.Node, src []byte, b *strings.Builder) {
+	if n.Type() != ast.TypeBlock {
+		return
+	}
+	if hb, ok := n.(*ast.HTMLBlock); ok && hb.HTMLBlockType == ast.HTMLBlockType2 {
+		return
+	}
+	if h, ok := n.(*ast.Heading); ok {
+		b.WriteString(inlineText(h, src))
+		b.WriteByte('\n')
+		return
+	}
+	lines := n.Lines()
+	for i := 0; i < lines.Len(); i++ {
+		seg := lines.At(i)
+		b.Write(seg.Value(src))
+	}
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		blockText(c, src, b)
+	}
+}
+
+// inlineText is the text of a block's inline content (a heading's title
+// without its emphasis and code markers).
+func inlineText(n ast.Node, src []byte) string {
+	var b strings.Builder
+	var walk func(ast.Node)
+	walk = func(n ast.Node) {
+		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			switch x := c.(type) {
+			case *ast.Text:
+				b.Write(x.Segment.Value(src))
+				if x.SoftLineBreak() || x.HardLineBreak() {
+					b.WriteByte(' ')
+				}
+			case *ast.String:
+				b.Write(x.Value)
+			case *ast.AutoLink:
+				b.Write(x.Label(src))
+			default:
+				walk(c)
+			}
+		}
+	}
+	walk(n)
+	return b.String()
+}
+
+// sectionsVerdict checks that every wanted heading is in src with a body
+// that is not blank. Headings compare case-insensitively, surrounding
+// space trimmed; when a heading appears more than once, one non-empty
+// occurrence is enough. "None" is a body like any other: it is how an
+// agent says on purpose that a section has nothing, which a blank body
+// does not say.
+func sectionsVerdict(label string, src []byte, want []string) Verdict {
+	secs := markdownSections(src)
+	var problems []string
+	for _, w := range want {
+		found, filled := false, false
+		for _, s := range secs {
+			if strings.EqualFold(s.title, w) {
+				found = true
+				if s.body != "" {
+					filled = true
+					break
+				}
+			}
+		}
+		switch {
+		case !found:
+			problems = append(problems, fmt.Sprintf("missing section %q", w))
+		case !filled:
+			problems = append(problems, fmt.Sprintf("section %q is empty (write None when there is nothing to say)", w))
+		}
+	}
+	if len(problems) == 0 {
+		return pass
+	}
+	const listed = 12
+	titles := make([]string, 0, min(len(secs), listed+1))
+	for i, s := range secs {
+		if i == listed {
+			titles = append(titles, fmt.Sprintf("and %d more", len(secs)-listed))
+			break
+		}
+		titles = append(titles, excerptRaw(s.title))
+	}
+	have := "no headings"
+	if len(titles) > 0 {
+		have = "headings: " + strings.Join(titles, ", ")
+	}
+	return fail("%s: %s (%s)", label, strings.Join(problems, "; "), have)
+}
