@@ -23,8 +23,9 @@ type GateOptions struct {
 	WorkDir string
 	// Resources returns the contract resources available to the attempt
 	// before it runs (those earlier steps of a multi-step run created), by
-	// id; nil means none. A single agent with a contract has none: its
-	// pre-gate checks what it consumes on disk (file resources) only.
+	// id. Nil means the step runs on its own: the file resources it
+	// consumes are read from WorkDir, and any other resource it consumes
+	// is missing (the pre-gate blocks it).
 	Resources func(ctx context.Context, a *task.Attempt) (map[string]Resource, error)
 	// Done returns which steps of the contract have succeeded, for the
 	// pre-gate's dependency check; nil means the step runs on its own and
@@ -86,6 +87,9 @@ func (g *gate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*ta
 			return nil, fmt.Errorf("contract %s step %s: resources: %w", vr.Contract, vr.Step, err)
 		}
 		in.Resources = res
+	}
+	if g.o.Resources == nil {
+		in.Resources = g.s.filesOnDisk(in)
 	}
 	if g.o.Done != nil {
 		done, err := g.o.Done(ctx, a)
@@ -190,6 +194,26 @@ func (g *gate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*ta
 	default:
 		return nil, task.Permanent(cause)
 	}
+}
+
+// filesOnDisk returns the file resources the step consumes that are
+// present under in.WorkDir: what a step run on its own (no earlier step
+// handing resources over) finds before it runs. Nil when there are none.
+func (s *CompiledStep) filesOnDisk(in *Input) map[string]Resource {
+	var out map[string]Resource
+	for _, id := range s.step.Consumes {
+		def := s.contract.resource(id).def
+		if def.Type != ResourceFile {
+			continue
+		}
+		if r, ok := extractResource(def, in); ok {
+			if out == nil {
+				out = map[string]Resource{}
+			}
+			out[id] = r
+		}
+	}
+	return out
 }
 
 // record adds vr as the attempt's verdict evidence.

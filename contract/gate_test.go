@@ -3,6 +3,7 @@ package contract_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -352,14 +353,35 @@ func TestGateEscalateResumes(t *testing.T) {
 	}
 }
 
-// TestGatePreGateBlocks: a step that consumes a file that is not there
-// is not run; the task fails with contract_violation naming what blocked.
+// TestGatePreGateBlocks: a step that consumes a file that is not there,
+// or not valid against its schema, is not run; the task fails with
+// contract_violation naming what blocked. With a valid file it runs.
 func TestGatePreGateBlocks(t *testing.T) {
 	t.Parallel()
 	c := summaryStep(contract.ViolationRetry, "")
-	c.Resources = []contract.ContractResource{{ID: "notes", Type: contract.ResourceFile, Location: "notes.json"}}
+	c.Resources = []contract.ContractResource{{ID: "notes", Type: contract.ResourceFile, Location: "notes.json",
+		Schema: map[string]any{"type": "object", "required": []any{"topic"}}}}
 	c.Steps[0].Consumes = []string{"notes"}
-	b := setupGate(t, c, 3, t.TempDir(), func(string, int32) (*task.Result, error) { return textResult(good), nil })
+	dir := t.TempDir()
+	b := setupGate(t, c, 3, dir, func(string, int32) (*task.Result, error) { return textResult(good), nil })
+
+	if err := os.WriteFile(filepath.Join(dir, "notes.json"), []byte(`{"topic": "q3"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.submit(t, "summarize this"); got.State != task.StateSucceeded || b.calls.Load() != 1 {
+		t.Fatalf("with the file: %s (%s), %d calls", got.State, got.Reason, b.calls.Load())
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.json"), []byte(`{"subject": "q3"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.submit(t, "summarize this"); got.State != task.StateFailed || got.ErrorCode != task.CodeContractViolation ||
+		!strings.Contains(got.Reason, "resource notes invalid") || b.calls.Load() != 1 {
+		t.Fatalf("with an invalid file: %s %s %q, %d calls", got.State, got.ErrorCode, got.Reason, b.calls.Load())
+	}
+	if err := os.Remove(filepath.Join(dir, "notes.json")); err != nil {
+		t.Fatal(err)
+	}
+	b.calls.Store(0)
 	got := b.submit(t, "summarize this")
 	if got.State != task.StateFailed || got.ErrorCode != task.CodeContractViolation || !strings.Contains(got.Reason, "notes") {
 		t.Fatalf("state %s code %s reason %q", got.State, got.ErrorCode, got.Reason)
