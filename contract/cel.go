@@ -49,11 +49,7 @@ func compileCEL(c *Check) (CheckFunc, error) {
 	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
 		return nil, badParam("expression", "has type %s, want bool", t)
 	}
-	prg, err := env.Program(ast,
-		cel.EvalOptions(cel.OptOptimize),
-		cel.CostLimit(celCostLimit),
-		cel.InterruptCheckFrequency(100),
-	)
+	prg, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize), cel.CostLimit(celCostLimit), cel.InterruptCheckFrequency(100))
 	if err != nil {
 		return nil, &paramError{field: "expression", err: err}
 	}

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,10 @@ const (
 	maxVisits = 100_000
 	// maxErrors bounds the errors one decode collects.
 	maxErrors = 100
+	// maxKeyLen bounds a mapping key, quoted as JSON: YAML parsers refuse
+	// implicit keys over 1024 characters, so a longer key would make a
+	// contract that encodes to JSON nothing can read back.
+	maxKeyLen = 1000
 )
 
 // YAML short tags the decoder tells apart.
@@ -459,6 +464,9 @@ func (d *decoder) scalar(n, r *yaml.Node, path string) any {
 			d.errorf(n, path, "%s is not a JSON number", r.Value)
 			return nil
 		}
+		if f == 0 {
+			return 0.0 // JSON has no negative zero
+		}
 		return f
 	case tagStr, tagTimestamp:
 		if !utf8.ValidString(r.Value) {
@@ -510,6 +518,10 @@ func (d *decoder) pairs(n, r *yaml.Node, path string) (out []pair, ok bool) {
 		}
 		if !utf8.ValidString(k.Value) {
 			d.errorf(k, path, "invalid UTF-8 in a key")
+			continue
+		}
+		if len(k.Value) > maxKeyLen || jsonLen(k.Value) > maxKeyLen {
+			d.errorf(k, path, "key longer than %d bytes", maxKeyLen)
 			continue
 		}
 		if first, dup := seen[k.Value]; dup {
@@ -618,8 +630,14 @@ func suggest(name string, known []string) string {
 			return fmt.Sprintf(" (did you mean %q?)", k)
 		}
 	}
+	if len(name) > 64 {
+		return ""
+	}
 	best, bestD := "", 3
 	for _, k := range known {
+		if d := len(k) - len(name); d >= bestD || -d >= bestD {
+			continue // too far apart to be the best
+		}
 		if dist := editDistance(fold(name), fold(k)); dist < bestD {
 			best, bestD = k, dist
 		}
@@ -652,4 +670,10 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// jsonLen is the length of s encoded as a JSON string.
+func jsonLen(s string) int {
+	b, _ := json.Marshal(s)
+	return len(b)
 }

@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -11,9 +12,23 @@ import (
 	"github.com/yuin/goldmark/text"
 )
 
-// markdown parses CommonMark; a goldmark parser keeps its per-document
-// state in the parse's context, so one serves every check.
-var markdown = goldmark.DefaultParser()
+// A sections check needs a document's block structure (headings, code
+// blocks, lists, HTML) and the inline content of its headings only: blocks
+// parses the structure without inline parsing (which is half the cost of
+// a parse); a heading whose text has inline markup is parsed again, alone,
+// by the full parser. A goldmark parser keeps a parse's state in the
+// parse's context, so each serves every check.
+var (
+	blocks = parser.NewParser(
+		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+	)
+	markdown = goldmark.DefaultParser()
+)
+
+// inlineMarkup are the characters that can start inline markup (or an
+// escape or entity): a heading without them is its own text.
+const inlineMarkup = "`*_[]<>!&\\~"
 
 func compileSections(c *Check) (CheckFunc, error) {
 	t, err := checkTarget(c)
@@ -50,25 +65,25 @@ type section struct {
 // body: everything up to the next heading of the same or a higher level
 // (a lower-level heading and its body belong to it).
 func markdownSections(src []byte) []section {
-	doc := markdown.Parse(text.NewReader(src), parser.WithContext(parser.NewContext()))
-	var blocks []ast.Node
+	doc := blocks.Parse(text.NewReader(src))
+	var top []ast.Node
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
-		blocks = append(blocks, n)
+		top = append(top, n)
 	}
 	var out []section
-	for i, n := range blocks {
+	for i, n := range top {
 		h, ok := n.(*ast.Heading)
 		if !ok {
 			continue
 		}
 		var body strings.Builder
-		for _, m := range blocks[i+1:] {
+		for _, m := range top[i+1:] {
 			if mh, ok := m.(*ast.Heading); ok && mh.Level <= h.Level {
 				break
 			}
 			blockText(m, src, &body)
 		}
-		out = append(out, section{title: strings.TrimSpace(inlineText(h, src)), body: strings.TrimSpace(body.String())})
+		out = append(out, section{title: headingText(h, src), body: strings.TrimSpace(body.String())})
 	}
 	return out
 }
@@ -83,7 +98,7 @@ func blockText(n ast.Node, src []byte, b *strings.Builder) {
 		return
 	}
 	if h, ok := n.(*ast.Heading); ok {
-		b.WriteString(inlineText(h, src))
+		b.WriteString(headingText(h, src))
 		b.WriteByte('\n')
 		return
 	}
@@ -97,8 +112,37 @@ func blockText(n ast.Node, src []byte, b *strings.Builder) {
 	}
 }
 
-// inlineText is the text of a block's inline content (a heading's title
-// without its emphasis and code markers).
+// headingText is a heading's title: its raw text when that has no inline
+// markup, else the text of its inline content (without emphasis and code
+// markers, links' targets, escapes).
+func headingText(h *ast.Heading, src []byte) string {
+	var raw []byte
+	lines := h.Lines()
+	if lines.Len() == 1 {
+		seg := lines.At(0)
+		raw = seg.Value(src)
+	} else {
+		for i := 0; i < lines.Len(); i++ {
+			seg := lines.At(i)
+			if i > 0 {
+				raw = append(raw, ' ')
+			}
+			raw = append(raw, bytes.TrimSpace(seg.Value(src))...)
+		}
+	}
+	raw = bytes.TrimSpace(raw)
+	if !bytes.ContainsAny(raw, inlineMarkup) {
+		return string(raw)
+	}
+	line := append([]byte("# "), raw...)
+	doc := markdown.Parse(text.NewReader(line))
+	if hh, ok := doc.FirstChild().(*ast.Heading); ok {
+		return strings.TrimSpace(inlineText(hh, line))
+	}
+	return string(raw)
+}
+
+// inlineText is the text of a block's inline content.
 func inlineText(n ast.Node, src []byte) string {
 	var b strings.Builder
 	var walk func(ast.Node)

@@ -55,14 +55,28 @@ type ValidateOptions struct {
 // Whether each check's parameters compile is Compile's to say.
 func Validate(c *AgentContract, opts ValidateOptions) Errors {
 	v := &validation{}
-	v.contract(c, opts)
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(stop); !ok {
+					panic(r)
+				}
+			}
+		}()
+		v.contract(c, opts)
+	}()
 	return v.errs
 }
 
 type validation struct{ errs Errors }
 
+// add records an error, stopping the validation when there are too many.
 func (v *validation) add(path, format string, args ...any) {
 	v.errs = append(v.errs, FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
+	if len(v.errs) >= maxErrors {
+		v.errs = append(v.errs, FieldError{Path: path, Msg: "too many errors; stopping"})
+		panic(stop{})
+	}
 }
 
 func (v *validation) contract(c *AgentContract, opts ValidateOptions) {

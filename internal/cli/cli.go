@@ -1,5 +1,5 @@
 // Package cli is pactum's command line: serve, send, tasks, agents, audit,
-// config and version. cmd/pactum only calls Main.
+// config, contract and version. cmd/pactum only calls Main.
 package cli
 
 import (
@@ -52,7 +52,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newSendCmd(), newTasksCmd(), newAgentsCmd(), newAuditCmd(), newConfigCmd(), newMCPCmd(), newMigrateCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newSendCmd(), newTasksCmd(), newAgentsCmd(), newAuditCmd(), newConfigCmd(), newContractCmd(), newMCPCmd(), newMigrateCmd(), newVersionCmd())
 	return root
 }
 
