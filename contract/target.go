@@ -356,15 +356,14 @@ func outputValue(r *task.Result) *value {
 // newlines, or without any, the first data part's JSON.
 func partsValue(parts []task.Part) *value {
 	v := &value{parts: parts}
-	var b strings.Builder
 	texts := 0
+	var first string
 	for _, p := range parts {
 		switch p.Kind {
 		case task.PartText:
-			if texts > 0 {
-				b.WriteByte('\n')
+			if texts == 0 {
+				first = p.Text
 			}
-			b.WriteString(p.Text)
 			texts++
 		case task.PartData:
 			if v.data == nil && len(p.Data) > 0 {
@@ -372,9 +371,24 @@ func partsValue(parts []task.Part) *value {
 			}
 		}
 	}
-	if texts > 0 {
+	switch {
+	case texts == 1:
+		v.text = first
+	case texts > 1:
+		var b strings.Builder
+		n := 0
+		for _, p := range parts {
+			if p.Kind != task.PartText {
+				continue
+			}
+			if n > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(p.Text)
+			n++
+		}
 		v.text = b.String()
-	} else if v.data != nil {
+	case v.data != nil:
 		v.text = string(bytes.TrimSpace(v.data))
 	}
 	return v

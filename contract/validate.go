@@ -49,8 +49,8 @@ type ValidateOptions struct {
 //   - assertions have a type (assert or suggest), a message and a check
 //     whose type is a known check type (KnownCheck);
 //   - onViolation and strictness, when set, are among their values;
-//   - validators have a known check type and resource types among the
-//     resource types or "*".
+//   - validators are exists, schema_match or a registered validator, and
+//     their resource types are among the resource types or "*".
 //
 // Whether each check's parameters compile is Compile's to say.
 func Validate(c *AgentContract, opts ValidateOptions) Errors {
@@ -224,8 +224,11 @@ func (v *validation) contract(c *AgentContract, opts ValidateOptions) {
 		switch {
 		case val.Type == "":
 			v.add(p+".type", "required")
-		case !KnownCheck(val.Type) && val.Type != "exists" && val.Type != "schema_match":
-			v.add(p+".type", "unknown validator type %q%s", val.Type, suggest(val.Type, append(CheckTypes(), "exists", "schema_match")))
+		case val.Type == "exists" || val.Type == "schema_match":
+		case isBuiltin(val.Type):
+			v.add(p+".type", "%q is a check type; a resource validator is exists, schema_match or a registered validator", val.Type)
+		case !KnownCheck(val.Type):
+			v.add(p+".type", "unknown validator type %q%s", val.Type, suggest(val.Type, append(registered(), "exists", "schema_match")))
 		}
 		for j, rt := range val.ResourceTypes {
 			if rt != "*" && !slices.Contains(resourceTypes, ResourceType(rt)) {
@@ -251,7 +254,7 @@ func (v *validation) assertion(p string, a *ContractAssertion) {
 	}
 	switch t := a.Check.Type; {
 	case t == "":
-		v.add(p+".check.type", "required (one of: %s)", strings.Join(CheckTypes(), ", "))
+		v.add(p+".check.type", "required (one of: %s, or a registered validator's name)", strings.Join(builtinTypes(), ", "))
 	case !KnownCheck(t):
 		v.add(p+".check.type", "unknown check type %q%s", t, suggest(t, CheckTypes()))
 	}
@@ -327,4 +330,31 @@ func quoteList(s []string) string {
 		q[i] = strconv.Quote(x)
 	}
 	return strings.Join(q, ", ")
+}
+
+// builtinTypes returns the built-in check types, sorted.
+func builtinTypes() []string {
+	out := make([]string, 0, len(builtins))
+	for t := range builtins {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// isBuiltin reports whether typ is a built-in check type.
+func isBuiltin(typ string) bool {
+	_, ok := builtins[typ]
+	return ok
+}
+
+// registered returns the registered validators' names.
+func registered() []string {
+	var out []string
+	for _, t := range CheckTypes() {
+		if !isBuiltin(t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }

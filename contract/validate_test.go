@@ -2,7 +2,6 @@ package contract_test
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/pactum/pactum/contract"
@@ -80,11 +79,15 @@ func TestValidateErrors(t *testing.T) {
 		{name: "assertion message", yaml: head + "steps:\n  - id: a\n    assertions:\n      - type: assert\n        message: \"  \"\n        check: {type: contains, value: x}\n",
 			want: []string{`c.yaml:7: steps[0].assertions[0].message: required: it says what the assertion means and is the feedback an agent gets on a retry`}},
 		{name: "check type missing", yaml: head + "steps:\n  - id: a\n    assertions:\n      - type: assert\n        message: m\n        check: {value: x}\n",
-			want: []string{`c.yaml:8: steps[0].assertions[0].check.type: required (one of: ` + strings.Join(contract.CheckTypes(), ", ") + `)`}},
+			want: []string{`c.yaml:8: steps[0].assertions[0].check.type: required (one of: cel, contains, equals, exists, jsonpath, max_duration, media_type, not_contains, regex, schema_match, sections, or a registered validator's name)`}},
 		{name: "check type unknown", yaml: head + "steps:\n  - id: a\n    assertions:\n      - type: assert\n        message: m\n        check:\n          type: containz\n          value: x\n",
 			want: []string{`c.yaml:9: steps[0].assertions[0].check.type: unknown check type "containz" (did you mean "contains"?)`}},
-		{name: "validator type", yaml: head + "steps: [{id: a}]\nvalidators:\n  - resourceTypes: [file]\n  - type: exist\n",
-			want: []string{`c.yaml:5: validators[0].type: required`, `c.yaml:6: validators[1].type: unknown validator type "exist" (did you mean "exists"?)`}},
+		{name: "validator type", yaml: head + "steps: [{id: a}]\nvalidators:\n  - resourceTypes: [file]\n  - type: exist\n  - type: regex\n",
+			want: []string{
+				`c.yaml:5: validators[0].type: required`,
+				`c.yaml:6: validators[1].type: unknown validator type "exist" (did you mean "exists"?)`,
+				`c.yaml:7: validators[2].type: "regex" is a check type; a resource validator is exists, schema_match or a registered validator`,
+			}},
 		{name: "validator resource types", yaml: head + "steps: [{id: a}]\nvalidators:\n  - type: schema_match\n    resourceTypes: [data, \"*\", files]\n",
 			want: []string{`c.yaml:6: validators[0].resourceTypes[2]: unknown resource type "files" (one of: file, data, message, artifact, or * for all)`}},
 		{name: "every error of the file, in line order", checkAgents: true,
@@ -147,4 +150,38 @@ func TestValidateTooManySteps(t *testing.T) {
 	if len(errs) != 1 || errs[0].Path != "steps" || errs[0].Msg != "1001 steps; a contract has at most 1000" {
 		t.Fatalf("Validate: %v", errs)
 	}
+}
+
+// TestLoadCompileErrors: Compile's errors are placed on the line of the
+// parameter they name (or of the check, when the parameter is missing),
+// among Validate's, in line order; a check whose type Validate already
+// refused is not reported again by Compile.
+func TestLoadCompileErrors(t *testing.T) {
+	t.Parallel()
+	_, _, err := contract.LoadBytes("c.yaml", []byte(head+`steps:
+  - id: a
+    onViolation: never
+    assertions:
+      - type: assert
+        message: m
+        check:
+          type: regex
+          pattern: "(unclosed"
+      - type: assert
+        message: m
+        check: {type: max_duration, max: soon}
+      - type: assert
+        message: m
+        check: {type: regex}
+      - type: assert
+        message: m
+        check: {type: regexp, pattern: x}
+`), contract.ValidateOptions{})
+	assertErrors(t, err,
+		`c.yaml:5: steps[0].onViolation: unknown policy "never" (one of: retry, escalate, fail, continue)`,
+		"c.yaml:11: steps[0].assertions[0].check.pattern: error parsing regexp: missing closing ): `(unclosed`",
+		`c.yaml:14: steps[0].assertions[1].check.max: time: invalid duration "soon"`,
+		`c.yaml:17: steps[0].assertions[2].check.pattern: required`,
+		`c.yaml:20: steps[0].assertions[3].check.type: unknown check type "regexp" (did you mean "regex"?)`,
+	)
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -56,7 +57,10 @@ Exit status: 0 when every file is valid, 1 otherwise.`,
 						continue
 					}
 					for _, e := range es {
-						fmt.Fprintln(errOut, e.Error())
+						// A message of several lines (a CEL or JSON Schema
+						// compiler's) keeps its continuation lines indented
+						// under the FILE:LINE it belongs to.
+						fmt.Fprintln(errOut, strings.ReplaceAll(e.Error(), "\n", "\n\t"))
 					}
 					continue
 				}

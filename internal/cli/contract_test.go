@@ -125,3 +125,21 @@ func TestContractCheckConfig(t *testing.T) {
 		t.Errorf("no files: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestContractCheckMultilineMessage: a compiler's message of several lines
+// keeps its continuation lines indented under its FILE:LINE.
+func TestContractCheckMultilineMessage(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "c.yaml")
+	writeFile(t, file, "version: \"1.0\"\nid: c\nsteps:\n  - id: a\n    assertions:\n      - type: assert\n        message: m\n        check: {type: cel, expression: \"data.x +\"}\n")
+	code, _, stderr := runMain("contract", "check", file)
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if code != 1 || len(lines) < 3 || !strings.HasPrefix(lines[0], file+":8: steps[0].assertions[0].check.expression: ") || lines[len(lines)-1] != "pactum: 1 of 1 contract file invalid" {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, l := range lines[1 : len(lines)-1] {
+		if !strings.HasPrefix(l, "\t") {
+			t.Errorf("continuation line %q is not indented", l)
+		}
+	}
+}
