@@ -31,7 +31,9 @@ var celEnv = sync.OnceValues(func() (*cel.Env, error) {
 // compileCEL compiles a cel check. The expression's type must be bool;
 // an expression whose type is only known when it runs (dyn: data.ok) is
 // accepted, and fails the verdict when it yields anything but a bool.
-func compileCEL(c *Check) (CheckFunc, error) {
+func compileCEL(c *Check) (CheckFunc, error) { return compileCELLimit(c, celCostLimit) }
+
+func compileCELLimit(c *Check, costLimit uint64) (CheckFunc, error) {
 	if c.Target != "" && c.Target != "output" {
 		return nil, badParam("target", "a cel expression sees output, data, artifacts, resources and task and takes no target")
 	}
@@ -49,7 +51,7 @@ func compileCEL(c *Check) (CheckFunc, error) {
 	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) && !t.IsExactType(cel.DynType) {
 		return nil, badParam("expression", "has type %s, want bool", t)
 	}
-	prg, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize), cel.CostLimit(celCostLimit), cel.InterruptCheckFrequency(100))
+	prg, err := env.Program(ast, cel.EvalOptions(cel.OptOptimize), cel.CostLimit(costLimit), cel.InterruptCheckFrequency(100))
 	if err != nil {
 		return nil, &paramError{field: "expression", err: err}
 	}
