@@ -28,6 +28,10 @@ type HandlerOptions struct {
 	Pusher *Pusher
 	// Logger receives internal errors in full (default: discard).
 	Logger *slog.Logger
+	// VerifiedResult, when set, returns the verified result of a task's
+	// newest checked attempt (nil: none), which the task's answers carry
+	// under metadata.pactum.verifiedResult. See Options.VerifiedResult.
+	VerifiedResult func(ctx context.Context, t *task.Task) (any, error)
 }
 
 // Handler serves the A2A operations of one agent directly on the
@@ -39,6 +43,8 @@ type Handler struct {
 	allowPrivate bool
 	pusher       *Pusher
 	log          *slog.Logger
+	// verifiedResult is HandlerOptions.VerifiedResult.
+	verifiedResult func(ctx context.Context, t *task.Task) (any, error)
 }
 
 var _ a2asrv.RequestHandler = (*Handler)(nil)
@@ -56,7 +62,7 @@ func NewHandler(coord *task.Coordinator, agent string, opts HandlerOptions) (*Ha
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{coord: coord, agent: agent, allowPrivate: opts.AllowPrivatePush, pusher: opts.Pusher, log: log.With("agent", agent)}, nil
+	return &Handler{coord: coord, agent: agent, allowPrivate: opts.AllowPrivatePush, pusher: opts.Pusher, log: log.With("agent", agent), verifiedResult: opts.VerifiedResult}, nil
 }
 
 // Agent returns the name of the agent the handler serves.
@@ -118,13 +124,13 @@ func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 	}
 	hl := historyLen(cfg.HistoryLength, -1)
 	if cfg.ReturnImmediately || t.State.Terminal() || t.State.Interrupted() {
-		return taskToA2A(t, hl, true), nil
+		return h.taskWithVerified(ctx, t, hl, true), nil
 	}
 	done, err := h.coord.Wait(ctx, t.ID)
 	if err != nil {
 		return nil, h.wireErr(ctx, "SendMessage", err)
 	}
-	return taskToA2A(done, hl, true), nil
+	return h.taskWithVerified(ctx, done, hl, true), nil
 }
 
 // SendStreamingMessage implements a2asrv.RequestHandler: it submits (or
@@ -237,11 +243,17 @@ func (h *Handler) stream(ctx context.Context, id string, hl int, openErr func(er
 				return
 			}
 		}
-		for _, ev := range artifactEvents(stored, skip) {
+		vr := h.verified(ctx, stored)
+		evs := artifactEvents(stored, skip)
+		if n := len(evs); n > 0 {
+			artifactWithVerified(evs[n-1].Artifact, vr)
+		}
+		for _, ev := range evs {
 			if !yield(ev, nil) {
 				return
 			}
 		}
+		withVerified(status.Metadata, vr)
 		yield(status, nil)
 	}
 	for it, err := range h.coord.Follow(ctx, id) {
@@ -263,7 +275,7 @@ func (h *Handler) stream(ctx context.Context, id string, hl int, openErr func(er
 					return
 				}
 			}
-			if !yield(taskToA2A(it.Task, hl, true), nil) {
+			if !yield(h.taskWithVerified(ctx, it.Task, hl, true), nil) {
 				return
 			}
 		case task.FollowResync:
@@ -424,7 +436,7 @@ func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Ta
 	if err != nil {
 		return nil, err
 	}
-	return taskToA2A(t, hl, true), nil
+	return h.taskWithVerified(ctx, t, hl, true), nil
 }
 
 // ListTasks implements a2asrv.RequestHandler. Anonymous callers may list
@@ -497,7 +509,7 @@ func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*
 	if err != nil {
 		return nil, h.wireErr(ctx, "CancelTask", err)
 	}
-	return taskToA2A(t, -1, true), nil
+	return h.taskWithVerified(ctx, t, -1, true), nil
 }
 
 // GetExtendedAgentCard implements a2asrv.RequestHandler. pactum publishes

@@ -92,6 +92,15 @@ type Options struct {
 	// Logger receives internal errors and delivery failures (default:
 	// discard).
 	Logger *slog.Logger
+	// VerifiedResult, when set, returns the verified result of the newest
+	// checked attempt of a task (nil when none): what its contract's gates
+	// found. GetTask, SendMessage's answer, CancelTask and a stream's first
+	// task and final status update carry it as metadata.pactum.
+	// verifiedResult, and the task's last artifact as its own
+	// metadata.pactum.verifiedResult. ListTasks and intermediate status
+	// updates do not, so that they cost no extra read. The node sets it
+	// only for agents with a contract (internal/server).
+	VerifiedResult func(ctx context.Context, t *task.Task) (any, error)
 }
 
 // validate checks the options and fills in defaults. Errors name the field.
@@ -190,7 +199,7 @@ func New(opts Options) (*Server, error) {
 	}
 	for _, info := range opts.Agents {
 		spec, _ := opts.Coordinator.Agent(info.Name)
-		h, err := NewHandler(opts.Coordinator, info.Name, HandlerOptions{AllowPrivatePush: opts.AllowPrivatePush, Pusher: s.pusher, Logger: opts.Logger})
+		h, err := NewHandler(opts.Coordinator, info.Name, HandlerOptions{AllowPrivatePush: opts.AllowPrivatePush, Pusher: s.pusher, Logger: opts.Logger, VerifiedResult: opts.VerifiedResult})
 		if err != nil {
 			return nil, err
 		}

@@ -236,6 +236,10 @@ type Agent struct {
 	// `output_modes`, default ["text/plain"]).
 	InputModes  []string `yaml:"input_modes"`
 	OutputModes []string `yaml:"output_modes"`
+	// Contract is the contract step every attempt of the agent is checked
+	// against (`contract`): inline, or a step of a contract file; nil
+	// when the agent has none. Build it through Config.ContractSpec.
+	Contract *AgentContract `yaml:"-" json:"-"`
 	// Settings is the runtime's own mapping: the value of the key named
 	// after Type (e.g. `exec:` for type exec); nil if absent. Decode it
 	// through Config.AgentSpec, which reports errors with positions.

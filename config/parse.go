@@ -485,6 +485,7 @@ func (w *walker) agent(n *yaml.Node, path string) (Agent, agentNodes) {
 				a.Skills = append(a.Skills, s)
 			})
 		},
+		"contract": func(n *yaml.Node, path string) { a.Contract = w.agentContract(n, path) },
 		"input_modes": func(n *yaml.Node, path string) {
 			modes[0] = n
 			a.InputModes = w.mediaTypes(n, path)

@@ -16,9 +16,10 @@ import (
 //
 // Targets (default "output"):
 //   - "output": the step's output: the text of its result (the artifacts'
-//     and the status message's text parts, in order, joined by newlines);
-//     checks that need JSON read the first data part, else that text
-//     parsed as JSON;
+//     and the status message's text parts, in order, joined by newlines;
+//     a status message that only repeats the artifacts' text, as the
+//     built-in runtimes' final message does, counts once); checks that
+//     need JSON read the first data part, else that text parsed as JSON;
 //   - "data": the output's first data part;
 //   - "artifact:NAME": the artifact named (or with the id) NAME: its text,
 //     or its first data part for checks that need JSON;

@@ -545,6 +545,10 @@ func TestTargets(t *testing.T) {
 // its check (target, config) and the input.
 var registerWordCount sync.Once
 
+// The validator is registered before any test runs: tests that list the
+// check types (validate_test.go) must see the same list whenever they run.
+func init() { registerWordCount.Do(func() { RegisterValidator("test_word_count", wordCount) }) }
+
 func TestCustomValidator(t *testing.T) {
 	t.Parallel()
 	registerWordCount.Do(func() { RegisterValidator("test_word_count", wordCount) })

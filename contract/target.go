@@ -324,21 +324,28 @@ func findArtifact(arts []task.Artifact, name string) *task.Artifact {
 }
 
 // outputValue is the step's output: the artifacts' and the status
-// message's parts, in order.
+// message's parts, in order. A status message that repeats the
+// artifacts' text is left out: the built-in runtimes answer with the text
+// as an artifact and again as the final status message, and the output is
+// that text once.
 func outputValue(r *task.Result) *value {
 	n := 0
 	for _, a := range r.Artifacts {
 		n += len(a.Parts)
 	}
-	if r.Message != nil {
-		n += len(r.Message.Parts)
+	msg := r.Message
+	if msg != nil && len(r.Artifacts) > 0 && repeatsArtifacts(msg, r.Artifacts) {
+		msg = nil
+	}
+	if msg != nil {
+		n += len(msg.Parts)
 	}
 	parts := make([]task.Part, 0, n)
 	for _, a := range r.Artifacts {
 		parts = append(parts, a.Parts...)
 	}
-	if r.Message != nil {
-		parts = append(parts, r.Message.Parts...)
+	if msg != nil {
+		parts = append(parts, msg.Parts...)
 	}
 	v := partsValue(parts)
 	v.label = "output"
@@ -592,4 +599,25 @@ func (in *Input) withMemo() *Input {
 	c := *in
 	c.memo = &memo{}
 	return &c
+}
+
+// repeatsArtifacts reports whether m's text is the artifacts' text (their
+// text parts joined by newlines) and m has nothing else.
+func repeatsArtifacts(m *task.Message, arts []task.Artifact) bool {
+	var want []string
+	for _, a := range arts {
+		for _, p := range a.Parts {
+			if p.Kind == task.PartText {
+				want = append(want, p.Text)
+			}
+		}
+	}
+	var got []string
+	for _, p := range m.Parts {
+		if p.Kind != task.PartText {
+			return false
+		}
+		got = append(got, p.Text)
+	}
+	return len(got) > 0 && strings.Join(got, "\n") == strings.Join(want, "\n")
 }

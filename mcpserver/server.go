@@ -44,6 +44,13 @@ type Options struct {
 	// (req.Extra.TokenInfo, see the SDK's auth.RequireBearerToken), else
 	// "".
 	Actor func(ctx context.Context, req *mcp.CallToolRequest) string
+	// VerifiedResult, when set, returns the verified result of a task's
+	// newest checked attempt (nil when none): what its contract's gates
+	// found. get_task answers it as verified_result, and so do submit_task,
+	// continue_task and the per-agent tools when they waited for the task
+	// to be final; list_tasks does not, so that it costs no extra read per
+	// task. The node sets it only for agents with a contract.
+	VerifiedResult func(ctx context.Context, t *task.Task) (any, error)
 	// WaitTimeout bounds a waiting submit (wait: true, and the per-agent
 	// tools) unless the call sets wait_timeout_seconds (default
 	// DefaultWaitTimeout). When it passes the tool answers the task as it
@@ -317,6 +324,9 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, tool, age
 		}
 	}
 	out.TaskInfo = taskInfo(t, 0)
+	if wait && t.State.Settled() {
+		s.addVerified(ctx, &out.TaskInfo, t)
+	}
 	s.log.DebugContext(ctx, "mcp submit", "tool", tool, "task", t.ID, "agent", t.Agent, "state", t.State, "duplicate", res.Duplicate)
 	return nil, out, nil
 }
@@ -458,7 +468,9 @@ func (s *Server) getTask(ctx context.Context, req *mcp.CallToolRequest, in GetTa
 	if err != nil {
 		return nil, TaskInfo{}, s.fail(ctx, ToolGetTask, err)
 	}
-	return nil, taskInfo(t, hl), nil
+	info := taskInfo(t, hl)
+	s.addVerified(ctx, &info, t)
+	return nil, info, nil
 }
 
 func (s *Server) listTasks(ctx context.Context, req *mcp.CallToolRequest, in ListTasksInput) (*mcp.CallToolResult, ListTasksOutput, error) {
@@ -558,7 +570,25 @@ func (s *Server) continueTask(ctx context.Context, req *mcp.CallToolRequest, in 
 		}
 	}
 	out.TaskInfo = taskInfo(t, 0)
+	if in.Wait && t.State.Settled() {
+		s.addVerified(ctx, &out.TaskInfo, t)
+	}
 	return nil, out, nil
+}
+
+// addVerified sets info's verified result from t's newest checked attempt
+// (Options.VerifiedResult). A failure to read it is logged, not answered:
+// the task itself was read.
+func (s *Server) addVerified(ctx context.Context, info *TaskInfo, t *task.Task) {
+	if s.opts.VerifiedResult == nil {
+		return
+	}
+	vr, err := s.opts.VerifiedResult(ctx, t)
+	if err != nil {
+		s.log.WarnContext(ctx, "read verified result", "task", t.ID, "err", err)
+		return
+	}
+	info.VerifiedResult = vr
 }
 
 func (s *Server) listAgents(ctx context.Context, req *mcp.CallToolRequest, _ ListAgentsInput) (*mcp.CallToolResult, ListAgentsOutput, error) {

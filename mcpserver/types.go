@@ -141,6 +141,11 @@ type TaskInfo struct {
 	Artifacts []ArtifactInfo `json:"artifacts" jsonschema:"what the agent produced"`
 	History   []MessageInfo  `json:"history,omitempty" jsonschema:"the conversation, oldest first (get_task and list_tasks only)"`
 	Audit     AuditInfo      `json:"audit" jsonschema:"where the task's execution record and audit entries are"`
+	// VerifiedResult is the verified result of the task's newest checked
+	// attempt, for an agent with a contract (docs/contracts.md): whether
+	// it ran, the pre- and post-gate's results with the failed assertions
+	// and their reasons, the resources created and the timings.
+	VerifiedResult any `json:"verified_result,omitempty" jsonschema:"for an agent with a contract: the verified result of the newest checked attempt (executed, verification.passed, preGate, postGate with results and failedAssertions, resourcesCreated, timing); get_task, and submit_task and continue_task when they waited for the final state"`
 }
 
 // AuditInfo points at a task's execution record and audit entries.

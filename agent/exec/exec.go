@@ -391,6 +391,10 @@ func (r *Runtime) release(taskID string, p *attemptProc) {
 	close(p.done)
 }
 
+// WorkDir returns the directory the command runs in ("" for pactum's
+// own): where a contract's file resources are looked for.
+func (r *Runtime) WorkDir() string { return r.s.Dir }
+
 // Metadata implements agent.MetadataProvider.
 func (r *Runtime) Metadata() agent.Metadata {
 	out := "text/plain"

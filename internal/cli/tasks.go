@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/store"
 	"github.com/pactum/pactum/task"
 )
@@ -130,12 +131,12 @@ func newTasksCmd() *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			attempt := t.AttemptSummary()
+			recs, err := c.Timeline(cmd.Context(), t.ID)
+			if err != nil {
+				return err
+			}
 			if t.TurnStart > 0 {
 				// Say what started the later turns: manual retries, answers.
-				recs, err := c.Timeline(cmd.Context(), t.ID)
-				if err != nil {
-					return err
-				}
 				attempt += turnsSummary(recs)
 			}
 			fmt.Fprintf(out, "task     %s\nagent    %s (action %s)\nstate    %s\n%s\nactor    %s\ncontext  %s\ncreated  %s\nupdated  %s\n",
@@ -153,6 +154,11 @@ func newTasksCmd() *cobra.Command {
 			for _, a := range t.Artifacts {
 				fmt.Fprintf(out, "artifact %s: %s\n", a.ID, partsText(a.Parts))
 			}
+			vr, err := contract.Newest(recs)
+			if err != nil {
+				return err
+			}
+			printVerified(out, vr)
 			if t.Children > 0 {
 				n, err := loadTree(cmd.Context(), c, t, treeOptions{})
 				if err != nil {
@@ -302,4 +308,54 @@ func partsText(parts []task.Part) string {
 		}
 	}
 	return b.String()
+}
+
+// printVerified prints the verified result of a task's newest checked
+// attempt as `tasks get` shows it: the verdict with its timings, then each
+// failed assertion or pre-gate condition with its reason. Nothing for a
+// task no contract checked.
+func printVerified(out io.Writer, vr *contract.VerifiedResult) {
+	if vr == nil {
+		return
+	}
+	v := vr.Verification
+	verdict := "passed"
+	switch {
+	case !v.PreGate.Passed:
+		verdict = "blocked by the pre-gate (the agent did not run)"
+	case !vr.Executed:
+		verdict = "not run"
+	case !v.Passed && vr.Error != "" && len(v.PostGate.Results) == 0:
+		verdict = "not checked: the agent failed"
+	case !v.Passed:
+		verdict = "failed"
+	}
+	tm := v.Timing
+	fmt.Fprintf(out, "verdict  %s (contract %s, step %s; %s: pre-gate %s, agent %s, post-gate %s)\n",
+		verdict, vr.Contract, vr.Step, msDuration(tm.TotalMs), msDuration(tm.PreGateMs), msDuration(tm.ExecutionMs), msDuration(tm.PostGateMs))
+	for _, b := range v.PreGate.BlockedBy {
+		fmt.Fprintf(out, "  blocked  %s\n", b)
+	}
+	for _, r := range v.PostGate.Results {
+		if r.Passed {
+			continue
+		}
+		line := r.Message
+		if line == "" {
+			line = r.Check
+		}
+		fmt.Fprintf(out, "  failed   [%s %s] %s", r.Type, r.Check, line)
+		if r.Reason != "" {
+			fmt.Fprintf(out, ": %s", r.Reason)
+		}
+		fmt.Fprintln(out)
+	}
+	for _, c := range v.ResourcesCreated {
+		fmt.Fprintf(out, "  created  %s (%s) %s\n", c.ID, c.Type, c.Location)
+	}
+}
+
+// msDuration shows a duration given in milliseconds.
+func msDuration(ms float64) string {
+	return time.Duration(ms * float64(time.Millisecond)).Round(time.Microsecond).String()
 }

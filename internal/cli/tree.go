@@ -9,18 +9,22 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/task"
 )
 
 // taskNode is a task with its execution record and its child tasks, each
 // a taskNode itself: what `tasks get --json` prints. The task is embedded,
 // so every field of the task object stays as it was (its "children" is the
-// number of children it spawned); "timeline" and "childTasks" are added. A
-// task without children has no "childTasks".
+// number of children it spawned); "timeline" and "childTasks" are added,
+// and "verifiedResult", the verified result of the newest attempt a
+// contract checked, for a task whose agent has a contract. A task without
+// children has no "childTasks".
 type taskNode struct {
 	*task.Task
-	Timeline   []task.Record `json:"timeline"`
-	ChildTasks []*taskNode   `json:"childTasks,omitempty"`
+	Timeline       []task.Record            `json:"timeline"`
+	VerifiedResult *contract.VerifiedResult `json:"verifiedResult,omitempty"`
+	ChildTasks     []*taskNode              `json:"childTasks,omitempty"`
 }
 
 // timelineEntry is one entry of `tasks timeline --json`: a record, and for
@@ -58,6 +62,9 @@ func loadNode(ctx context.Context, c *task.Coordinator, t *task.Task, o treeOpti
 			return nil, err
 		}
 		n.Timeline = recs
+		if n.VerifiedResult, err = contract.Newest(recs); err != nil {
+			return nil, fmt.Errorf("task %s: %w", t.ID, err)
+		}
 	}
 	if t.Children == 0 {
 		return n, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/store"
+	"github.com/pactum/pactum/task"
 )
 
 // Check validates what config.Parse cannot: cfg's store DSN as the store
@@ -39,10 +40,12 @@ func Check(ctx context.Context, cfg *config.Config, baseDir string) error {
 	return errs.Err()
 }
 
-// builtAgent is an agent of the configuration and its runtime.
+// builtAgent is an agent of the configuration, its runtime and its
+// contract's gate (nil without a contract).
 type builtAgent struct {
 	config config.Agent
 	agent  agent.Agent
+	gate   task.Middleware
 }
 
 // buildAgents builds the runtime of every agent of cfg, in order, and
@@ -54,6 +57,10 @@ func buildAgents(ctx context.Context, cfg *config.Config, baseDir string) (built
 		if err := ctx.Err(); err != nil {
 			return built, errs, fmt.Errorf("build agents: %w", err)
 		}
+		// The contract is compiled whether or not the runtime builds, so
+		// that one check reports both.
+		step, cerrs := buildContract(cfg, ac, baseDir)
+		errs = append(errs, cerrs...)
 		if !slices.Contains(known, ac.Type) {
 			errs = append(errs, cfg.AgentTypeError(ac, known))
 			continue
@@ -63,7 +70,11 @@ func buildAgents(ctx context.Context, cfg *config.Config, baseDir string) (built
 			errs = append(errs, cfg.AgentError(ac, err)...)
 			continue
 		}
-		built = append(built, builtAgent{ac, a})
+		b := builtAgent{config: ac, agent: a}
+		if step != nil {
+			b.gate = gateFor(step, a, cfg.AgentSpec(ac, baseDir).BaseDir)
+		}
+		built = append(built, b)
 	}
 	return built, errs, nil
 }

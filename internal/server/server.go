@@ -97,7 +97,8 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	}
 	var specs []task.AgentSpec
 	var infos []a2aserver.AgentInfo
-	add := func(ac config.Agent, a agent.Agent, r task.Runner) {
+	gated := map[string]bool{} // agents with a contract
+	add := func(ac config.Agent, a agent.Agent, r task.Runner, gate task.Middleware) {
 		if a != nil {
 			s.agents = append(s.agents, a)
 		}
@@ -118,13 +119,17 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 			},
 			Sensitive: ac.Sensitive, DryRun: dryRun,
 		})
+		if gate != nil {
+			specs[len(specs)-1].Middleware = []task.Middleware{gate}
+			gated[ac.Name] = true
+		}
 		infos = append(infos, agentInfo(ac, agent.MetadataOf(a)))
 	}
 	// Every agent is built before any error is returned, so that all of
 	// them are reported, placed in the file (as Check does).
 	built, errs, err := buildAgents(ctx, cfg, baseDir)
 	for _, b := range built {
-		add(b.config, b.agent, nil)
+		add(b.config, b.agent, nil, b.gate)
 	}
 	if err != nil {
 		return nil, err
@@ -136,7 +141,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		if e.Agent == nil && e.Runner == nil {
 			return nil, fmt.Errorf("agent %q (extra[%d]): neither an agent runtime nor a runner given", e.Config.Name, i)
 		}
-		add(e.Config, e.Agent, e.Runner)
+		add(e.Config, e.Agent, e.Runner, nil)
 	}
 	if len(specs) == 0 {
 		return nil, errors.New("no agents configured")
@@ -179,6 +184,12 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	if defaultAgent == "" {
 		defaultAgent = specs[0].Name
 	}
+	// Only the tasks of agents with a contract have verified results to
+	// read (docs/design.md, "Verified results on the wire").
+	var verified func(ctx context.Context, t *task.Task) (any, error)
+	if len(gated) > 0 {
+		verified = verifiedResult(s.coord, gated)
+	}
 	s.a2a, err = a2aserver.New(a2aserver.Options{
 		Coordinator: s.coord, Agents: infos, DefaultAgent: defaultAgent, BaseURL: cfg.BaseURL,
 		MaxBodyBytes: cfg.MaxBodyBytes, AllowPrivatePush: cfg.Push.AllowPrivate, Logger: log,
@@ -186,8 +197,9 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 			MaxAttempts: cfg.Push.MaxAttempts, Timeout: cfg.Push.Timeout.Duration,
 			Observe: s.metrics.PushDelivery,
 		},
-		Authenticate: tokens.authenticate(),
-		Refused:      func(invalid bool) { s.metrics.AuthRefused("a2a", invalid) },
+		Authenticate:   tokens.authenticate(),
+		Refused:        func(invalid bool) { s.metrics.AuthRefused("a2a", invalid) },
+		VerifiedResult: verified,
 	})
 	if err != nil {
 		return nil, err
@@ -203,7 +215,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	s.mcp = mcpserver.New(s.coord, mcpserver.Options{
 		Name: "pactum", Version: version.String(), Logger: log,
 		PerAgentTools: cfg.MCP.PerAgentTools, AgentDescriptions: descriptions,
-		WaitTimeout: cfg.MCP.WaitTimeout.Duration,
+		WaitTimeout: cfg.MCP.WaitTimeout.Duration, VerifiedResult: verified,
 	})
 	if !cfg.MCP.Disabled {
 		// The node's guard, in front of every route, checks /mcp's Host

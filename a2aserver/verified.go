@@ -1,0 +1,75 @@
+package a2aserver
+
+import (
+	"context"
+	"maps"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/pactum/pactum/task"
+)
+
+// VerifiedKey is the key, under metadata.pactum of a task, of a final
+// status update and of the task's last artifact, that holds the verified
+// result of the task's newest checked attempt (docs/contracts.md): what its
+// contract's gates found.
+const VerifiedKey = "verifiedResult"
+
+// verified returns t's newest verified result, or nil when t's agent has
+// no contract, no attempt was checked, or it cannot be read (logged: the
+// task is still answered).
+func (h *Handler) verified(ctx context.Context, t *task.Task) any {
+	if h.verifiedResult == nil || t == nil {
+		return nil
+	}
+	vr, err := h.verifiedResult(ctx, t)
+	if err != nil {
+		h.log.WarnContext(ctx, "read verified result", "task", t.ID, "err", err)
+		return nil
+	}
+	return vr
+}
+
+// withVerified adds vr to metadata.pactum of meta, a task's or an event's
+// metadata as pactumMetadata built it.
+func withVerified(meta map[string]any, vr any) {
+	if vr == nil || meta == nil {
+		return
+	}
+	if p, ok := meta[MetadataKey].(map[string]any); ok {
+		p[VerifiedKey] = vr
+	}
+}
+
+// artifactWithVerified adds vr to a's metadata under pactum.verifiedResult,
+// copying what it changes: a's metadata may be shared with the stored task.
+func artifactWithVerified(a *a2a.Artifact, vr any) {
+	if vr == nil || a == nil {
+		return
+	}
+	meta := maps.Clone(a.Metadata)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	p, _ := meta[MetadataKey].(map[string]any)
+	p = maps.Clone(p)
+	if p == nil {
+		p = map[string]any{}
+	}
+	p[VerifiedKey] = vr
+	meta[MetadataKey] = p
+	a.Metadata = meta
+}
+
+// taskWithVerified converts t as taskToA2A does and adds its newest
+// verified result to its metadata and to its last artifact's.
+func (h *Handler) taskWithVerified(ctx context.Context, t *task.Task, historyLength int, withArtifacts bool) *a2a.Task {
+	out := taskToA2A(t, historyLength, withArtifacts)
+	if vr := h.verified(ctx, t); vr != nil {
+		withVerified(out.Metadata, vr)
+		if n := len(out.Artifacts); n > 0 {
+			artifactWithVerified(out.Artifacts[n-1], vr)
+		}
+	}
+	return out
+}
