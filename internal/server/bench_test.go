@@ -68,6 +68,31 @@ func BenchmarkSendMessage(b *testing.B) {
 	benchSend(b, base+"/agents/echo")
 }
 
+// BenchmarkSendMessageContract compares, on one server in one run, the
+// echo agent without a contract and an echo agent whose every attempt is
+// gated by a 3-assertion contract (contains, regex, max_duration): the
+// cost of the gate and of the verified result in each answer. Run:
+// go test -run x -bench SendMessageContract -benchtime 6000x ./internal/server
+func BenchmarkSendMessageContract(b *testing.B) {
+	base := startServer(b, `workers: 64
+log: {level: error}
+agents:
+  - name: echo
+    type: echo
+  - name: checked
+    type: echo
+    contract:
+      onViolation: fail
+      assertions:
+        - {type: assert, message: echoes the greeting, check: {type: contains, value: hello}}
+        - {type: assert, message: starts with it, check: {type: regex, pattern: "^hello"}}
+        - {type: assert, message: answers at once, check: {type: max_duration, max: 1s}}
+`)
+	for _, agent := range []string{"echo", "checked", "echo", "checked"} {
+		b.Run(agent, func(b *testing.B) { benchSend(b, base+"/agents/"+agent) })
+	}
+}
+
 // BenchmarkSendMessagePostgres is BenchmarkSendMessage on the PostgreSQL
 // store, in a fresh schema of the database PACTUM_TEST_POSTGRES names
 // (default postgres://postgres@127.0.0.1:5432/test). Run:
