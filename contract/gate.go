@@ -326,17 +326,29 @@ func blockedSummary(g GateResult) string {
 // attempt of the task was checked.
 func Newest(recs []task.Record) (*VerifiedResult, error) {
 	for i := len(recs) - 1; i >= 0; i-- {
-		ev := recs[i].Evidence
-		for j := len(ev) - 1; j >= 0; j-- {
-			if ev[j].Step != GateStep || ev[j].Kind != task.EvidenceVerdict || len(ev[j].Data) == 0 {
-				continue
-			}
-			var vr VerifiedResult
-			if err := json.Unmarshal(ev[j].Data, &vr); err != nil {
-				return nil, fmt.Errorf("record %d: verified result: %w", recs[i].Seq, err)
-			}
-			return &vr, nil
+		vr, err := NewestIn(recs[i].Evidence)
+		if err != nil {
+			return nil, fmt.Errorf("record %d: %w", recs[i].Seq, err)
 		}
+		if vr != nil {
+			return vr, nil
+		}
+	}
+	return nil, nil
+}
+
+// NewestIn returns the verified result among one record's evidence (the
+// gate's verdict), or nil when it holds none.
+func NewestIn(ev []task.Evidence) (*VerifiedResult, error) {
+	for j := len(ev) - 1; j >= 0; j-- {
+		if ev[j].Step != GateStep || ev[j].Kind != task.EvidenceVerdict || len(ev[j].Data) == 0 {
+			continue
+		}
+		var vr VerifiedResult
+		if err := json.Unmarshal(ev[j].Data, &vr); err != nil {
+			return nil, fmt.Errorf("verified result: %w", err)
+		}
+		return &vr, nil
 	}
 	return nil, nil
 }

@@ -257,6 +257,7 @@ func (c *Coordinator) transition(ctx context.Context, t *Task, p TransitionParam
 	if err != nil {
 		return nil, fmt.Errorf("task %s %s → %s: %w", p.TaskID, p.From, p.To, err)
 	}
+	nt.LastEvidence = p.Evidence
 	c.observe(t.Agent, p.From, p.To)
 	switch {
 	case p.To == StateQueued:

@@ -84,11 +84,13 @@ func TestPipelineOrder(t *testing.T) {
 	})
 	env := envelope("echo", "alice", "x")
 	env.PolicyRef, env.ApprovalRef = "p", "a"
-	res, err := b.coord.Submit(context.Background(), task.SubmitRequest{Envelope: env})
+	// SubmitAndWait listens before the task exists, so it answers with the
+	// task the Coordinator published at the attempt's end.
+	res, err := b.coord.SubmitAndWait(context.Background(), task.SubmitRequest{Envelope: env})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := wait(t, b, res.Task.ID)
+	got := res.Task
 	if got.State != task.StateSucceeded {
 		t.Fatalf("task %s: %s", got.State, got.Reason)
 	}
@@ -107,6 +109,11 @@ func TestPipelineOrder(t *testing.T) {
 	}
 	if e := rec.Evidence[1]; e.Kind != task.EvidenceVerdict || e.Message != "checked by a2" || e.Duration != time.Millisecond {
 		t.Fatalf("evidence as stored: %+v", e)
+	}
+	// The task the Coordinator published at the attempt's end carries the
+	// same evidence, so transports need not read the record back.
+	if s := evidenceSteps(got.LastEvidence); !slices.Equal(s, wantEv) {
+		t.Fatalf("published task's LastEvidence %v, want %v", s, wantEv)
 	}
 	// Only the record ending the attempt carries evidence.
 	recs, _ := b.coord.Timeline(context.Background(), got.ID)

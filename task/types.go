@@ -172,6 +172,14 @@ type Task struct {
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 
+	// LastEvidence is the evidence of the transition that made this value
+	// of the task, when the Coordinator had it in hand: the task it
+	// publishes after an attempt ends carries what the pipeline's steps
+	// recorded, so a transport answering with it need not read the record
+	// back. It is not stored on the task (Record.Evidence is) nor encoded;
+	// a task read from the store has none.
+	LastEvidence []Evidence `json:"-"`
+
 	// complete marks a task value that holds its whole history and all its
 	// artifacts as stored (CreateTask's and Claim's results).
 	complete bool

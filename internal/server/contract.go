@@ -146,12 +146,17 @@ func gateFor(step *contract.CompiledStep, a any, baseDir string) task.Middleware
 }
 
 // verifiedResult returns the verified result of t's newest checked
-// attempt (nil when none), read from its execution record; only agents
-// with a contract are looked up, so the others cost nothing.
+// attempt (nil when none): from the evidence t carries when the
+// Coordinator just published it at an attempt's end (no read), else read
+// from its execution record; only agents with a contract are looked up,
+// so the others cost nothing.
 func verifiedResult(coord *task.Coordinator, gated map[string]bool) func(ctx context.Context, t *task.Task) (any, error) {
 	return func(ctx context.Context, t *task.Task) (any, error) {
 		if !gated[t.Agent] || t.Attempt == 0 {
 			return nil, nil
+		}
+		if vr, err := contract.NewestIn(t.LastEvidence); vr != nil || err != nil {
+			return vr, err
 		}
 		recs, err := coord.Timeline(ctx, t.ID)
 		if err != nil {
