@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/pactum/pactum/task"
@@ -75,7 +77,9 @@ type RunStep struct {
 //     dependsOn have all succeeded, as many as keep at most MaxParallel
 //     steps unsettled; each child's input is the run's input followed by
 //     the resources the step consumes (InjectResources), read from the
-//     succeeded steps' stored outputs (ExtractResources);
+//     succeeded steps' stored outputs (ExtractResources); a resource that
+//     no step creates is the run's input itself (InputResources): its
+//     parts carry the resource's label instead of being repeated;
 //   - waits while children run;
 //   - finishes when every step has succeeded, with the artifact
 //     "verified-results" (RunArtifact): a text summary and a data part
@@ -137,7 +141,7 @@ func (c *Compiled) decide(ctx context.Context, o *RunOptions, req *task.Request)
 		spawn = append(spawn, task.Child{
 			Step:  id,
 			Agent: o.Agent(s.step),
-			Input: task.Message{Role: task.RoleUser, Parts: append(append([]task.Part(nil), req.Envelope.Input.Parts...), InjectResources(s, available)...)},
+			Input: task.Message{Role: task.RoleUser, Parts: append(c.runInput(s, req.Envelope.Input), InjectResources(s, available)...)},
 		})
 	}
 	switch {
@@ -159,6 +163,63 @@ func (c *Compiled) decide(ctx context.Context, o *RunOptions, req *task.Request)
 		}
 	}
 	return nil, task.Permanent(fmt.Errorf("contract %s: steps %s can never start (their dependencies cannot succeed)", c.contract.ID, strings.Join(stuck, ", ")))
+}
+
+// runInput returns the parts of the run's input as step s gets them: a
+// copy, in which the parts that are a resource s consumes and no step
+// creates (the run's input, InputResources) carry its label: the text
+// parts for a message, file or artifact, the first data part for data.
+func (c *Compiled) runInput(s *CompiledStep, in task.Message) []task.Part {
+	parts := make([]task.Part, len(in.Parts))
+	copy(parts, in.Parts)
+	inputs := c.InputResources()
+	for _, id := range s.step.Consumes {
+		if !slices.Contains(inputs, id) {
+			continue
+		}
+		typ := c.resource(id).def.Type
+		if typ == "" {
+			typ = ResourceData
+		}
+		for i := range parts {
+			p := &parts[i]
+			if (typ == ResourceData) != (p.Kind == task.PartData) || (p.Kind != task.PartData && p.Kind != task.PartText) {
+				continue
+			}
+			if p.Metadata[ResourceKey] != nil {
+				continue // already another resource's
+			}
+			md := make(map[string]any, len(p.Metadata)+1)
+			maps.Copy(md, p.Metadata)
+			md[ResourceKey] = map[string]any{"resource": id, "type": string(typ)}
+			p.Metadata = md
+			if typ == ResourceData {
+				break
+			}
+		}
+	}
+	return parts
+}
+
+// InputResources returns the resources some step consumes and no step
+// creates, in the order the steps consume them: what a run's input
+// provides.
+func (c *Compiled) InputResources() []string {
+	created := map[string]bool{}
+	for _, st := range c.contract.Steps {
+		for _, id := range st.Creates {
+			created[id] = true
+		}
+	}
+	var out []string
+	for _, st := range c.contract.Steps {
+		for _, id := range st.Consumes {
+			if !created[id] && !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
 }
 
 // ready reports whether every step id depends on has succeeded.
@@ -272,7 +333,13 @@ func InjectedResources(s *CompiledStep, msg task.Message) map[string]Resource {
 			}
 			r.Data, r.Text, r.MediaType = x, strings.TrimSpace(string(p.Data)), "application/json"
 		case task.PartText:
-			r.Text, r.MediaType = p.Text, p.MediaType
+			if prev, ok := out[id]; ok && prev.Data == nil {
+				// The run's input as a message: its text parts joined.
+				prev.Text += "\n" + p.Text
+				out[id] = prev
+				continue
+			}
+			r.Text, r.MediaType = p.Text, cmpOr(p.MediaType, "text/plain")
 		default:
 			continue
 		}

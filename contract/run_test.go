@@ -390,3 +390,37 @@ func TestInjectResourcesRoundTrip(t *testing.T) {
 		t.Fatalf("back: %+v", back)
 	}
 }
+
+// TestRunInputResource: a resource no step creates is the run's input:
+// the first step gets the run's text labelled as that resource, and its
+// pre-gate finds it.
+func TestRunInputResource(t *testing.T) {
+	t.Parallel()
+	c := &contract.AgentContract{Version: "1.0", ID: "doc",
+		Resources: []contract.ContractResource{{ID: "document", Type: contract.ResourceMessage}},
+		Steps: []contract.ContractStep{
+			{ID: "read", Agent: "x", Consumes: []string{"document"}, Creates: []string{"facts"}},
+			{ID: "sum", Agent: "x", DependsOn: []string{"read"}, Consumes: []string{"facts"}},
+		}}
+	var got map[string]contract.Resource
+	b := setupRun(t, c, contract.RunOptions{}, map[string]task.RunnerFunc{
+		"read": func(_ context.Context, req *task.Request, _ task.Emit) (*task.Result, error) {
+			got = contract.InjectedResources(mustStep(t, "read", c), req.Message)
+			return dataResult(map[string]any{"facts": 1}), nil
+		},
+		"sum": func(context.Context, *task.Request, task.Emit) (*task.Result, error) { return textResult("ok"), nil },
+	})
+	if ids := b.compiled.InputResources(); len(ids) != 1 || ids[0] != "document" {
+		t.Fatalf("input resources: %v", ids)
+	}
+	parent, _ := b.run(t, "the document")
+	if parent.State != task.StateSucceeded {
+		t.Fatalf("run %s: %s", parent.State, parent.Reason)
+	}
+	if got["document"].Text != "the document" || got["document"].Type != contract.ResourceMessage {
+		t.Fatalf("document: %+v", got)
+	}
+	if in := b.inputs["read"]; len(in.Parts) != 1 {
+		t.Fatalf("read's input repeats the run's input: %+v", in.Parts)
+	}
+}
