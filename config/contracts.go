@@ -122,3 +122,11 @@ func (c *Config) UnknownActions(known func(action string) bool) Errors {
 	}
 	return out
 }
+
+// AddContract adds file to the contracts served, with the default
+// max_parallel, as if it were listed last (`pactum contract run` serves
+// the contract it runs this way). A relative file is relative to the
+// configuration file's directory.
+func (c *Config) AddContract(file string) {
+	c.Contracts = append(c.Contracts, Contract{File: file, MaxParallel: DefaultMaxParallel, index: len(c.Contracts)})
+}

@@ -368,7 +368,12 @@ func (c *Compiled) finish(ctx context.Context, o *RunOptions, byStep map[string]
 			rr.Passed = false
 			line += ", not checked"
 		case vr.Verification.Passed:
-			line += fmt.Sprintf(", passed (%d checks, %.1f ms)", len(vr.Verification.PostGate.Results), vr.Verification.Timing.TotalMs)
+			n := len(vr.Verification.PostGate.Results)
+			checks := "checks"
+			if n == 1 {
+				checks = "check"
+			}
+			line += fmt.Sprintf(", passed (%d %s, %.1f ms)", n, checks, vr.Verification.Timing.TotalMs)
 		default:
 			rr.Passed = false
 			line += ", delivered despite a violation: " + vr.Error
