@@ -85,6 +85,10 @@ type Config struct {
 	DefaultAgent string `yaml:"default_agent"`
 	// Agents are the agents served (`agents`, at least one).
 	Agents []Agent `yaml:"agents"`
+	// Contracts are contract files served as agents, each named by its
+	// contract's id, whose tasks are runs of the contract (`contracts`,
+	// default none).
+	Contracts []Contract `yaml:"-"`
 	// Actors say which callers may call which actions (`actors`). Empty
 	// means every caller may call every action.
 	Actors []Actor `yaml:"actors"`
@@ -103,6 +107,9 @@ type Config struct {
 	// it is not).
 	file                string
 	storeLine, storeCol int
+	// deferred are actions actors name that no agent serves, left for
+	// UnknownActions when contracts are configured.
+	deferred []deferredAction
 }
 
 // Log configures logging.

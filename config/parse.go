@@ -122,6 +122,11 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 					agents = append(agents, an)
 				})
 			},
+			"contracts": func(n *yaml.Node, path string) {
+				w.list(n, path, func(i int, item *yaml.Node, path string) {
+					c.Contracts = append(c.Contracts, w.contract(item, path, i))
+				})
+			},
 			"actors": func(n *yaml.Node, path string) {
 				w.list(n, path, func(i int, item *yaml.Node, path string) {
 					a, an := w.actor(item, path)
@@ -248,7 +253,14 @@ func (w *walker) crossCheck(c *Config, root, agentsN, defaultAgentN *yaml.Node, 
 				continue
 			}
 			if _, ok := actions[act]; !ok {
-				w.errorf(an.actions[j], index(an.path+".actions", j), "unknown action %q (actions: %s)", act, quoteList(actionList))
+				e := w.newError(an.actions[j], index(an.path+".actions", j), nil, "unknown action %q (actions: %s)", act, quoteList(actionList))
+				if len(c.Contracts) > 0 {
+					// It may name a contract: internal/server decides.
+					e.Msg = fmt.Sprintf("unknown action %q (actions: %s, or a served contract's id)", act, quoteList(actionList))
+					c.deferred = append(c.deferred, deferredAction{action: act, err: e})
+				} else {
+					w.add(e)
+				}
 			}
 		}
 	}

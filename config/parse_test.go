@@ -52,6 +52,17 @@ func TestParseErrors(t *testing.T) {
 			[]string{`pactum.yaml:4:39: agents[0].contract.assertions: a contract from a file takes file and step only`}},
 		{"contract not a mapping", "agents:\n  - name: a\n    type: echo\n    contract: c.yaml\n",
 			[]string{`pactum.yaml:4:15: agents[0].contract: expected a mapping`}},
+		// The contracts list: a path, or {file, max_parallel}.
+		{"contracts entry without file", oneAgent + "contracts:\n  - max_parallel: 2\n",
+			[]string{`pactum.yaml:3:5: contracts[0].file: required`}},
+		{"contracts unknown key", oneAgent + "contracts:\n  - {file: c.yaml, paralel: 2}\n",
+			[]string{`pactum.yaml:3:20: contracts[0].paralel: unknown field "paralel"`}},
+		{"contracts max_parallel out of range", oneAgent + "contracts:\n  - {file: c.yaml, max_parallel: 0}\n",
+			[]string{`pactum.yaml:3:34: contracts[0].max_parallel: 0 out of range [1, 64]`}},
+		{"contracts empty path", oneAgent + "contracts:\n  - \"\"\n",
+			[]string{`pactum.yaml:3:5: contracts[0]: must not be empty`}},
+		{"contracts not a list", oneAgent + "contracts: c.yaml\n",
+			[]string{`pactum.yaml:2:12: contracts: expected a list`}},
 		{"unknown retry key", "agents:\n  - name: a\n    type: echo\n    retry: {attempts: 2}\n",
 			[]string{`pactum.yaml:4:13: agents[0].retry.attempts: unknown field "attempts"`}},
 		{"unknown skill key", "agents:\n  - name: a\n    type: echo\n    skills:\n      - id: s\n        tag: [x]\n",
@@ -685,5 +696,39 @@ func TestParseAnyOriginWithBearer(t *testing.T) {
 	}
 	if !reflect.DeepEqual(c.HTTP.CORSOrigins, []string{"*"}) {
 		t.Errorf("CORSOrigins = %v", c.HTTP.CORSOrigins)
+	}
+}
+
+// TestParseContracts: a contracts entry is a path or {file, max_parallel};
+// ContractFile resolves it against the configuration's directory and
+// places errors at the file; an actor's action that no agent serves is
+// left to UnknownActions when contracts are configured.
+func TestParseContracts(t *testing.T) {
+	t.Parallel()
+	doc := oneAgent + "contracts:\n  - c/one.yaml\n  - {file: /abs/two.yaml, max_parallel: 2}\nactors:\n  - {name: x, actions: [a, one, nope]}\n"
+	c, err := config.Parse([]byte(doc), "dir/pactum.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Contracts) != 2 || c.Contracts[0].File != "c/one.yaml" || c.Contracts[0].MaxParallel != config.DefaultMaxParallel || c.Contracts[1].MaxParallel != 2 {
+		t.Fatalf("contracts: %+v", c.Contracts)
+	}
+	one, two := c.ContractFile(0, ""), c.ContractFile(1, "")
+	if one.File != filepath.Join("dir", "c/one.yaml") || two.File != "/abs/two.yaml" || one.Path != "contracts[0]" {
+		t.Fatalf("files: %+v %+v", one, two)
+	}
+	if got := one.Error("boom", nil).Error(); got != "dir/pactum.yaml:3:5: contracts[0]: boom" {
+		t.Errorf("entry error: %s", got)
+	}
+	if got := two.Error("boom", nil).Error(); got != "dir/pactum.yaml:4:12: contracts[1].file: boom" {
+		t.Errorf("entry error: %s", got)
+	}
+	errs := c.UnknownActions(func(a string) bool { return a == "one" })
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `dir/pactum.yaml:6:33: actors[0].actions[2]: unknown action "nope"`) {
+		t.Fatalf("unknown actions: %v", errs)
+	}
+	// Without contracts, an unknown action is Parse's error.
+	if _, err := config.Parse([]byte(oneAgent+"actors:\n  - {name: x, actions: [one]}\n"), "p.yaml"); err == nil || !strings.Contains(err.Error(), `unknown action "one"`) {
+		t.Fatalf("parse: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,6 +57,15 @@ type Options struct {
 	// DefaultWaitTimeout). When it passes the tool answers the task as it
 	// is then, with wait_timed_out set.
 	WaitTimeout time.Duration
+	// Contracts are the agents that run served contracts (each named by
+	// its contract's id). When there are any, the tool run_contract runs
+	// one on an input and waits for the run to end; with VerifiedResult
+	// set it answers the run's verified results.
+	Contracts []string
+	// Hidden, when set, reports agents list_agents and the per-agent
+	// tools leave out: the virtual agents of contract steps, which run
+	// only as a run's children.
+	Hidden func(agent string) bool
 }
 
 // Server is pactum's MCP server: the Coordinator's operations as MCP tools.
@@ -79,6 +89,7 @@ const (
 	ToolRetryTask    = "retry_task"
 	ToolContinueTask = "continue_task"
 	ToolListAgents   = "list_agents"
+	ToolRunContract  = "run_contract"
 )
 
 const defaultInstructions = "pactum runs delegated tasks durably: every task has an id, a lifecycle " +
@@ -194,18 +205,42 @@ func (s *Server) addTools() {
 		Description: "List the agents tasks can be submitted to: name, action, whether the action is sensitive, retry and timeout bounds.",
 		Annotations: &mcp.ToolAnnotations{Title: "List agents", ReadOnlyHint: true, OpenWorldHint: boolPtr(false)},
 	}, scoped(s, s.listAgents))
+	if len(s.opts.Contracts) > 0 {
+		mcp.AddTool(s.mcp, &mcp.Tool{
+			Name:  ToolRunContract,
+			Title: "Run a contract",
+			Description: "Run a multi-step contract on an input and wait for the run to end: each step runs on its agent, " +
+				"checked before and after by the step's assertions, in dependsOn order, each consuming what earlier steps created. " +
+				"The answer is the run's task with verified_result, every step's verified result; a violated step fails the run, " +
+				"and the failure names the step and the assertion. Contracts: " + strings.Join(s.opts.Contracts, ", ") + ".",
+			Annotations: &mcp.ToolAnnotations{Title: "Run a contract", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
+		}, scoped(s, s.runContract))
+	}
 	if s.opts.PerAgentTools {
 		s.addAgentTools()
 	}
+}
+
+// runContract runs a served contract: submit_task to the contract's
+// agent, waiting.
+func (s *Server) runContract(ctx context.Context, req *mcp.CallToolRequest, in RunContractInput) (*mcp.CallToolResult, SubmitTaskOutput, error) {
+	if !slices.Contains(s.opts.Contracts, in.Contract) {
+		return nil, SubmitTaskOutput{}, s.fail(ctx, ToolRunContract,
+			task.Errorf(task.CodeNotFound, "no contract %q is served (contracts: %s)", in.Contract, strings.Join(s.opts.Contracts, ", ")))
+	}
+	return s.submit(ctx, req, ToolRunContract, in.Contract, "", in.MessageInput, true, in.WaitInput)
 }
 
 func (s *Server) addAgentTools() {
 	s.agentTools = map[string]string{}
 	taken := map[string]bool{
 		ToolSubmitTask: true, ToolGetTask: true, ToolListTasks: true,
-		ToolCancelTask: true, ToolRetryTask: true, ToolContinueTask: true, ToolListAgents: true,
+		ToolCancelTask: true, ToolRetryTask: true, ToolContinueTask: true, ToolListAgents: true, ToolRunContract: true,
 	}
 	for _, a := range s.coord.Agents() {
+		if s.hidden(a.Name) {
+			continue
+		}
 		name := AgentToolName(a.Name)
 		for i := 2; taken[name]; i++ {
 			suffix := fmt.Sprintf("_%d", i)
@@ -258,6 +293,8 @@ func AgentToolName(agent string) string {
 	}
 	return name
 }
+
+func (s *Server) hidden(agent string) bool { return s.opts.Hidden != nil && s.opts.Hidden(agent) }
 
 func (s *Server) describe(a task.AgentSpec) string {
 	if d := s.opts.AgentDescriptions[a.Name]; d != "" {
@@ -595,6 +632,9 @@ func (s *Server) listAgents(ctx context.Context, req *mcp.CallToolRequest, _ Lis
 	specs := s.coord.Agents()
 	out := ListAgentsOutput{Agents: make([]AgentInfo, 0, len(specs))}
 	for _, a := range specs {
+		if s.hidden(a.Name) {
+			continue
+		}
 		out.Agents = append(out.Agents, AgentInfo{
 			Name:           a.Name,
 			Action:         a.Action,

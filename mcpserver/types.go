@@ -50,6 +50,13 @@ type AgentTaskInput struct {
 	WaitInput
 }
 
+// RunContractInput is the input of run_contract.
+type RunContractInput struct {
+	Contract string `json:"contract" jsonschema:"id of a served contract (the agent that runs it has the same name)"`
+	MessageInput
+	WaitInput
+}
+
 // ContinueTaskInput is the input of continue_task: the caller's answer to
 // a task waiting in input_required.
 type ContinueTaskInput struct {

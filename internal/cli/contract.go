@@ -13,7 +13,7 @@ import (
 
 func newContractCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "contract", Short: "Work with contract files"}
-	cmd.AddCommand(newContractCheckCmd())
+	cmd.AddCommand(newContractCheckCmd(), newContractRunCmd())
 	return cmd
 }
 

@@ -14,7 +14,8 @@ import (
 // Check validates what config.Parse cannot: cfg's store DSN as the store
 // driver would parse it to open it (store.Validate: nothing is opened,
 // created or connected to), and every agent's runtime, built with agent.New
-// so that each runtime validates its own settings, then closed again. It
+// so that each runtime validates its own settings, then closed again, and
+// every contract of the contracts list, read, validated and compiled. It
 // reports every problem, with positions, as config.Errors: an unknown
 // runtime type at the agent's `type`, settings errors where they are, other
 // construction errors at the agent's settings (or the agent). The runtimes
@@ -29,6 +30,8 @@ func Check(ctx context.Context, cfg *config.Config, baseDir string) error {
 	}
 	built, agentErrs, err := buildAgents(ctx, cfg, baseDir)
 	errs = append(errs, agentErrs...)
+	_, contractErrs := loadContracts(cfg, baseDir)
+	errs = append(errs, contractErrs...)
 	for _, b := range built {
 		if cerr := agent.Close(b.agent); cerr != nil {
 			errs = append(errs, cfg.AgentError(b.config, fmt.Errorf("close: %w", cerr))...)

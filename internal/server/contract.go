@@ -150,8 +150,17 @@ func gateFor(step *contract.CompiledStep, a any, baseDir string) task.Middleware
 // Coordinator just published it at an attempt's end (no read), else read
 // from its execution record; only agents with a contract are looked up,
 // so the others cost nothing.
-func verifiedResult(coord *task.Coordinator, gated map[string]bool) func(ctx context.Context, t *task.Task) (any, error) {
+//
+// A served contract's run shows what its steps verified so far
+// (runResults).
+func verifiedResult(coord *task.Coordinator, gated, runs map[string]bool) func(ctx context.Context, t *task.Task) (any, error) {
 	return func(ctx context.Context, t *task.Task) (any, error) {
+		if runs[t.Agent] {
+			if t.Children == 0 {
+				return nil, nil
+			}
+			return runResults(ctx, coord, t)
+		}
 		if !gated[t.Agent] || t.Attempt == 0 {
 			return nil, nil
 		}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -134,8 +135,26 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	if err != nil {
 		return nil, err
 	}
-	if err := errs.Err(); err != nil {
+	served, cerrs := loadContracts(cfg, baseDir)
+	if err := append(errs, cerrs...).Err(); err != nil {
 		return nil, err
+	}
+	byName := make(map[string]builtAgent, len(built))
+	for _, b := range built {
+		byName[b.config.Name] = b
+	}
+	contractAgents := map[string]bool{} // agents that run a served contract
+	stepAgents := map[string]bool{}     // their steps' virtual agents
+	for _, sc := range served {
+		run, steps, info := runAgents(sc, byName, cfg, baseDir, func() *task.Coordinator { return s.coord })
+		specs = append(specs, run)
+		infos = append(infos, info)
+		contractAgents[run.Name] = true
+		for _, st := range steps {
+			specs = append(specs, st)
+			stepAgents[st.Name] = true
+			gated[st.Name] = true
+		}
 	}
 	for i, e := range extra {
 		if e.Agent == nil && e.Runner == nil {
@@ -153,6 +172,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 			perms[a.Name] = a.Actions
 		}
 	}
+	stepPermissions(perms, served, cfg)
 	var approvals []policy.Approval
 	for _, a := range cfg.Policy.Approvals {
 		pa := policy.Approval{ID: a.ID, Actions: a.Actions, Actors: a.Actors, Revoked: a.Revoked}
@@ -187,8 +207,8 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	// Only the tasks of agents with a contract have verified results to
 	// read (docs/design.md, "Verified results on the wire").
 	var verified func(ctx context.Context, t *task.Task) (any, error)
-	if len(gated) > 0 {
-		verified = verifiedResult(s.coord, gated)
+	if len(gated) > 0 || len(contractAgents) > 0 {
+		verified = verifiedResult(s.coord, gated, contractAgents)
 	}
 	s.a2a, err = a2aserver.New(a2aserver.Options{
 		Coordinator: s.coord, Agents: infos, DefaultAgent: defaultAgent, BaseURL: cfg.BaseURL,
@@ -216,6 +236,8 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		Name: "pactum", Version: version.String(), Logger: log,
 		PerAgentTools: cfg.MCP.PerAgentTools, AgentDescriptions: descriptions,
 		WaitTimeout: cfg.MCP.WaitTimeout.Duration, VerifiedResult: verified,
+		Contracts: slices.Sorted(maps.Keys(contractAgents)),
+		Hidden:    func(agent string) bool { return stepAgents[agent] },
 	})
 	if !cfg.MCP.Disabled {
 		// The node's guard, in front of every route, checks /mcp's Host

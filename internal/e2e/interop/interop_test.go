@@ -854,3 +854,43 @@ func taskIDs(ts []*a2a.Task) []a2a.TaskID {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestJSClientContract runs js/contract.mjs: the official JavaScript
+// client sends a message to a contract served as an agent (the "report"
+// contract of examples/contract-run, three steps on exec agents) over
+// JSON-RPC and HTTP+JSON, and reads the run's verified results: the
+// verified-results artifact and metadata.pactum.verifiedResult.
+func TestJSClientContract(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("PACTUM_REQUIRE_INTEROP") == "1" {
+			t.Fatalf("node is not on PATH and PACTUM_REQUIRE_INTEROP=1: %v", err)
+		}
+		t.Skipf("node is not on PATH (%v); set PACTUM_REQUIRE_INTEROP=1 to make this a failure", err)
+	}
+	jsDir, err := filepath.Abs("js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	npmCI(t, jsDir)
+	cfg, err := filepath.Abs(filepath.Join("..", "..", "..", "examples", "contract-run", "pactum.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := setupWith(t, cfg)
+
+	ctx, cancel := context.WithTimeout(t.Context(), nodeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "contract.mjs", srv.AgentURL("report"))
+	cmd.Dir = jsDir
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	logLines(t, out)
+	if err != nil {
+		t.Fatalf("node contract.mjs: %v (see FAIL lines above)", err)
+	}
+	if n := bytes.Count(out, []byte("PASS ")); n != 5 {
+		t.Fatalf("contract.mjs passed %d checks, want 5", n)
+	}
+}

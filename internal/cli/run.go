@@ -1,0 +1,263 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pactum/pactum/contract"
+	"github.com/pactum/pactum/internal/server"
+	"github.com/pactum/pactum/task"
+)
+
+func newContractRunCmd() *cobra.Command {
+	var (
+		cf      configFlags
+		actor   string
+		timeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   `run FILE "input"`,
+		Short: "Run a multi-step contract on the configured agents and show each step live",
+		Long: `Run assembles a pactum node in this process from the configuration (its
+store, its agents, its contracts), adds the contract FILE to the contracts
+it serves when it is not one of them, and runs the contract on the input as
+a parent task whose children are its steps: each on its agent, behind the
+step's own gate, in dependsOn order, independent steps in parallel.
+
+Each step is shown as it goes: when it starts, then passed (with its checks
+and timing) or failed (with the assertion that failed, or what blocked it).
+The run's verified results are printed at the end. The run is an ordinary
+task in the store: 'pactum tasks get ID' shows it and its steps afterwards.
+
+Exit status: 0 when the run succeeded, 1 when it failed.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			file, input := args[0], args[1]
+			c, _, err := contract.Load(file)
+			if err != nil {
+				return fmt.Errorf("contract %s: %w", file, err)
+			}
+			cfg, baseDir, err := cf.load()
+			if err != nil {
+				return err
+			}
+			abs, err := filepath.Abs(file)
+			if err != nil {
+				return err
+			}
+			served := false
+			for i := range cfg.Contracts {
+				if p, err := filepath.Abs(cfg.ContractFile(i, baseDir).File); err == nil && p == abs {
+					served = true
+				}
+			}
+			if !served {
+				cfg.AddContract(abs)
+			}
+			log, err := newLogger(cmd.ErrOrStderr(), cfg.Log.Format, "error")
+			if err != nil {
+				return err
+			}
+			srv, err := server.New(ctx, cfg, baseDir, nil, log)
+			if err != nil {
+				return err
+			}
+			if err := srv.Start(ctx); err != nil {
+				_ = srv.Stop(context.Background())
+				return err
+			}
+			defer func() {
+				sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				_ = srv.Stop(sctx)
+			}()
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			return runContract(ctx, cmd.OutOrStdout(), srv.Coordinator(), c, input, actor)
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().StringVar(&actor, "actor", "cli", "the actor the run is submitted as")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up waiting after this long (default: wait until the run ends)")
+	return cmd
+}
+
+// runContract submits a run of c and prints its steps as they go.
+func runContract(ctx context.Context, out io.Writer, coord *task.Coordinator, c *contract.AgentContract, input, actor string) error {
+	sub, err := coord.Submit(ctx, task.SubmitRequest{Envelope: task.Envelope{
+		Actor: actor, Action: c.ID,
+		Input: task.Message{ID: task.NewID(), Role: task.RoleUser, Parts: []task.Part{task.TextPart(input)}},
+	}})
+	if err != nil {
+		return fmt.Errorf("submit the run: %w", err)
+	}
+	run := sub.Task
+	w := &stepWriter{out: out, width: 4}
+	for _, s := range c.Steps {
+		w.width = max(w.width, len(s.ID))
+	}
+	w.printf("run %s of contract %s (%s)\n", run.ID, c.ID, plural(len(c.Steps), "step", "steps"))
+	var wg sync.WaitGroup
+	seen := map[string]bool{}
+	// watch starts following each child not followed yet.
+	watch := func() {
+		kids, err := coord.Children(ctx, run.ID, 0, false)
+		if err != nil {
+			w.printf("read the run's steps: %v\n", err)
+			return
+		}
+		for _, k := range kids {
+			if seen[k.ID] {
+				continue
+			}
+			seen[k.ID] = true
+			w.step(k.Envelope.Step, "started", fmt.Sprintf("task %s on %s", k.ID, k.Agent))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w.follow(ctx, coord, k)
+			}()
+		}
+	}
+	var final *task.Task
+	for it, err := range coord.Follow(ctx, run.ID) {
+		if err != nil {
+			wg.Wait()
+			return fmt.Errorf("follow the run %s: %w", run.ID, err)
+		}
+		cur := it.Task
+		if it.Kind == task.FollowEvent {
+			cur = it.Event.Task
+		}
+		if cur == nil {
+			continue
+		}
+		if cur.Children > len(seen) {
+			watch()
+		}
+		if it.Settled() {
+			final = cur
+		}
+	}
+	if final != nil {
+		watch() // a step whose spawn the events did not show
+	}
+	wg.Wait()
+	if final == nil {
+		return errors.New("the run did not end")
+	}
+	final, err = coord.Get(ctx, run.ID, 0)
+	if err != nil {
+		return err
+	}
+	if final.State != task.StateSucceeded {
+		return fmt.Errorf("run %s %s: %s", final.ID, final.State, final.Reason)
+	}
+	for _, a := range final.Artifacts {
+		if a.Name == contract.RunArtifact && len(a.Parts) > 0 {
+			w.printf("%s\n", a.Parts[0].Text)
+		}
+	}
+	w.printf("run %s succeeded\n", final.ID)
+	return nil
+}
+
+// stepWriter prints the lines of a run from several goroutines.
+type stepWriter struct {
+	mu    sync.Mutex
+	out   io.Writer
+	width int
+}
+
+func (w *stepWriter) printf(format string, args ...any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	fmt.Fprintf(w.out, format, args...)
+}
+
+func (w *stepWriter) step(id, what, detail string) {
+	w.printf("  %-*s  %-7s  %s\n", w.width, id, what, detail)
+}
+
+// follow follows a step's task until it settles and prints how it ended,
+// with its verified result.
+func (w *stepWriter) follow(ctx context.Context, coord *task.Coordinator, k *task.Task) {
+	id := k.Envelope.Step
+	var last *task.Task
+	for it, err := range coord.Follow(ctx, k.ID) {
+		if err != nil {
+			w.step(id, "?", err.Error())
+			return
+		}
+		if t := it.Task; t != nil {
+			last = t
+		} else if it.Kind == task.FollowEvent && it.Event.Task != nil {
+			last = it.Event.Task
+		}
+	}
+	if last == nil {
+		return
+	}
+	recs, err := coord.Timeline(ctx, k.ID)
+	if err != nil {
+		w.step(id, "?", err.Error())
+		return
+	}
+	vr, _ := contract.Newest(recs)
+	took := last.UpdatedAt.Sub(last.CreatedAt).Round(time.Millisecond)
+	switch {
+	case last.State == task.StateSucceeded && vr != nil && vr.Verification.Passed:
+		t := vr.Verification.Timing
+		w.step(id, "passed", fmt.Sprintf("%s in %s (pre-gate %.1f ms, agent %.1f ms, post-gate %.1f ms)",
+			plural(len(vr.Verification.PostGate.Results), "check", "checks"), took, t.PreGateMs, t.ExecutionMs, t.PostGateMs))
+	case last.State == task.StateSucceeded:
+		detail := "not checked"
+		if vr != nil {
+			detail = "delivered despite a violation: " + failedChecks(vr)
+		}
+		w.step(id, "passed", fmt.Sprintf("%s, in %s", detail, took))
+	case last.State == task.StateInputRequired:
+		w.step(id, "asks", fmt.Sprintf("waits for an answer (task %s): %s", k.ID, last.Reason))
+	case vr != nil && !vr.Verification.PreGate.Passed:
+		w.step(id, "blocked", strings.Join(vr.Verification.PreGate.BlockedBy, "; "))
+	case vr != nil && vr.Executed && vr.Verification.PostGate.Results != nil && len(vr.Verification.PostGate.Results) > 0:
+		w.step(id, "failed", fmt.Sprintf("%s, in %s", failedChecks(vr), took))
+	default:
+		w.step(id, string(last.State), last.Reason)
+	}
+}
+
+// failedChecks names the failed checks of vr: each assertion's message and
+// the check's reason.
+func failedChecks(vr *contract.VerifiedResult) string {
+	var parts []string
+	for _, r := range vr.Verification.PostGate.Results {
+		if r.Passed {
+			continue
+		}
+		s := r.Message
+		if s == "" {
+			s = r.Check + " check"
+		}
+		if r.Reason != "" {
+			s += " (" + r.Reason + ")"
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return vr.Error
+	}
+	return strings.Join(parts, "; ")
+}
