@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"os/exec"
@@ -487,13 +488,33 @@ func TestVerifyUnusableInput(t *testing.T) {
 }
 
 // TestExportVisibility: tasks export of a task that does not exist fails
-// as tasks get does.
-func TestExportNotFound(t *testing.T) {
+// as tasks get does; trace.Export reads through the Coordinator, so a
+// caller sees only its own tasks: another actor's is not found.
+func TestExportVisibility(t *testing.T) {
 	t.Parallel()
-	dsn, _ := familyStore(t)
+	dsn, parentID := familyStore(t)
 	code, stdout, stderr := runMain("tasks", "export", "00000000-0000-0000-0000-000000000000", "--store", dsn)
 	if code != 1 || stdout != "" || !strings.Contains(stderr, "task 00000000-0000-0000-0000-000000000000 not found") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	st, err := sqlite.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, err := task.NewCoordinator(task.Options{Store: st, Node: "reader"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := trace.Export(task.WithCaller(ctx, "mallory"), c, parentID, time.Now()); !errors.Is(err, task.ErrNotFound) {
+		t.Errorf("another actor's export: %v, want not found", err)
+	}
+	tr, err := trace.Export(task.WithCaller(ctx, "alice"), c, parentID, time.Now())
+	if err != nil || len(tr.Children) != 2 || len(tr.Children[1].Children) != 1 {
+		t.Errorf("the owner's export: %v, %+v", err, tr)
 	}
 }
 
