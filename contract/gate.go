@@ -80,24 +80,23 @@ func (g *gate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*ta
 	start := g.o.Now()
 	vr := &VerifiedResult{Contract: g.s.contractID(), Step: g.s.step.ID}
 	vr.Verification.ResourcesCreated = []ContractResource{}
-	in := &Input{Task: a.Task, WorkDir: g.o.WorkDir}
+	var available map[string]Resource
 	if g.o.Resources != nil {
 		res, err := g.o.Resources(ctx, a)
 		if err != nil {
 			return nil, fmt.Errorf("contract %s step %s: resources: %w", vr.Contract, vr.Step, err)
 		}
-		in.Resources = res
+		available = res
 	}
-	if g.o.Resources == nil {
-		in.Resources = g.s.filesOnDisk(in)
-	}
+	var done map[string]bool
 	if g.o.Done != nil {
-		done, err := g.o.Done(ctx, a)
+		d, err := g.o.Done(ctx, a)
 		if err != nil {
 			return nil, fmt.Errorf("contract %s step %s: dependencies: %w", vr.Contract, vr.Step, err)
 		}
-		in.Done = done
+		done = d
 	}
+	in := g.s.preGateInput(a.Task, g.o.WorkDir, available, g.o.Resources == nil, done)
 
 	vr.Verification.PreGate = g.s.PreGate(ctx, in)
 	preEnd := g.o.Now()
@@ -137,22 +136,10 @@ func (g *gate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*ta
 		}
 	}
 
-	in.Result, in.Duration = res, exec
-	created, list := ExtractResources(g.s, in)
-	if len(created) > 0 {
-		merged := make(map[string]Resource, len(in.Resources)+len(created))
-		for id, r := range in.Resources {
-			merged[id] = r
-		}
-		for id, r := range created {
-			merged[id] = r
-		}
-		in.Resources = merged
-	}
+	post, list := g.s.postGate(ctx, in, res, exec)
 	if list != nil {
 		vr.Verification.ResourcesCreated = list
 	}
-	post := g.s.PostGate(ctx, in)
 	end := g.o.Now()
 	vr.Verification.PostGate = post
 	vr.Verification.Timing.PostGateMs = ms(end.Sub(execEnd))
@@ -194,6 +181,40 @@ func (g *gate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*ta
 	default:
 		return nil, task.Permanent(cause)
 	}
+}
+
+// preGateInput builds what the pre-gate of step s checks for task t: the
+// resources available to it (standalone: none handed over, the file
+// resources it consumes read from workDir) and the steps done. The live
+// gate and Replay both build their Input here, so that a step checked
+// offline is checked exactly as it was when it ran.
+func (s *CompiledStep) preGateInput(t *task.Task, workDir string, available map[string]Resource, standalone bool, done map[string]bool) *Input {
+	in := &Input{Task: t, WorkDir: workDir, Resources: available, Done: done}
+	if standalone {
+		in.Resources = s.filesOnDisk(in)
+	}
+	return in
+}
+
+// postGate adds what the step produced (res, which ran for d) to in,
+// with the resources it created (ExtractResources) over those it had,
+// and runs the post-gate on it. It returns the gate's result and the
+// definitions of the resources created, in the step's order (nil when
+// none). Shared by the live gate and Replay.
+func (s *CompiledStep) postGate(ctx context.Context, in *Input, res *task.Result, d time.Duration) (GateResult, []ContractResource) {
+	in.Result, in.Duration = res, d
+	created, list := ExtractResources(s, in)
+	if len(created) > 0 {
+		merged := make(map[string]Resource, len(in.Resources)+len(created))
+		for id, r := range in.Resources {
+			merged[id] = r
+		}
+		for id, r := range created {
+			merged[id] = r
+		}
+		in.Resources = merged
+	}
+	return s.PostGate(ctx, in), list
 }
 
 // filesOnDisk returns the file resources the step consumes that are

@@ -31,6 +31,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		if errors.As(err, &ee) {
 			return int(ee)
 		}
+		var ce *exitErr
+		if errors.As(err, &ce) {
+			return ce.code
+		}
 		return 1
 	}
 	return 0
@@ -52,7 +56,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newSendCmd(), newTasksCmd(), newAgentsCmd(), newAuditCmd(), newConfigCmd(), newContractCmd(), newMCPCmd(), newMigrateCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newSendCmd(), newTasksCmd(), newAgentsCmd(), newAuditCmd(), newConfigCmd(), newContractCmd(), newMCPCmd(), newMigrateCmd(), newVerifyCmd(), newVersionCmd())
 	return root
 }
 

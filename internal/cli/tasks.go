@@ -227,7 +227,7 @@ func newTasksCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(list, get, timeline, cancel, retry)
+	cmd.AddCommand(list, get, timeline, newTasksExportCmd(&cf), cancel, retry)
 	return cmd
 }
 

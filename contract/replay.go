@@ -1,0 +1,225 @@
+package contract
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/pactum/pactum/task"
+)
+
+// Recorded is the last attempt of a step's task as its execution record
+// holds it: what Replay checks offline (`pactum verify`).
+type Recorded struct {
+	// Task is the task as its last attempt's gate saw it: the recorded
+	// task, in progress, at that attempt's number (what a cel check's
+	// task.state and task.attempt read).
+	Task *task.Task
+	// Ran says an attempt of the task started (it has an in_progress
+	// record); false for a task that never ran.
+	Ran bool
+	// Ended says that attempt ended (a record follows it).
+	Ended bool
+	// Result is the attempt's output: the task's artifacts and status
+	// message when it succeeded, else nothing (an attempt that failed,
+	// also by a violation, has no stored output). Nil when it never ran.
+	Result *task.Result
+	// Duration is how long the agent ran on that attempt: the execution
+	// time its gate recorded, else the time from its in_progress record to
+	// the record that ended it.
+	Duration time.Duration
+}
+
+// Output returns what a task's agent delivered as it is stored: its
+// artifacts and its status message, the result a gate checked.
+func Output(t *task.Task) *task.Result {
+	return &task.Result{Artifacts: t.Artifacts, Message: t.StatusMessage}
+}
+
+// FromRecord reads the last attempt of task t from its execution record
+// recs (oldest first).
+func FromRecord(t *task.Task, recs []task.Record) *Recorded {
+	r := &Recorded{Task: t}
+	start := -1
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].To == task.StateInProgress {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		return r
+	}
+	at := *t
+	at.State, at.Attempt = task.StateInProgress, recs[start].Attempt
+	r.Task, r.Ran = &at, true
+	r.Result = &task.Result{}
+	if t.State == task.StateSucceeded {
+		r.Result = Output(t)
+	}
+	if start+1 < len(recs) {
+		end := recs[start+1]
+		r.Ended = true
+		r.Duration = max(end.At.Sub(recs[start].At), 0)
+		if d, ok := gateExecution(end); ok {
+			r.Duration = d
+		}
+	}
+	return r
+}
+
+// gateExecution returns the execution time a gate recorded on rec.
+func gateExecution(rec task.Record) (time.Duration, bool) {
+	for _, e := range rec.Evidence {
+		if e.Step != GateStep || e.Kind != task.EvidenceVerdict || len(e.Data) == 0 {
+			continue
+		}
+		var vr VerifiedResult
+		if json.Unmarshal(e.Data, &vr) != nil || !vr.Executed || vr.Verification.Timing.ExecutionMs < 0 {
+			return 0, false
+		}
+		return time.Duration(vr.Verification.Timing.ExecutionMs * float64(time.Millisecond)), true
+	}
+	return 0, false
+}
+
+// ReplayOptions say what a replayed step had available, as GateOptions
+// do for a live gate.
+type ReplayOptions struct {
+	// WorkDir is where file resources are looked for.
+	WorkDir string
+	// Resources are the resources handed to the step (Upstream); nil
+	// means the step ran on its own: the file resources it consumes are
+	// read from WorkDir.
+	Resources map[string]Resource
+	// Done says which steps had succeeded (Upstream); nil means the step
+	// ran on its own, without dependencies to check.
+	Done map[string]bool
+	// Now is the clock the gates' timings are read from (default
+	// time.Now).
+	Now func() time.Time
+}
+
+// Replay checks a recorded attempt of step s without running anything:
+// the pre-gate on what the step had, then, unless it blocks, the
+// post-gate on the recorded output, with the Input built by the same code
+// as the live gate's (Middleware), so that a step checked offline is
+// checked as it was when it ran. Timing.ExecutionMs is the recorded
+// duration; the gates' timings are those of the replay. A step that never
+// ran is not executed and not passed, its Error saying so.
+func (s *CompiledStep) Replay(ctx context.Context, r *Recorded, o ReplayOptions) *VerifiedResult {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	start := now()
+	vr := &VerifiedResult{Contract: s.contractID(), Step: s.step.ID}
+	v := &vr.Verification
+	v.ResourcesCreated = []ContractResource{}
+	v.PostGate = GateResult{Passed: false, Results: []ValidationResult{}}
+	in := s.preGateInput(r.Task, o.WorkDir, o.Resources, o.Resources == nil, o.Done)
+	v.PreGate = s.PreGate(ctx, in)
+	preEnd := now()
+	v.Timing.PreGateMs = ms(preEnd.Sub(start))
+	v.Timing.TotalMs = v.Timing.PreGateMs
+	if !v.PreGate.Passed {
+		vr.Error = "pre-gate blocked: " + blockedSummary(v.PreGate)
+		return vr
+	}
+	if !r.Ran || r.Result == nil {
+		vr.Error = "the step did not run"
+		return vr
+	}
+	vr.Executed = true
+	v.Timing.ExecutionMs = ms(r.Duration)
+	post, list := s.postGate(ctx, in, r.Result, r.Duration)
+	end := now()
+	v.PostGate, v.Passed = post, post.Passed
+	if list != nil {
+		v.ResourcesCreated = list
+	}
+	v.Timing.PostGateMs = ms(end.Sub(preEnd))
+	v.Timing.TotalMs = ms(end.Sub(start)) + v.Timing.ExecutionMs
+	if !post.Passed {
+		vr.Error = summary(s.failed(post, true))
+	}
+	return vr
+}
+
+// Upstream returns what step stepID of a multi-step run has before it
+// runs, from the run's input and the tasks of the run's steps (by step
+// id, as stored):
+//
+//   - resources: the contract's inputs (resources it declares and no step
+//     creates) read from input: a message resource is the input's text, a
+//     data resource its first data part, a file resource the file under
+//     workDir; then the resources created by each step stepID depends
+//     on, directly or through other steps, whose task succeeded, read
+//     from that task's output (ExtractResources), in the contract's step
+//     order (a later step's resource replaces an earlier one's);
+//   - done: the steps whose task succeeded.
+//
+// The resources map is never nil: a step of a run is handed what it
+// has, and reads nothing else from disk.
+func (c *Compiled) Upstream(stepID string, input *task.Message, tasks map[string]*task.Task, workDir string) (map[string]Resource, map[string]bool) {
+	resources := map[string]Resource{}
+	created := map[string]bool{}
+	for _, st := range c.contract.Steps {
+		for _, id := range st.Creates {
+			created[id] = true
+		}
+	}
+	in := &Input{WorkDir: workDir, Result: &task.Result{}}
+	if input != nil {
+		in.Result.Message = input
+	}
+	for _, def := range c.contract.Resources {
+		if created[def.ID] {
+			continue
+		}
+		if _, dup := resources[def.ID]; dup {
+			continue
+		}
+		if r, ok := extractResource(def, in); ok {
+			resources[def.ID] = r
+		}
+	}
+	done := map[string]bool{}
+	for id, t := range tasks {
+		if _, ok := c.steps[id]; ok && t != nil && t.State == task.StateSucceeded {
+			done[id] = true
+		}
+	}
+	ancestors := c.ancestors(stepID)
+	for _, id := range c.order {
+		if !ancestors[id] || !done[id] {
+			continue
+		}
+		t := tasks[id]
+		found, _ := ExtractResources(c.steps[id], &Input{Task: t, Result: Output(t), WorkDir: workDir})
+		for rid, r := range found {
+			resources[rid] = r
+		}
+	}
+	return resources, done
+}
+
+// ancestors returns the steps id depends on, directly or through others.
+func (c *Compiled) ancestors(id string) map[string]bool {
+	out := map[string]bool{}
+	var walk func(id string)
+	walk = func(id string) {
+		s, ok := c.steps[id]
+		if !ok {
+			return
+		}
+		for _, dep := range s.step.DependsOn {
+			if !out[dep] {
+				out[dep] = true
+				walk(dep)
+			}
+		}
+	}
+	walk(id)
+	return out
+}

@@ -1,0 +1,189 @@
+package trace
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/pactum/pactum/contract"
+	"github.com/pactum/pactum/task"
+)
+
+// Options configure Verify.
+type Options struct {
+	// Step checks only this step of the contract. For a trace of one task
+	// it names the step the task ran; without it that is the task's own
+	// step (Envelope.Step) when it names one of the contract's, else the
+	// contract's only step.
+	Step string
+	// WorkDir is where file resources are looked for (default: the
+	// process's working directory).
+	WorkDir string
+	// Now is the clock the gates' timings are read from (default
+	// time.Now).
+	Now func() time.Time
+}
+
+// Status is a step's verdict in a Report.
+type Status string
+
+// Step verdicts.
+const (
+	// StatusPassed: the pre-gate and the post-gate passed.
+	StatusPassed Status = "passed"
+	// StatusFailed: the post-gate failed.
+	StatusFailed Status = "failed"
+	// StatusBlocked: the pre-gate failed, so the post-gate was not run.
+	StatusBlocked Status = "blocked"
+	// StatusNotRun: no task of the trace ran the step, or its task never
+	// started or has not finished.
+	StatusNotRun Status = "not_run"
+)
+
+// StepReport is one step's verdict.
+type StepReport struct {
+	Step   string `json:"step"`
+	Status Status `json:"status"`
+	// TaskID, Agent and State are those of the task that ran the step, as
+	// recorded; empty when no task did.
+	TaskID string     `json:"taskId,omitempty"`
+	Agent  string     `json:"agent,omitempty"`
+	State  task.State `json:"state,omitempty"`
+	// Reason says why the step did not pass.
+	Reason string `json:"reason,omitempty"`
+	// VerifiedResult is the replayed check (nil for a step not run).
+	VerifiedResult *contract.VerifiedResult `json:"verifiedResult,omitempty"`
+}
+
+// Report is what Verify found.
+type Report struct {
+	Contract string `json:"contract"`
+	// TaskID is the trace's task.
+	TaskID string `json:"taskId"`
+	// Passed says every step checked passed.
+	Passed bool         `json:"passed"`
+	Steps  []StepReport `json:"steps"`
+}
+
+// Verify checks the recorded trace tr against the contract c without
+// running anything, and says for each step whether it passed.
+//
+// A trace whose task has children running steps of c (a child whose
+// Envelope.Step is a step's id) is a multi-step run: each step of c is
+// checked on the child that ran it, with what it had before it ran as
+// contract.Upstream reads it from the run's input (the trace's task's
+// input) and the other children, and a step no child ran is reported as
+// not run. Any other trace is one task running one step (Options.Step),
+// checked as a step running on its own.
+//
+// Each step is checked by contract.(*CompiledStep).Replay on its task's
+// last attempt (contract.FromRecord). The error is for a trace that does
+// not fit the contract: an unknown Options.Step, or a trace of one task
+// for a contract of several steps without a step named.
+func Verify(ctx context.Context, c *contract.Compiled, tr *Trace, o Options) (*Report, error) {
+	ct := c.Contract()
+	if tr == nil || tr.Task == nil {
+		return nil, fmt.Errorf("the trace has no task")
+	}
+	if o.Step != "" {
+		if _, ok := c.Step(o.Step); !ok {
+			return nil, fmt.Errorf("contract %s has no step %q (its steps: %s)", ct.ID, o.Step, stepIDs(ct))
+		}
+	}
+	rep := &Report{Contract: ct.ID, TaskID: tr.Task.ID, Passed: true, Steps: []StepReport{}}
+	add := func(sr StepReport) {
+		rep.Steps = append(rep.Steps, sr)
+		if sr.Status != StatusPassed {
+			rep.Passed = false
+		}
+	}
+
+	byStep := map[string]*Node{}
+	tasks := map[string]*task.Task{}
+	for _, k := range tr.Children {
+		if k == nil || k.Task == nil {
+			continue
+		}
+		if _, ok := c.Step(k.Task.Envelope.Step); ok {
+			byStep[k.Task.Envelope.Step] = k
+			tasks[k.Task.Envelope.Step] = k.Task
+		}
+	}
+	if len(byStep) > 0 {
+		for _, st := range ct.Steps {
+			if o.Step != "" && st.ID != o.Step {
+				continue
+			}
+			n, ok := byStep[st.ID]
+			if !ok {
+				add(StepReport{Step: st.ID, Status: StatusNotRun, Reason: fmt.Sprintf("no task of the trace ran step %s", st.ID)})
+				continue
+			}
+			s, _ := c.Step(st.ID)
+			resources, done := c.Upstream(st.ID, &tr.Task.Envelope.Input, tasks, o.WorkDir)
+			add(check(ctx, s, n, contract.ReplayOptions{WorkDir: o.WorkDir, Resources: resources, Done: done, Now: o.Now}))
+		}
+		return rep, nil
+	}
+
+	id := o.Step
+	if id == "" {
+		if _, ok := c.Step(tr.Task.Envelope.Step); ok {
+			id = tr.Task.Envelope.Step
+		} else if len(ct.Steps) == 1 {
+			id = ct.Steps[0].ID
+		} else {
+			return nil, fmt.Errorf("the trace is one task (%s) and contract %s has %d steps (%s): name the step it ran with --step", tr.Task.ID, ct.ID, len(ct.Steps), stepIDs(ct))
+		}
+	}
+	s, _ := c.Step(id)
+	add(check(ctx, s, &tr.Node, contract.ReplayOptions{WorkDir: o.WorkDir, Now: o.Now}))
+	return rep, nil
+}
+
+// check replays the last attempt of n's task as step s.
+func check(ctx context.Context, s *contract.CompiledStep, n *Node, ro contract.ReplayOptions) StepReport {
+	t := n.Task
+	sr := StepReport{Step: s.Step().ID, TaskID: t.ID, Agent: t.Agent, State: t.State}
+	r := contract.FromRecord(t, n.Timeline)
+	switch {
+	case !r.Ran:
+		sr.Status, sr.Reason = StatusNotRun, fmt.Sprintf("task %s never ran (it is %s)", t.ID, t.State)
+		return sr
+	case !t.State.Terminal():
+		sr.Status, sr.Reason = StatusNotRun, fmt.Sprintf("task %s is %s: the step has not finished", t.ID, t.State)
+		return sr
+	}
+	vr := s.Replay(ctx, r, ro)
+	sr.VerifiedResult = vr
+	switch {
+	case !vr.Verification.PreGate.Passed:
+		sr.Status = StatusBlocked
+	case vr.Verification.Passed:
+		sr.Status = StatusPassed
+	default:
+		sr.Status = StatusFailed
+	}
+	sr.Reason = vr.Error
+	if sr.Status != StatusPassed && t.State != task.StateSucceeded {
+		why := string(t.State)
+		if t.ErrorCode != "" {
+			why += " (" + string(t.ErrorCode) + ")"
+		}
+		if sr.Reason != "" {
+			sr.Reason = "task " + why + "; " + sr.Reason
+		} else {
+			sr.Reason = "task " + why
+		}
+	}
+	return sr
+}
+
+func stepIDs(c *contract.AgentContract) string {
+	ids := make([]string, len(c.Steps))
+	for i, s := range c.Steps {
+		ids[i] = s.ID
+	}
+	return strings.Join(ids, ", ")
+}
