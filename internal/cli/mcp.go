@@ -20,7 +20,9 @@ func newMCPCmd() *cobra.Command {
 		Use:   "mcp",
 		Short: "Serve the configured agents to an MCP client over stdio",
 		Long: `Run a pactum node whose MCP tools (submit_task, get_task, list_tasks,
-cancel_task, retry_task, list_agents) speak over stdin and stdout, for
+cancel_task, retry_task, continue_task, list_agents, a tool per agent,
+and run_contract when contracts are configured) speak over stdin and
+stdout, for
 desktop MCP clients that start their servers as commands. Logs go to
 stderr; stdout carries only the protocol. The node runs tasks like
 'pactum serve' does, on the same store, without an HTTP listener.
