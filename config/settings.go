@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pactum/pactum/internal/yamlnode"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -366,37 +367,9 @@ func mapKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// suggest proposes a known key close to an unknown one.
+// suggest proposes a known key close to an unknown one; of keys as close,
+// the first in alphabetical order.
 func suggest(key string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := editDistance(key, k); d < bestD || (d == bestD && best != "" && k < best) {
-			best, bestD = k, d
-		}
-	}
-	if best == "" || bestD > len(key)/2 {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// editDistance is the Levenshtein distance between short strings.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	slices.Sort(known)
+	return yamlnode.Suggester{}.Suggest(key, known)
 }
