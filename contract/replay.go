@@ -88,12 +88,14 @@ func gateExecution(rec task.Record) (time.Duration, bool) {
 type ReplayOptions struct {
 	// WorkDir is where file resources are looked for.
 	WorkDir string
-	// Resources are the resources handed to the step (Upstream); nil
-	// means the step ran on its own: the file resources it consumes are
-	// read from WorkDir.
+	// Resources are the resources handed to the step: for a step of a
+	// run, StepResources of its child's envelope input, as the live gate
+	// reads them; nil means the step ran on its own: the file resources it
+	// consumes are read from WorkDir.
 	Resources map[string]Resource
-	// Done says which steps had succeeded (Upstream); nil means the step
-	// ran on its own, without dependencies to check.
+	// Done says which steps had succeeded: for a step of a run, DoneSteps
+	// of the run's children, as the live gate reads them; nil means the
+	// step ran on its own, without dependencies to check.
 	Done map[string]bool
 	// Now is the clock the gates' timings are read from (default
 	// time.Now).
@@ -144,82 +146,4 @@ func (s *CompiledStep) Replay(ctx context.Context, r *Recorded, o ReplayOptions)
 		vr.Error = summary(s.failed(post, true))
 	}
 	return vr
-}
-
-// Upstream returns what step stepID of a multi-step run has before it
-// runs, from the run's input and the tasks of the run's steps (by step
-// id, as stored):
-//
-//   - resources: the contract's inputs (resources it declares and no step
-//     creates) read from input: a message resource is the input's text, a
-//     data resource its first data part, a file resource the file under
-//     workDir; then the resources created by each step stepID depends
-//     on, directly or through other steps, whose task succeeded, read
-//     from that task's output (ExtractResources), in the contract's step
-//     order (a later step's resource replaces an earlier one's);
-//   - done: the steps whose task succeeded.
-//
-// The resources map is never nil: a step of a run is handed what it
-// has, and reads nothing else from disk.
-func (c *Compiled) Upstream(stepID string, input *task.Message, tasks map[string]*task.Task, workDir string) (map[string]Resource, map[string]bool) {
-	resources := map[string]Resource{}
-	created := map[string]bool{}
-	for _, st := range c.contract.Steps {
-		for _, id := range st.Creates {
-			created[id] = true
-		}
-	}
-	in := &Input{WorkDir: workDir, Result: &task.Result{}}
-	if input != nil {
-		in.Result.Message = input
-	}
-	for _, def := range c.contract.Resources {
-		if created[def.ID] {
-			continue
-		}
-		if _, dup := resources[def.ID]; dup {
-			continue
-		}
-		if r, ok := extractResource(def, in); ok {
-			resources[def.ID] = r
-		}
-	}
-	done := map[string]bool{}
-	for id, t := range tasks {
-		if _, ok := c.steps[id]; ok && t != nil && t.State == task.StateSucceeded {
-			done[id] = true
-		}
-	}
-	ancestors := c.ancestors(stepID)
-	for _, id := range c.order {
-		if !ancestors[id] || !done[id] {
-			continue
-		}
-		t := tasks[id]
-		found, _ := ExtractResources(c.steps[id], &Input{Task: t, Result: Output(t), WorkDir: workDir})
-		for rid, r := range found {
-			resources[rid] = r
-		}
-	}
-	return resources, done
-}
-
-// ancestors returns the steps id depends on, directly or through others.
-func (c *Compiled) ancestors(id string) map[string]bool {
-	out := map[string]bool{}
-	var walk func(id string)
-	walk = func(id string) {
-		s, ok := c.steps[id]
-		if !ok {
-			return
-		}
-		for _, dep := range s.step.DependsOn {
-			if !out[dep] {
-				out[dep] = true
-				walk(dep)
-			}
-		}
-	}
-	walk(id)
-	return out
 }

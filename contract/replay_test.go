@@ -3,6 +3,8 @@ package contract_test
 import (
 	"context"
 	"encoding/json"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -52,53 +54,81 @@ func TestFromRecord(t *testing.T) {
 	}
 }
 
-// TestUpstream: a step of a run gets the run's inputs and what the steps
-// it depends on created, when they succeeded; done lists the succeeded
-// steps.
-func TestUpstream(t *testing.T) {
+// TestReplayRunAsLive: the steps of a real run (Compiled.Runner and a
+// RunGate per step on a real store), replayed with what a step of a run
+// had by the live gate's rule (StepResources of the child's stored input,
+// DoneSteps of the run's children), say check by check what the live
+// gates said. Without the child of the step it depends on, review is
+// blocked by that dependency; without a resource in its input, by that.
+func TestReplayRunAsLive(t *testing.T) {
 	t.Parallel()
-	c := &contract.AgentContract{Version: "1.0", ID: "run",
-		Resources: []contract.ContractResource{{ID: "doc", Type: contract.ResourceMessage}, {ID: "notes", Type: contract.ResourceMessage}},
-		Steps: []contract.ContractStep{
-			{ID: "a", Consumes: []string{"doc"}, Creates: []string{"notes"}},
-			{ID: "b", Creates: []string{"side"}},
-			{ID: "c", DependsOn: []string{"a"}, Consumes: []string{"notes"}},
-		}}
-	compiled, err := contract.Compile(c)
-	if err != nil {
-		t.Fatal(err)
+	ctx := context.Background()
+	b := setupRun(t, threeSteps(contract.ViolationFail), contract.RunOptions{}, map[string]task.RunnerFunc{
+		"plan": func(context.Context, *task.Request, task.Emit) (*task.Result, error) {
+			return dataResult(map[string]any{"items": []string{"intro", "body"}}), nil
+		},
+		"draft": func(_ context.Context, req *task.Request, _ task.Emit) (*task.Result, error) {
+			return textResult("# Draft for " + req.Message.Text()), nil
+		},
+		"review": func(context.Context, *task.Request, task.Emit) (*task.Result, error) {
+			return textResult("approved"), nil
+		},
+	})
+	parent, kids := b.run(t, "a poem")
+	if parent.State != task.StateSucceeded || len(kids) != 3 {
+		t.Fatalf("run %s (%s), %d children", parent.State, parent.Reason, len(kids))
 	}
-	done := func(text string) *task.Task {
-		return &task.Task{State: task.StateSucceeded, Artifacts: []task.Artifact{{ID: "x", Parts: []task.Part{task.DataPart(json.RawMessage(`{"k": 1}`)), task.TextPart(text)}}}}
+	done := contract.DoneSteps(kids)
+	if len(done) != 3 || !done["plan"] || !done["draft"] || !done["review"] {
+		t.Fatalf("DoneSteps = %v", done)
 	}
-	tasks := map[string]*task.Task{"a": done("the notes"), "b": done("side"), "c": {State: task.StateFailed}}
-	input := &task.Message{Parts: []task.Part{task.TextPart("the document")}}
-	res, doneSteps := compiled.Upstream("c", input, tasks, t.TempDir())
-	if res["doc"].Text != "the document" || res["notes"].Text != "the notes" {
-		t.Errorf("resources %+v", res)
-	}
-	if _, ok := res["side"]; ok {
-		t.Error("c was handed what b created, which it does not depend on")
-	}
-	if !doneSteps["a"] || !doneSteps["b"] || doneSteps["c"] || len(doneSteps) != 2 {
-		t.Errorf("done %v", doneSteps)
-	}
-	tasks["a"] = &task.Task{State: task.StateFailed, Artifacts: done("the notes").Artifacts}
-	if res, _ := compiled.Upstream("c", input, tasks, ""); res == nil || res["notes"].Text != "" {
-		t.Errorf("a failed step's resources were handed over: %+v", res)
+	recs := map[string][]task.Record{}
+	for _, k := range kids {
+		r, err := b.coord.Timeline(ctx, k.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs[k.Envelope.Step] = r
+		live, err := contract.Newest(r)
+		if err != nil || live == nil {
+			t.Fatalf("step %s: live verified result %v, %v", k.Envelope.Step, live, err)
+		}
+		s, _ := b.compiled.Step(k.Envelope.Step)
+		vr := s.Replay(ctx, contract.FromRecord(k, r), contract.ReplayOptions{Resources: contract.StepResources(s, k.Envelope.Input), Done: done})
+		if !vr.Verification.Passed || !reflect.DeepEqual(checks(vr), checks(live)) ||
+			!reflect.DeepEqual(vr.Verification.ResourcesCreated, live.Verification.ResourcesCreated) {
+			t.Errorf("step %s: offline %+v\nlive %+v", k.Envelope.Step, vr, live)
+		}
 	}
 
-	// Replay of c with what it had: passes its pre-gate; without the notes
-	// it is blocked.
-	s, _ := compiled.Step("c")
-	rec := &contract.Recorded{Task: &task.Task{ID: "c"}, Ran: true, Result: &task.Result{}}
-	res, doneSteps = compiled.Upstream("c", input, map[string]*task.Task{"a": done("the notes")}, "")
-	if vr := s.Replay(context.Background(), rec, contract.ReplayOptions{Resources: res, Done: doneSteps}); !vr.Verification.Passed || !vr.Executed {
-		t.Errorf("replay of c: %+v", vr)
+	review, _ := b.compiled.Step("review")
+	rk := kids[2]
+	if rk.Envelope.Step != "review" {
+		t.Fatalf("children[2] runs %s", rk.Envelope.Step)
 	}
-	res, doneSteps = compiled.Upstream("c", input, map[string]*task.Task{}, "")
-	vr := s.Replay(context.Background(), rec, contract.ReplayOptions{Resources: res, Done: doneSteps})
-	if vr.Verification.PreGate.Passed || vr.Executed || vr.Error != "pre-gate blocked: dependency a not done; resource notes missing" {
-		t.Errorf("replay of c without a: %+v", vr)
+	// The draft's child gone: not done, though its draft is in review's input.
+	vr := review.Replay(ctx, contract.FromRecord(rk, recs["review"]), contract.ReplayOptions{
+		Resources: contract.StepResources(review, rk.Envelope.Input), Done: contract.DoneSteps([]*task.Task{kids[0], kids[2]}),
+	})
+	if vr.Verification.PreGate.Passed || vr.Executed || vr.Error != "pre-gate blocked: dependency draft not done" {
+		t.Errorf("replay of review without draft: %+v", vr)
 	}
+	// A failed sibling is not done.
+	failed := *kids[1]
+	failed.State = task.StateFailed
+	if d := contract.DoneSteps([]*task.Task{kids[0], &failed, nil}); len(d) != 1 || !d["plan"] {
+		t.Errorf("DoneSteps with draft failed = %v", d)
+	}
+	// review's input without the plan: the resource is missing.
+	in := rk.Envelope.Input
+	in.Parts = slices.DeleteFunc(slices.Clone(in.Parts), func(p task.Part) bool { return p.Kind == task.PartData })
+	vr = review.Replay(ctx, contract.FromRecord(rk, recs["review"]), contract.ReplayOptions{Resources: contract.StepResources(review, in), Done: done})
+	if vr.Verification.PreGate.Passed || vr.Executed || vr.Error != "pre-gate blocked: resource plan missing" {
+		t.Errorf("replay of review without the plan: %+v", vr)
+	}
+}
+
+// checks is what a gate's checks said, without timings.
+func checks(vr *contract.VerifiedResult) []contract.ValidationResult {
+	return append(slices.Clone(vr.Verification.PreGate.Results), vr.Verification.PostGate.Results...)
 }

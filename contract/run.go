@@ -403,43 +403,67 @@ func (c *Compiled) finish(ctx context.Context, o *RunOptions, byStep map[string]
 	}, nil
 }
 
+// StepResources returns the resources step s had in a run: those the
+// run put in the input of the step's child task (InjectedResources of
+// input, the child's Envelope.Input). It is the one rule of what a step
+// of a run was given: the live gate (RunGate) checks it on the task's
+// stored envelope, and the offline check of a trace (trace.Verify) on
+// the recorded child's, so both check what the agent was actually handed.
+func StepResources(s *CompiledStep, input task.Message) map[string]Resource {
+	return InjectedResources(s, input)
+}
+
+// DoneSteps returns the steps done in a run whose children are children
+// (the parent's children, as task.Coordinator.Children returns them): a
+// step is done when its child has succeeded. It is the one rule of which
+// steps were done before a step ran: the live gate (RunGate) applies it
+// to the run's children when the step's attempt starts, the offline check
+// of a trace (trace.Verify) to the trace's children. They agree on every
+// dependency: a step is spawned only once its dependencies have
+// succeeded, and succeeded is final.
+func DoneSteps(children []*task.Task) map[string]bool {
+	done := map[string]bool{}
+	for _, k := range children {
+		if k != nil && k.State == task.StateSucceeded {
+			done[k.Envelope.Step] = true
+		}
+	}
+	return done
+}
+
 // RunGate returns step s's gate as it runs in a contract run (the
 // Middleware of the step's virtual agent), with o.Resources and o.Done
 // set unless given:
 //
 //   - the resources the step consumes are those the run put in the
-//     child's input (InjectedResources of the task's envelope input):
-//     what the agent was given is what the pre-gate checks, read from the
+//     child's input (StepResources of the task's envelope input): what
+//     the agent was given is what the pre-gate checks, read from the
 //     child's own stored envelope, so it needs no read and no memory and
 //     holds after a crash or on another node;
 //   - the steps done are read from the run: siblings(ctx, parent) returns
-//     the parent's children (task.Coordinator.Children), and a step is
-//     done when its child has succeeded. A task of the virtual agent that
-//     has no parent has no step done: a step with dependencies runs only
-//     in a run.
+//     the parent's children (task.Coordinator.Children), and the steps
+//     done are DoneSteps of them. A task of the virtual agent that has no
+//     parent has no step done: a step with dependencies runs only in a
+//     run.
+//
+// trace.Verify checks a recorded run by the same two functions.
 func (s *CompiledStep) RunGate(o GateOptions, siblings func(ctx context.Context, parent string) ([]*task.Task, error)) task.Middleware {
 	if o.Resources == nil {
 		o.Resources = func(_ context.Context, a *task.Attempt) (map[string]Resource, error) {
-			return InjectedResources(s, a.Task.Envelope.Input), nil
+			return StepResources(s, a.Task.Envelope.Input), nil
 		}
 	}
 	if o.Done == nil {
 		o.Done = func(ctx context.Context, a *task.Attempt) (map[string]bool, error) {
-			done := map[string]bool{}
 			parent := a.Task.Envelope.ParentTaskID
 			if parent == "" || len(s.step.DependsOn) == 0 || siblings == nil {
-				return done, nil
+				return map[string]bool{}, nil
 			}
 			kids, err := siblings(ctx, parent)
 			if err != nil {
 				return nil, err
 			}
-			for _, k := range kids {
-				if k.State == task.StateSucceeded {
-					done[k.Envelope.Step] = true
-				}
-			}
-			return done, nil
+			return DoneSteps(kids), nil
 		}
 	}
 	return s.Middleware(o)

@@ -2,20 +2,25 @@ package trace_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/contract/trace"
 	"github.com/pactum/pactum/task"
 )
 
 // exampleTrace is the trace recorded from a real run of the example
-// contract (internal/cli's TestVerifyExample writes it).
+// contract: `pactum contract run` serving examples/contract.yaml as the
+// agent document-review (internal/cli's TestVerifyExample -update writes
+// it).
 func exampleTrace(t testing.TB) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "contract-trace.json"))
@@ -35,7 +40,7 @@ func TestDecodeExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Version != "1" || tr.ExportedAt.IsZero() || tr.Task.Agent != "run" || len(tr.Children) != 3 {
+	if tr.Version != "1" || tr.ExportedAt.IsZero() || tr.Task.Agent != "document-review" || len(tr.Children) != 3 {
 		t.Fatalf("decoded %+v", tr)
 	}
 	for _, k := range tr.Children {
@@ -252,4 +257,44 @@ func FuzzDecodeTrace(f *testing.F) {
 			t.Fatalf("decode → encode → decode → encode changed the trace:\n%s\n---\n%s", first.Bytes(), second.Bytes())
 		}
 	})
+}
+
+// TestVerifyExampleAsLive: the example trace, recorded from a real run,
+// checked offline by Verify, says for every step what its live gate said
+// (the verified result on the record ending the step's attempt), check by
+// check, with the same resources created.
+func TestVerifyExampleAsLive(t *testing.T) {
+	t.Parallel()
+	_, compiled, err := contract.Load(filepath.Join("..", "..", "examples", "contract.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := trace.Decode(exampleTrace(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := trace.Verify(context.Background(), compiled, tr, trace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Passed || len(rep.Steps) != 3 {
+		t.Fatalf("report %+v", rep)
+	}
+	checks := func(vr *contract.VerifiedResult) []contract.ValidationResult {
+		return append(append([]contract.ValidationResult{}, vr.Verification.PreGate.Results...), vr.Verification.PostGate.Results...)
+	}
+	for i, s := range rep.Steps {
+		k := tr.Children[i]
+		live, err := contract.Newest(k.Timeline)
+		if err != nil || live == nil {
+			t.Fatalf("step %s: no live verified result (%v)", s.Step, err)
+		}
+		// Resources created compared as JSON: the live ones were decoded
+		// from the record, the offline ones come from the contract.
+		got, _ := json.Marshal(s.VerifiedResult.Verification.ResourcesCreated)
+		want, _ := json.Marshal(live.Verification.ResourcesCreated)
+		if s.Step != k.Task.Envelope.Step || s.Status != trace.StatusPassed || !reflect.DeepEqual(checks(s.VerifiedResult), checks(live)) || string(got) != string(want) {
+			t.Errorf("step %s (%s): offline %+v\nlive %+v", s.Step, s.Status, s.VerifiedResult, live)
+		}
+	}
 }

@@ -71,10 +71,12 @@ type Report struct {
 //
 // A trace whose task has children running steps of c (a child whose
 // Envelope.Step is a step's id) is a multi-step run: each step of c is
-// checked on the child that ran it, with what it had before it ran as
-// contract.Upstream reads it from the run's input (the trace's task's
-// input) and the other children, and a step no child ran is reported as
-// not run. Any other trace is one task running one step (Options.Step),
+// checked on the child that ran it, with what it had before it ran by the
+// live gate's own rule (contract.(*CompiledStep).RunGate): its resources
+// are contract.StepResources of the child's recorded envelope input (what
+// the run handed the agent), the steps done are contract.DoneSteps of the
+// trace's children (its siblings). A step no child ran is reported as not
+// run. Any other trace is one task running one step (Options.Step),
 // checked as a step running on its own.
 //
 // Each step is checked by contract.(*CompiledStep).Replay on its task's
@@ -100,17 +102,18 @@ func Verify(ctx context.Context, c *contract.Compiled, tr *Trace, o Options) (*R
 	}
 
 	byStep := map[string]*Node{}
-	tasks := map[string]*task.Task{}
+	var siblings []*task.Task
 	for _, k := range tr.Children {
 		if k == nil || k.Task == nil {
 			continue
 		}
+		siblings = append(siblings, k.Task)
 		if _, ok := c.Step(k.Task.Envelope.Step); ok {
 			byStep[k.Task.Envelope.Step] = k
-			tasks[k.Task.Envelope.Step] = k.Task
 		}
 	}
 	if len(byStep) > 0 {
+		done := contract.DoneSteps(siblings)
 		for _, st := range ct.Steps {
 			if o.Step != "" && st.ID != o.Step {
 				continue
@@ -121,7 +124,7 @@ func Verify(ctx context.Context, c *contract.Compiled, tr *Trace, o Options) (*R
 				continue
 			}
 			s, _ := c.Step(st.ID)
-			resources, done := c.Upstream(st.ID, &tr.Task.Envelope.Input, tasks, o.WorkDir)
+			resources := contract.StepResources(s, n.Task.Envelope.Input)
 			add(check(ctx, s, n, contract.ReplayOptions{WorkDir: o.WorkDir, Resources: resources, Done: done, Now: o.Now}))
 		}
 		return rep, nil

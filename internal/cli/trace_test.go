@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -34,123 +35,65 @@ const (
 	exampleReview   = `{"verdict": "approve", "issues": []}`
 )
 
-// contractRunner is a parent's decision logic for a multi-step run of a
-// contract: it spawns every step whose dependencies have succeeded, waits
-// while a step runs, fails when a step failed, and ends when all ran.
-func contractRunner(c *contract.AgentContract) task.Runner {
-	return task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
-		spawned, done := map[string]bool{}, map[string]bool{}
-		for _, k := range req.Children {
-			spawned[k.Envelope.Step] = true
-			switch {
-			case !k.State.Terminal():
-				return &task.Result{Wait: true}, nil
-			case k.State != task.StateSucceeded:
-				return nil, task.Permanent(task.Errorf(task.CodeAgentFailed, "step %s %s", k.Envelope.Step, k.State))
-			}
-			done[k.Envelope.Step] = true
-		}
-		var spawn []task.Child
-		for _, st := range c.Steps {
-			ready := !spawned[st.ID]
-			for _, dep := range st.DependsOn {
-				ready = ready && done[dep]
-			}
-			if ready {
-				spawn = append(spawn, task.Child{Step: st.ID, Agent: st.Agent, Input: task.Message{Parts: []task.Part{task.TextPart("run step " + st.ID)}}})
-			}
-		}
-		if len(spawn) > 0 {
-			return &task.Result{Spawn: spawn}, nil
-		}
-		return &task.Result{Artifacts: []task.Artifact{{ID: "run", Parts: []task.Part{task.TextPart("all steps ran")}}}}, nil
-	})
-}
+// exampleConfig serves the contract at CONTRACT on three exec agents,
+// one per step of examples/contract.yaml, each printing its answer from a
+// file under DIR (after reading its input).
+const exampleConfig = `agents:
+  - name: extract
+    type: exec
+    exec: {command: [sh, -c, 'cat >/dev/null; cat "$1"', sh, "DIR/extract"], output: json}
+  - name: summarize
+    type: exec
+    exec: {command: [sh, -c, 'cat >/dev/null; cat "$1"', sh, "DIR/summarize"]}
+  - name: review
+    type: exec
+    exec: {command: [sh, -c, 'cat >/dev/null; cat "$1"', sh, "DIR/review"], output: json}
+contracts:
+  - CONTRACT
+`
 
-// answer is an agent that answers one artifact: a data part when the
-// answer is JSON, else a text part.
-func answer(name, text string) task.Runner {
-	return task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
-		p := task.TextPart(text)
-		if json.Valid([]byte(text)) {
-			p = task.DataPart(json.RawMessage(text))
-		}
-		return &task.Result{Artifacts: []task.Artifact{{ID: name, Name: name, Parts: []task.Part{p}}}}, nil
-	})
-}
+var runLine = regexp.MustCompile(`(?m)^run ([0-9a-f-]{36}) of contract `)
 
-// runStore runs the contract at path as a multi-step run on a real
-// Coordinator over a real SQLite file: a parent task (agent "run") whose
-// children are its steps, each step's agent behind its real gate, handed
-// what earlier steps created (contract.Upstream, reading the parent's
-// input and its children through the Coordinator). answers are the
-// agents' answers by agent name. It returns the store's DSN, the parent's
-// id, and each step's verified result as its gate recorded it.
+// runStore runs the contract at path for real, as the product does:
+// `pactum contract run` assembles a node (internal/server) from a
+// configuration serving the contract (its contracts list) on exec agents,
+// over a real SQLite file; the run is the contract's own runner
+// (contract.Compiled.Runner) and each step its virtual agent behind its
+// RunGate. answers are the agents' answers by agent name. It returns the
+// store's DSN, the run's id, and each step's verified result as its gate
+// recorded it.
 func runStore(t *testing.T, path string, input string, answers map[string]string) (dsn, parentID string, live map[string]*contract.VerifiedResult) {
 	t.Helper()
-	c, compiled, err := contract.Load(path)
+	dir := t.TempDir()
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := filepath.Join(t.TempDir(), "pactum.db")
+	for name, text := range answers {
+		writeFile(t, filepath.Join(dir, name), text)
+	}
+	cfg := filepath.Join(dir, "pactum.yaml")
+	writeFile(t, cfg, strings.NewReplacer("DIR", dir, "CONTRACT", abs).Replace(exampleConfig))
+	dsn = "sqlite://" + filepath.Join(dir, "pactum.db")
+	out := mustRun(t, "contract", "run", abs, input, "--config", cfg, "--store", dsn, "--actor", "alice")
+	m := runLine.FindStringSubmatch(out)
+	if m == nil || !strings.Contains(out, "\nrun "+m[1]+" succeeded\n") {
+		t.Fatalf("pactum contract run printed:\n%s", out)
+	}
+	parentID = m[1]
+
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
-	st, err := sqlite.Open(ctx, "sqlite://"+db, nil)
+	st, err := sqlite.Open(ctx, dsn, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	var coord *task.Coordinator
-	upstream := func(ctx context.Context, a *task.Attempt) (map[string]contract.Resource, map[string]bool, error) {
-		parent, err := coord.Get(ctx, a.Task.Envelope.ParentTaskID, 0)
-		if err != nil {
-			return nil, nil, err
-		}
-		kids, err := coord.Children(ctx, parent.ID, 0, true)
-		if err != nil {
-			return nil, nil, err
-		}
-		tasks := map[string]*task.Task{}
-		for _, k := range kids {
-			tasks[k.Envelope.Step] = k
-		}
-		res, done := compiled.Upstream(a.Task.Envelope.Step, &parent.Envelope.Input, tasks, "")
-		return res, done, nil
-	}
-	agents := []task.AgentSpec{{Name: "run", Runner: contractRunner(c)}}
-	for _, s := range c.Steps {
-		cs, _ := compiled.Step(s.ID)
-		gate := cs.Middleware(contract.GateOptions{
-			Resources: func(ctx context.Context, a *task.Attempt) (map[string]contract.Resource, error) {
-				res, _, err := upstream(ctx, a)
-				return res, err
-			},
-			Done: func(ctx context.Context, a *task.Attempt) (map[string]bool, error) {
-				_, done, err := upstream(ctx, a)
-				return done, err
-			},
-		})
-		agents = append(agents, task.AgentSpec{Name: s.Agent, Runner: answer(s.Agent, answers[s.Agent]), Middleware: []task.Middleware{gate}})
-	}
-	coord, err = task.NewCoordinator(task.Options{Store: st, Agents: agents, PollInterval: 20 * time.Millisecond, Node: "test-node"})
+	coord, err := task.NewCoordinator(task.Options{Store: st, Node: "reader"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := coord.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := coord.Stop(context.Background()); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-	}()
-	res, err := coord.SubmitAndWait(ctx, task.SubmitRequest{Agent: "run", Envelope: task.Envelope{
-		Actor: "alice", Input: task.Message{ID: "run-input", Parts: []task.Part{task.TextPart(input)}},
-	}})
-	if err != nil {
-		t.Fatalf("the run did not finish: %v", err)
-	}
-	kids, err := coord.Children(ctx, res.Task.ID, 0, false)
+	kids, err := coord.Children(ctx, parentID, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +107,7 @@ func runStore(t *testing.T, path string, input string, answers map[string]string
 			t.Fatal(err)
 		}
 	}
-	return "sqlite://" + db, res.Task.ID, live
+	return dsn, parentID, live
 }
 
 // verify runs `pactum verify` through Main and decodes its --json report.
@@ -252,7 +195,7 @@ func TestExportVerifyRun(t *testing.T) {
 	out := mustRun(t, "verify", "--contract", exampleContract, "--trace", tracePath)
 	for _, want := range []string{
 		"contract document-review, trace " + tracePath + " (task " + parentID + ")\n",
-		"\nstep extract    passed   task " + tr.Children[0].Task.ID + " (agent extract, succeeded)  4 checks, ran ",
+		"\nstep extract    passed   task " + tr.Children[0].Task.ID + " (agent document-review/extract, succeeded)  4 checks, ran ",
 		"\nstep review     passed   task ",
 		"\npassed: 3 of 3 steps passed\n",
 	} {
@@ -291,7 +234,9 @@ func TestExportVerifyRun(t *testing.T) {
 	}
 
 	// Without the summarize step: it is not run, and review, which
-	// depends on it, is blocked by its pre-gate.
+	// depends on it, is blocked by its pre-gate. The summary is still in
+	// review's input (the run handed it over): what blocks is the
+	// dependency, as the live gate reads it from the run's children.
 	doc["children"] = []any{doc["children"].([]any)[0], doc["children"].([]any)[2]}
 	missing := filepath.Join(dir, "missing.json")
 	writeJSON(t, missing, doc)
@@ -301,6 +246,28 @@ func TestExportVerifyRun(t *testing.T) {
 	}
 	if s := rep.Steps[1]; s.Step != "summarize" || s.Status != trace.StatusNotRun || s.Reason != "no task of the trace ran step summarize" || s.VerifiedResult != nil {
 		t.Errorf("summarize: %+v", s)
+	}
+	if s := rep.Steps[2]; s.Status != trace.StatusBlocked || !strings.Contains(s.Reason, "dependency summarize not done") || strings.Contains(s.Reason, "resource summary missing") {
+		t.Errorf("review: %+v", s)
+	}
+	// The summary taken out of review's input as well: review was not
+	// handed it, and is blocked for that too.
+	input := doc["children"].([]any)[1].(map[string]any)["task"].(map[string]any)["envelope"].(map[string]any)["input"].(map[string]any)
+	var kept []any
+	for _, p := range input["parts"].([]any) {
+		md, _ := p.(map[string]any)["metadata"].(map[string]any)
+		if label, _ := md[contract.ResourceKey].(map[string]any); label["resource"] != "summary" {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) != len(input["parts"].([]any))-1 {
+		t.Fatalf("review's input holds no summary part: %v", input["parts"])
+	}
+	input["parts"] = kept
+	writeJSON(t, missing, doc)
+	code, rep, _ = verifyJSON(t, "--contract", exampleContract, "--trace", missing)
+	if code != 1 || rep.Passed || len(rep.Steps) != 3 {
+		t.Fatalf("verify without summarize and its summary: exit %d, %+v", code, rep)
 	}
 	if s := rep.Steps[2]; s.Status != trace.StatusBlocked || !strings.Contains(s.Reason, "dependency summarize not done") || !strings.Contains(s.Reason, "resource summary missing") {
 		t.Errorf("review: %+v", s)
