@@ -121,12 +121,13 @@ func decode(name string, data []byte) (*AgentContract, Lines, Errors) {
 }
 
 // parseDocument parses data as exactly one YAML document and returns its
-// root node (nil for an empty document). A syntax error has the line
-// go-yaml reports.
+// root node (nil for an empty document). A syntax error is placed on the
+// line of the mistake, as the configuration's are (yamlnode corrects
+// go-yaml's line for its parser errors).
 func parseDocument(file string, data []byte) (*yaml.Node, Errors) {
 	root, p := yamlnode.ParseDocument(data, "a contract file")
 	if p != nil {
-		return nil, Errors{{File: file, Line: p.ReportedLine, Msg: p.Msg}}
+		return nil, Errors{{File: file, Line: p.Line, Msg: p.Msg}}
 	}
 	return root, nil
 }

@@ -241,3 +241,15 @@ func assertErrors(t *testing.T, err error, want ...string) {
 		t.Errorf("errors:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestSyntaxErrorLine: a parser error is placed on the line that holds
+// the mistake (go-yaml reports the line before it for parser errors), as
+// the configuration's errors are.
+func TestSyntaxErrorLine(t *testing.T) {
+	t.Parallel()
+	_, err := contract.Parse("c.yaml", []byte("version: \"1.0\"\nid: x\nsteps:\n  - id: a\n    agent: [unclosed\n"))
+	var es contract.Errors
+	if !errors.As(err, &es) || len(es) != 1 || es[0].Line != 5 || !strings.Contains(es[0].Msg, "did not find expected ',' or ']'") {
+		t.Fatalf("got %v", err)
+	}
+}
