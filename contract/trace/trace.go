@@ -5,7 +5,8 @@
 // checks one against a contract without running anything (Verify).
 //
 // The format is documented in docs/contracts.md, "Offline verification
-// and the trace format". The package imports task and contract only.
+// and the trace format". The package imports task, contract and the leaf
+// internal/yamlnode (for its "did you mean" suggestions) only.
 package trace
 
 import (
@@ -20,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pactum/pactum/internal/yamlnode"
 	"github.com/pactum/pactum/task"
 )
 
@@ -389,42 +391,15 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// suggestion names the known member a misspelt one is closest to.
+// suggestion names the known member a misspelt one is closest to, as the
+// configuration and contract files do (yamlnode.Suggester), ignoring case.
 func suggestion(k string, fields map[string]reflect.Type) string {
-	best, bestD := "", 3
+	names := make([]string, 0, len(fields))
 	for name := range fields {
-		dist := editDistance(strings.ToLower(k), strings.ToLower(name))
-		if dist < bestD || (dist == bestD && best != "" && name < best) {
-			best, bestD = name, dist
-		}
+		names = append(names, name)
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 1 << 20
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	sort.Strings(names)
+	return yamlnode.Suggester{Fold: strings.ToLower, MaxLen: 64}.Suggest(k, names)
 }
 
 func join(path, key string) string {

@@ -333,6 +333,21 @@ func printVerified(out io.Writer, vr *contract.VerifiedResult) {
 	tm := v.Timing
 	fmt.Fprintf(out, "verdict  %s (contract %s, step %s; %s: pre-gate %s, agent %s, post-gate %s)\n",
 		verdict, vr.Contract, vr.Step, msDuration(tm.TotalMs), msDuration(tm.PreGateMs), msDuration(tm.ExecutionMs), msDuration(tm.PostGateMs))
+	printGateProblems(out, v)
+	for _, c := range v.ResourcesCreated {
+		fmt.Fprintf(out, "  created  %s (%s) %s\n", c.ID, c.Type, c.Location)
+	}
+}
+
+// msDuration shows a duration given in milliseconds.
+func msDuration(ms float64) string {
+	return time.Duration(ms * float64(time.Millisecond)).Round(time.Microsecond).String()
+}
+
+// printGateProblems prints what blocked a checked attempt and each failed
+// assertion with its reason, one indented line each: the lines `tasks get`
+// and `verify` share.
+func printGateProblems(out io.Writer, v contract.Verification) {
 	for _, b := range v.PreGate.BlockedBy {
 		fmt.Fprintf(out, "  blocked  %s\n", b)
 	}
@@ -350,12 +365,4 @@ func printVerified(out io.Writer, vr *contract.VerifiedResult) {
 		}
 		fmt.Fprintln(out)
 	}
-	for _, c := range v.ResourcesCreated {
-		fmt.Fprintf(out, "  created  %s (%s) %s\n", c.ID, c.Type, c.Location)
-	}
-}
-
-// msDuration shows a duration given in milliseconds.
-func msDuration(ms float64) string {
-	return time.Duration(ms * float64(time.Millisecond)).Round(time.Microsecond).String()
 }

@@ -168,23 +168,7 @@ func printVerifyReport(out io.Writer, rep *trace.Report, tracePath string) {
 		if vr == nil {
 			continue
 		}
-		for _, b := range vr.Verification.PreGate.BlockedBy {
-			fmt.Fprintf(out, "  blocked  %s\n", b)
-		}
-		for _, r := range vr.Verification.PostGate.Results {
-			if r.Passed {
-				continue
-			}
-			line := r.Message
-			if line == "" {
-				line = r.Check
-			}
-			fmt.Fprintf(out, "  failed   [%s %s] %s", r.Type, r.Check, line)
-			if r.Reason != "" {
-				fmt.Fprintf(out, ": %s", r.Reason)
-			}
-			fmt.Fprintln(out)
-		}
+		printGateProblems(out, vr.Verification)
 	}
 	passed := 0
 	for _, s := range rep.Steps {
