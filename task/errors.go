@@ -30,6 +30,10 @@ const (
 	// code, never a request's: the failed assertions are in the task's
 	// reason and verified result, which its caller reads.
 	CodeContractViolation Code = "contract_violation"
+	// CodeToolspecViolation: the ToolSpec of the agent's tool broke one
+	// of the six adapter contract assertions at execution (package
+	// toolspec). Like contract_violation, a task's code, not a request's.
+	CodeToolspecViolation Code = "toolspec_violation"
 	CodeLeaseExpired      Code = "lease_expired"
 	CodeInternal          Code = "internal"
 )
@@ -43,7 +47,7 @@ var exposed = map[Code]bool{
 	CodeInvalidArgument: true, CodeNotFound: true, CodeConflict: true, CodeIllegalTransition: true,
 	CodeNotCancelable: true, CodeNotRetryable: true, CodeForbidden: true, CodePolicyDenied: true,
 	CodeApprovalRequired: true, CodeUnsupported: true, CodeUnavailable: true, CodeTimeout: true,
-	CodeAgentFailed: false, CodeGateBlocked: false, CodeContractViolation: false, CodeLeaseExpired: false, CodeInternal: false,
+	CodeAgentFailed: false, CodeGateBlocked: false, CodeContractViolation: false, CodeToolspecViolation: false, CodeLeaseExpired: false, CodeInternal: false,
 }
 
 // Exposed reports whether a transport shows an error of code c to its
