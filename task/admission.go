@@ -26,7 +26,7 @@ func (c *Coordinator) resolve(agentName, action string) (*AgentSpec, error) {
 	if agentName != "" {
 		spec, ok := c.agents[agentName]
 		if !ok {
-			return nil, Errorf(CodeNotFound, "no agent named %q", agentName)
+			return nil, unknownAgent(agentName, action)
 		}
 		if action != "" && action != spec.Action {
 			return nil, Errorf(CodeInvalidArgument, "agent %q serves action %q, not %q", agentName, spec.Action, action)
@@ -38,9 +38,18 @@ func (c *Coordinator) resolve(agentName, action string) (*AgentSpec, error) {
 	}
 	spec, ok := c.byAction[action]
 	if !ok {
-		return nil, Errorf(CodeNotFound, "no agent serves action %q", action)
+		return nil, unknownAgent("", action)
 	}
 	return spec, nil
+}
+
+// unknownAgent is the error for an agent (by name, else by action) that
+// this node does not serve.
+func unknownAgent(agentName, action string) error {
+	if agentName != "" {
+		return Errorf(CodeNotFound, "no agent named %q", agentName)
+	}
+	return Errorf(CodeNotFound, "no agent serves action %q", action)
 }
 
 func (c *Coordinator) validateEnvelope(env *Envelope) error {

@@ -36,6 +36,10 @@ func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (*SubmitRes
 	if err != nil {
 		return nil, err
 	}
+	if spec.ChildOnly {
+		// Not there for callers: the same answer as for an unknown agent.
+		return nil, unknownAgent(req.Agent, env.Action)
+	}
 	env.Action = spec.Action
 	if err := c.validateEnvelope(&env); err != nil {
 		return nil, err

@@ -32,6 +32,11 @@ type AgentSpec struct {
 	// Middleware are this agent's own pipeline steps, in order, run inside
 	// the global ones (Options.Middleware). See Middleware.
 	Middleware []Middleware
+	// ChildOnly agents run only as children a parent spawns (the steps of
+	// a contract run, each under its step's gate): Submit answers for them
+	// as for an agent that does not exist, so no caller can run a step
+	// outside its run.
+	ChildOnly bool
 
 	// pipeline is every step of the agent's attempts, outermost first.
 	pipeline []Middleware

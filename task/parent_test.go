@@ -354,3 +354,30 @@ func TestParentResumesAfterRestart(t *testing.T) {
 	}
 	verifyAudit(t, b)
 }
+
+// TestChildOnlyAgentsRunOnlyAsChildren: a caller cannot submit to a
+// child-only agent (the answer is that of an agent that does not exist),
+// and a parent can spawn it.
+func TestChildOnlyAgentsRunOnlyAsChildren(t *testing.T) {
+	t.Parallel()
+	var sc stepCounter
+	b := setup(t, task.Options{Agents: []task.AgentSpec{
+		{Name: "run", Runner: phases(func(string) string { return "step" }, []string{"s1"})},
+		{Name: "step", Runner: sc.runner(), ChildOnly: true},
+	}})
+	_, err := b.coord.Submit(context.Background(), task.SubmitRequest{Agent: "step", Envelope: envelope("", "alice", "x")})
+	_, unknown := b.coord.Submit(context.Background(), task.SubmitRequest{Agent: "nobody", Envelope: envelope("", "alice", "x")})
+	if task.ErrorCode(err) != task.CodeNotFound || err.Error() != strings.Replace(unknown.Error(), "nobody", "step", 1) {
+		t.Fatalf("submit to a child-only agent: %v (unknown agent: %v)", err, unknown)
+	}
+	if _, err := b.coord.Submit(context.Background(), task.SubmitRequest{Envelope: envelope("step", "alice", "x")}); task.ErrorCode(err) != task.CodeNotFound {
+		t.Fatalf("submit to a child-only agent by action: %v", err)
+	}
+	res, err := b.coord.Submit(context.Background(), task.SubmitRequest{Envelope: envelope("run", "alice", "go")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := wait(t, b, res.Task.ID); got.State != task.StateSucceeded || sc.runs()["s1"] != 1 {
+		t.Fatalf("run %s (%s), step runs %v", got.State, got.Reason, sc.runs())
+	}
+}

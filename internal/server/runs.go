@@ -128,7 +128,7 @@ func runAgents(sc servedContract, byName map[string]builtAgent, cfg *config.Conf
 				MaxAttempts: ac.Retry.MaxAttempts, InitialBackoff: ac.Retry.InitialBackoff.Duration,
 				MaxBackoff: ac.Retry.MaxBackoff.Duration, Jitter: ac.Retry.Jitter,
 			},
-			Sensitive: ac.Sensitive, DryRun: dryRun,
+			Sensitive: ac.Sensitive, DryRun: dryRun, ChildOnly: true,
 			Middleware: []task.Middleware{cs.RunGate(contract.GateOptions{WorkDir: workDir[s.ID]}, siblings)},
 		})
 	}
