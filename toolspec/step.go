@@ -47,7 +47,8 @@ func (s Static) Current(context.Context) (Checker, error) { return s.Checker, ni
 // "violation" naming the assertion, the ToolSpec, the field and the fix:
 // the seed's ERROR record, committed with the transition that ends the
 // attempt, so it is in the execution record and that transition's audit
-// entry. An error from src (a catalogue file that no longer loads) fails
+// entry. An error from src marked Unavailable (an MCP server that does not
+// answer) is returned as it is, retryable. Any other error from src (a catalogue file that no longer loads) fails
 // the attempt the same way, as a violation of assertion 6: a mapping that
 // cannot be re-validated does not run.
 func Step(ts ToolSpec, src Source) task.Middleware {
@@ -55,6 +56,11 @@ func Step(ts ToolSpec, src Source) task.Middleware {
 		start := time.Now()
 		c, err := src.Current(ctx)
 		var vs []Violation
+		if err != nil && isUnavailable(err) {
+			a.AddEvidence(task.Evidence{Kind: task.EvidenceDecision, Outcome: "error",
+				Message: fmt.Sprintf("toolspec %s: %v", ts.ToolID, err), Duration: time.Since(start)})
+			return nil, err
+		}
 		if err != nil {
 			vs = []Violation{{Assertion: Revalidated, ToolID: ts.ToolID, AdapterID: ts.AdapterID,
 				Msg: fmt.Sprintf("the adapter contracts could not be re-read: %v", err), Fix: "repair the catalogue file (pactum config check names the problem)"}}
