@@ -3,6 +3,7 @@ module github.com/pactum/pactum
 go 1.26.8
 
 require (
+	github.com/Masterminds/semver/v3 v3.4.0
 	github.com/a2aproject/a2a-go v0.3.15
 	github.com/a2aproject/a2a-go/v2 v2.4.0
 	github.com/google/cel-go v0.31.0
