@@ -88,42 +88,12 @@ type evidenceData struct {
 	Violations []Violation `json:"violations,omitempty"`
 }
 
-// AssertionName returns a's short name as the docs use it
-// ("assertion 3 (operation exists)").
-func AssertionName(a Assertion) string {
-	name := map[Assertion]string{
-		AdapterIDRequired: "adapter id", AdapterExists: "adapter exists", OperationExists: "operation exists",
-		VersionCompatible: "version compatible", FrozenUnchanged: "frozen contract unchanged", Revalidated: "re-validated",
-	}[a]
-	if name == "" {
-		return fmt.Sprintf("assertion %d", int(a))
-	}
-	return fmt.Sprintf("assertion %d (%s)", int(a), name)
-}
-
-// ViolationText renders v for people: the assertion, the ToolSpec, the
-// field, what is wrong and what would fix it.
-func ViolationText(v Violation) string {
-	var b strings.Builder
-	b.WriteString(AssertionName(v.Assertion))
-	if v.ToolID != "" {
-		fmt.Fprintf(&b, ": toolspec %s", v.ToolID)
-	}
-	if v.Field != "" {
-		fmt.Fprintf(&b, ", %s", v.Field)
-	}
-	fmt.Fprintf(&b, ": %s", v.Msg)
-	if v.Fix != "" {
-		fmt.Fprintf(&b, " (fix: %s)", v.Fix)
-	}
-	return b.String()
-}
-
-// ViolationsMessage joins the texts of vs with "; ".
+// ViolationsMessage joins the messages of vs (Violation.Error: the
+// assertion, the ToolSpec, the field, what is wrong, the fix) with "; ".
 func ViolationsMessage(vs []Violation) string {
 	parts := make([]string, len(vs))
 	for i, v := range vs {
-		parts[i] = ViolationText(v)
+		parts[i] = v.Error()
 	}
 	return strings.Join(parts, "; ")
 }

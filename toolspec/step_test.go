@@ -41,7 +41,7 @@ func TestStepPassesAndRefuses(t *testing.T) {
 		t.Fatalf("err = %v (permanent %v, code %q)", err, task.IsPermanent(err), task.ErrorCode(err))
 	}
 	ev := a.Evidence()
-	if len(ev) != 1 || ev[0].Outcome != "violation" || !strings.Contains(ev[0].Message, "assertion 3 (operation exists)") {
+	if len(ev) != 1 || ev[0].Outcome != "violation" || !strings.Contains(ev[0].Message, "assertion 3 (adapter operation)") {
 		t.Fatalf("violation evidence: %+v", ev)
 	}
 	var data struct {
