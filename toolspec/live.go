@@ -26,10 +26,11 @@ type LiveTool struct {
 
 // CheckLive checks ts against the tools an MCP server lists now:
 // assertion 1 (a remote ToolSpec), assertion 3 (adapter_operation is one
-// of the tools) and, when ts records an input_schema, assertion 3 again
-// on the operation's signature: the ToolSpec's input_schema must be
-// compatible with the live tool's (InputCompat). There is no version to
-// compare (MCP tools have none): assertion 4 does not apply.
+// of the tools) and, when ts records an input_schema, assertion 4 on the
+// operation's signature, as Registry.Check does for a catalogue: the
+// ToolSpec's input_schema must be compatible with the live tool's
+// (InputCompat). MCP tools have no version, so adapter_contract_version
+// is not compared.
 func CheckLive(ts ToolSpec, tools []LiveTool) []Violation {
 	v := func(a Assertion, field, msg, fix string) Violation {
 		return Violation{Assertion: a, ToolID: ts.ToolID, AdapterID: ts.AdapterID, Field: field, Msg: msg, Fix: fix}
@@ -54,7 +55,7 @@ func CheckLive(ts ToolSpec, tools []LiveTool) []Violation {
 	}
 	var out []Violation
 	for _, p := range InputCompat(ts.InputSchema, found.InputSchema) {
-		out = append(out, v(OperationExists, "input_schema", fmt.Sprintf("tool %q changed: %s", found.Name, p), "update the ToolSpec's input_schema to the tool's inputSchema (and review the callers)"))
+		out = append(out, v(VersionCompatible, "input_schema", fmt.Sprintf("tool %q changed: %s", found.Name, p), "update the ToolSpec's input_schema to the tool's inputSchema (and review the callers)"))
 	}
 	return out
 }
