@@ -167,3 +167,15 @@ func isUnavailable(err error) bool {
 	var u *unavailable
 	return errors.As(err, &u)
 }
+
+// LiveContract returns the adapter contract an MCP server's tools make:
+// adapter id, version 0.0.0 (MCP tools have none), draft, one operation
+// per tool with its input schema. A lock can record it like a catalogue's
+// contract.
+func LiveContract(id string, tools []LiveTool) AdapterContract {
+	c := AdapterContract{AdapterID: id, Version: "0.0.0", Status: Draft, Operations: map[string]Operation{}}
+	for _, t := range tools {
+		c.Operations[t.Name] = Operation{InputSchema: t.InputSchema}
+	}
+	return c
+}
