@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/internal/server"
@@ -44,4 +45,15 @@ func VerifyLive(ctx context.Context, w io.Writer, cfg *config.Config, baseDir st
 		fmt.Fprintln(w, "no mcp agents to check")
 	}
 	return n, nil
+}
+
+// VerifyLiveFile is VerifyLive on the configuration file at path, whose
+// directory relative paths resolve against: what `pactum toolspec verify
+// --live --config FILE` calls.
+func VerifyLiveFile(ctx context.Context, w io.Writer, path string) (int, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return 0, err
+	}
+	return VerifyLive(ctx, w, cfg, filepath.Dir(path))
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/internal/cli"
 )
 
@@ -57,12 +56,12 @@ toolspecs:
 		{"echo", 0, []string{"agent echo (", "toolspec echo_ts, tool echo: ok"}},
 		{"vanished", 1, []string{"tool vanished: BREAKING: assertion 3 (adapter operation)", `the MCP server has no tool "vanished"`}},
 	} {
-		cfg, err := config.Parse([]byte(doc(tt.tool)), "live.yaml")
-		if err != nil {
+		file := filepath.Join(dir, "live-"+tt.tool+".yaml")
+		if err := os.WriteFile(file, []byte(doc(tt.tool)), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		n, err := cli.VerifyLive(ctx, &out, cfg, dir)
+		n, err := cli.VerifyLiveFile(ctx, &out, file)
 		if err != nil || n != tt.n {
 			t.Fatalf("%s: %d findings, err %v:\n%s", tt.tool, n, err, out.String())
 		}
