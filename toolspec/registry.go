@@ -185,8 +185,9 @@ func (r *Registry) Check(ts ToolSpec) []Violation {
 		return vs
 	}
 	// Assertion 4, the signature.
-	for _, p := range checkSignature(ts.InputSchema, op.InputSchema) {
-		add(VersionCompatible, p.path, p.fix, "%s (operation %s of adapter %s v%s)", p.msg, ts.AdapterOperation, c.AdapterID, c.Version)
+	what := fmt.Sprintf("operation %s of adapter %s v%s", ts.AdapterOperation, c.AdapterID, c.Version)
+	for _, p := range checkSignature(ts.InputSchema, op.InputSchema, what) {
+		add(VersionCompatible, p.path, p.fix, "%s", p.msg)
 	}
 	return vs
 }
@@ -214,7 +215,7 @@ type signatureProblem struct{ path, msg, fix string }
 // and a property both declare must not allow a type the operation's
 // refuses (integer fits number). A ToolSpec with no input schema, or an
 // operation with none, is not compared.
-func checkSignature(tool, op map[string]any) []signatureProblem {
+func checkSignature(tool, op map[string]any, what string) []signatureProblem {
 	if tool == nil {
 		return nil
 	}
@@ -241,7 +242,7 @@ func checkSignature(tool, op map[string]any) []signatureProblem {
 			if _, ok := opProps[name]; !ok {
 				out = append(out, signatureProblem{
 					path: yamlnode.Index("input_schema.required", i),
-					msg:  fmt.Sprintf("requires input %q, which the operation does not accept (its inputs: %s)", name, strings.Join(known, ", ")),
+					msg:  fmt.Sprintf("requires input %q, which %s does not accept (its inputs: %s)", name, what, strings.Join(known, ", ")),
 					fix:  fmt.Sprintf("remove %q from the ToolSpec's input_schema, or map the tool to an operation that takes it", name) + suggest(name, known),
 				})
 			}
@@ -264,7 +265,7 @@ func checkSignature(tool, op map[string]any) []signatureProblem {
 			}
 			out = append(out, signatureProblem{
 				path: yamlnode.Join(yamlnode.Join("input_schema.properties", name), "type"),
-				msg:  fmt.Sprintf("input %q may be of type %s, which the operation does not accept (it takes %s)", name, t, strings.Join(ot, " or ")),
+				msg:  fmt.Sprintf("input %q may be of type %s, which %s does not accept (it takes %s)", name, t, what, strings.Join(ot, " or ")),
 				fix:  fmt.Sprintf("narrow the type of %q to %s", name, strings.Join(ot, " or ")),
 			})
 			break
