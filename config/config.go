@@ -89,6 +89,15 @@ type Config struct {
 	// contract's id, whose tasks are runs of the contract (`contracts`,
 	// default none).
 	Contracts []Contract `yaml:"-"`
+	// ToolSpecs are the ToolSpecs agents may name (`toolspecs`, default
+	// none): each checked against the adapter contracts when the
+	// configuration is checked and before every attempt of an agent that
+	// names it (docs/toolspecs.md, "Where the checks run").
+	ToolSpecs []ToolSpecEntry `yaml:"-" json:"-"`
+	// Adapters are catalogue files of adapter contracts added to the
+	// default catalogue (`adapters`, default none); re-read when they
+	// change.
+	Adapters []AdapterFile `yaml:"-" json:"-"`
 	// Actors say which callers may call which actions (`actors`). Empty
 	// means every caller may call every action.
 	Actors []Actor `yaml:"actors"`
@@ -247,6 +256,10 @@ type Agent struct {
 	// against (`contract`): inline, or a step of a contract file; nil
 	// when the agent has none. Build it through Config.ContractSpec.
 	Contract *AgentContract `yaml:"-" json:"-"`
+	// ToolSpec is the tool_id of the entry of the top-level toolspecs the
+	// agent's tool is checked against before every attempt (`toolspec`,
+	// default none).
+	ToolSpec string `yaml:"-" json:"-"`
 	// Settings is the runtime's own mapping: the value of the key named
 	// after Type (e.g. `exec:` for type exec); nil if absent. Decode it
 	// through Config.AgentSpec, which reports errors with positions.
@@ -261,6 +274,7 @@ type Agent struct {
 	column                    int
 	typeLine, typeCol         int
 	settingsLine, settingsCol int
+	toolSpecLine, toolSpecCol int
 }
 
 // Retry says how an agent's failed attempts are retried.

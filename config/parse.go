@@ -45,6 +45,8 @@ const (
 type agentNodes struct {
 	path         string
 	name, action *yaml.Node
+	toolSpec     *yaml.Node
+	toolSpecID   string
 }
 
 // refNodes remembers a named entry and the nodes of the names it refers to.
@@ -64,6 +66,7 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 		actors, approvals                                 []refNodes
 		ttlSet                                            bool
 		authN, wildcardN                                  *yaml.Node
+		toolSpecIDs                                       []*yaml.Node
 	)
 	set := func(dst *string, np **yaml.Node) handler {
 		return func(n *yaml.Node, path string) {
@@ -125,6 +128,18 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 			"contracts": func(n *yaml.Node, path string) {
 				w.list(n, path, func(i int, item *yaml.Node, path string) {
 					c.Contracts = append(c.Contracts, w.contract(item, path, i))
+				})
+			},
+			"toolspecs": func(n *yaml.Node, path string) {
+				w.list(n, path, func(i int, item *yaml.Node, path string) {
+					e, idN := w.toolSpec(item, path)
+					c.ToolSpecs = append(c.ToolSpecs, e)
+					toolSpecIDs = append(toolSpecIDs, idN)
+				})
+			},
+			"adapters": func(n *yaml.Node, path string) {
+				w.list(n, path, func(i int, item *yaml.Node, path string) {
+					c.Adapters = append(c.Adapters, w.adapterFile(item, path))
 				})
 			},
 			"actors": func(n *yaml.Node, path string) {
@@ -189,6 +204,13 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 	}
 
 	w.crossCheck(c, root, agentsN, defaultAgentN, agents, actors, approvals)
+	var refs []toolSpecRef
+	for _, an := range agents {
+		if an.toolSpec != nil {
+			refs = append(refs, toolSpecRef{id: an.toolSpecID, node: an.toolSpec, path: an.path + ".toolspec"})
+		}
+	}
+	w.checkToolSpecs(c, toolSpecIDs, refs)
 }
 
 // crossCheck validates what spans entries: unique names and actions, the
@@ -498,6 +520,12 @@ func (w *walker) agent(n *yaml.Node, path string) (Agent, agentNodes) {
 			})
 		},
 		"contract": func(n *yaml.Node, path string) { a.Contract = w.agentContract(n, path) },
+		"toolspec": func(n *yaml.Node, path string) {
+			an.toolSpec = n
+			a.toolSpecLine, a.toolSpecCol = n.Line, n.Column
+			a.ToolSpec = w.nonEmpty(n, path)
+			an.toolSpecID = a.ToolSpec
+		},
 		"input_modes": func(n *yaml.Node, path string) {
 			modes[0] = n
 			a.InputModes = w.mediaTypes(n, path)

@@ -117,6 +117,16 @@ func TestConfigCheckBroken(t *testing.T) {
 			want: []string{":5:21: agents[0].retry.max_attempts:"},
 		},
 		{
+			name: "toolspec naming an operation its adapter lacks",
+			yaml: "agents:\n  - {name: x, type: echo, toolspec: find}\ntoolspecs:\n  - tool_id: find\n    execution_mode: remote\n    adapter_id: meilisearch\n    adapter_operation: find\n",
+			want: []string{":7:24: toolspecs[0].adapter_operation: assertion 3 (adapter operation) failed for ToolSpec \"find\""},
+		},
+		{
+			name: "agent naming an unknown toolspec",
+			yaml: "agents:\n  - {name: x, type: echo, toolspec: nope}\n",
+			want: []string{":2:37: agents[0].toolspec: unknown toolspec \"nope\""},
+		},
+		{
 			name: "misspelt key, so a required one is missing",
 			yaml: "agents:\n  - name: x\n    tipe: echo\n",
 			want: []string{":2:5: agents[0].type: required", ":3:5: agents[0].tipe: unknown field \"tipe\""},

@@ -43,12 +43,26 @@ func Check(ctx context.Context, cfg *config.Config, baseDir string) error {
 	return errs.Err()
 }
 
-// builtAgent is an agent of the configuration, its runtime and its
-// contract's gate (nil without a contract).
+// builtAgent is an agent of the configuration, its runtime, its
+// ToolSpec's check (nil without a toolspec) and its contract's gate (nil
+// without a contract).
 type builtAgent struct {
 	config config.Agent
 	agent  agent.Agent
+	tool   task.Middleware
 	gate   task.Middleware
+}
+
+// steps returns b's pipeline steps in order: the ToolSpec check first (a
+// broken mapping is not worth a contract's checks), then the gate.
+func (b builtAgent) steps() []task.Middleware {
+	var out []task.Middleware
+	for _, m := range []task.Middleware{b.tool, b.gate} {
+		if m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // buildAgents builds the runtime of every agent of cfg, in order, and
@@ -56,6 +70,7 @@ type builtAgent struct {
 // only when ctx ends. The caller closes what was built.
 func buildAgents(ctx context.Context, cfg *config.Config, baseDir string) (built []builtAgent, errs config.Errors, err error) {
 	known := agent.Types()
+	tools, errs := loadToolSpecs(ctx, cfg, baseDir)
 	for _, ac := range cfg.Agents {
 		if err := ctx.Err(); err != nil {
 			return built, errs, fmt.Errorf("build agents: %w", err)
@@ -77,6 +92,11 @@ func buildAgents(ctx context.Context, cfg *config.Config, baseDir string) (built
 		if step != nil {
 			b.gate = gateFor(step, a, cfg.AgentSpec(ac, baseDir).BaseDir)
 		}
+		tool, terr := tools.stepFor(cfg, ac, a)
+		if terr != nil {
+			errs = append(errs, terr)
+		}
+		b.tool = tool
 		built = append(built, b)
 	}
 	return built, errs, nil

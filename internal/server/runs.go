@@ -129,7 +129,10 @@ func runAgents(sc servedContract, byName map[string]builtAgent, cfg *config.Conf
 				MaxBackoff: ac.Retry.MaxBackoff.Duration, Jitter: ac.Retry.Jitter,
 			},
 			Sensitive: ac.Sensitive, DryRun: dryRun, ChildOnly: true,
-			Middleware: []task.Middleware{cs.RunGate(contract.GateOptions{WorkDir: workDir[s.ID]}, siblings)},
+			// The agent's ToolSpec is checked here too: a contract's step
+			// calls the same tool.
+			Middleware: slices.DeleteFunc([]task.Middleware{b.tool, cs.RunGate(contract.GateOptions{WorkDir: workDir[s.ID]}, siblings)},
+				func(m task.Middleware) bool { return m == nil }),
 		})
 	}
 	info = a2aserver.AgentInfo{

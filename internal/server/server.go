@@ -99,7 +99,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	var specs []task.AgentSpec
 	var infos []a2aserver.AgentInfo
 	gated := map[string]bool{} // agents with a contract
-	add := func(ac config.Agent, a agent.Agent, r task.Runner, gate task.Middleware) {
+	add := func(ac config.Agent, a agent.Agent, r task.Runner, steps []task.Middleware, gate task.Middleware) {
 		if a != nil {
 			s.agents = append(s.agents, a)
 		}
@@ -120,8 +120,8 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 			},
 			Sensitive: ac.Sensitive, DryRun: dryRun,
 		})
+		specs[len(specs)-1].Middleware = steps
 		if gate != nil {
-			specs[len(specs)-1].Middleware = []task.Middleware{gate}
 			gated[ac.Name] = true
 		}
 		infos = append(infos, agentInfo(ac, agent.MetadataOf(a)))
@@ -130,7 +130,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	// them are reported, placed in the file (as Check does).
 	built, errs, err := buildAgents(ctx, cfg, baseDir)
 	for _, b := range built {
-		add(b.config, b.agent, nil, b.gate)
+		add(b.config, b.agent, nil, b.steps(), b.gate)
 	}
 	if err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		if e.Agent == nil && e.Runner == nil {
 			return nil, fmt.Errorf("agent %q (extra[%d]): neither an agent runtime nor a runner given", e.Config.Name, i)
 		}
-		add(e.Config, e.Agent, e.Runner, nil)
+		add(e.Config, e.Agent, e.Runner, nil, nil)
 	}
 	if len(specs) == 0 {
 		return nil, errors.New("no agents configured")
