@@ -61,6 +61,9 @@ type Operation struct {
 // JSON) document `{adapters: [AdapterContract…]}`.
 type Catalogue struct {
 	Adapters []AdapterContract `json:"adapters" yaml:"adapters"`
+	// Source names where the catalogue came from (a file name, or
+	// "default" for the built-in one), for errors; not part of the file.
+	Source string `json:"-" yaml:"-"`
 }
 
 // Assertion numbers the six assertions of the seed.
