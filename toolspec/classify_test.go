@@ -200,7 +200,19 @@ adapters:
       anything: {}
 `
 
+// parseCat decodes and validates a catalogue as pactum reads files.
 func parseCat(t testing.TB, s string) *toolspec.Catalogue {
+	t.Helper()
+	c, err := toolspec.ParseCatalogue("test.yaml", []byte(s))
+	if err != nil {
+		t.Fatalf("catalogue: %v", err)
+	}
+	return c
+}
+
+// rawCat decodes a catalogue without validating it (one with a malformed
+// version, as a hand-made Catalogue could be).
+func rawCat(t testing.TB, s string) *toolspec.Catalogue {
 	t.Helper()
 	var c toolspec.Catalogue
 	if err := yaml.Unmarshal([]byte(s), &c); err != nil {
@@ -219,7 +231,7 @@ func edit(t *testing.T, pairs ...string) *toolspec.Catalogue {
 		}
 		s = strings.Replace(s, pairs[i], pairs[i+1], 1)
 	}
-	return parseCat(t, s)
+	return rawCat(t, s)
 }
 
 type kindBump struct {

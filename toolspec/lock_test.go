@@ -207,7 +207,7 @@ func TestDecodeLockRefuses(t *testing.T) {
 			}
 		})
 	}
-	if _, err := toolspec.NewLock(parseCat(t, "adapters: [{adapter_id: a, version: 1.0.0}, {adapter_id: a, version: 1.0.0}]")); !errors.Is(err, toolspec.ErrLock) {
+	if _, err := toolspec.NewLock(rawCat(t, "adapters: [{adapter_id: a, version: 1.0.0}, {adapter_id: a, version: 1.0.0}]")); !errors.Is(err, toolspec.ErrLock) {
 		t.Fatalf("duplicate adapter: %v", err)
 	}
 	empty, err := toolspec.DecodeLock([]byte(`{"version": 1, "adapters": {}}`))
