@@ -115,9 +115,9 @@ func checkBump(o, n AdapterContract) *Violation {
 		more = fmt.Sprintf(" (and %d more)", len(changes)-1)
 	}
 	return &Violation{Assertion: FrozenUnchanged, AdapterID: id, Field: "version",
-		Msg: fmt.Sprintf("frozen adapter contract %q changed without the version bump it needs: %s%s needs a %s bump, but the version went %s → %s (%s)",
-			id, worst, more, need, o.Version, n.Version, have),
-		Fix: fmt.Sprintf("set version: %s (a %s bump), or undo the change", nextVersion(ov, need), need)}
+		Msg: fmt.Sprintf("frozen adapter contract %q changed without the version bump it needs: %s (%s)%s needs a %s bump, but the version went %s → %s (%s)",
+			id, worst.Kind, worst.Detail, more, need, o.Version, n.Version, have),
+		Fix: fmt.Sprintf("set version: %s, or undo the change", nextVersion(ov, need))}
 }
 
 // nextVersion is the smallest version above v with the given bump.
