@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -200,10 +201,7 @@ on any finding.`,
 			if err != nil {
 				return err
 			}
-			n, err := report(cmd.OutOrStdout(), locked, cur, specs)
-			if err != nil {
-				return err
-			}
+			n := report(cmd.OutOrStdout(), locked, cur, specs)
 			drifted, err := l.Drifted(cur)
 			if err != nil {
 				return err
@@ -217,7 +215,7 @@ on any finding.`,
 				lockedBy[a.AdapterID] = a
 			}
 			for _, a := range cur.Adapters {
-				if !changed[a.AdapterID] && contains(drifted, a.AdapterID) {
+				if !changed[a.AdapterID] && slices.Contains(drifted, a.AdapterID) {
 					n++
 					fmt.Fprintf(cmd.OutOrStdout(), "LOCK %s: version %s → %s with no change to the contract; the lock is out of date\n",
 						a.AdapterID, lockedBy[a.AdapterID].Version, a.Version)
@@ -236,19 +234,10 @@ on any finding.`,
 	return cmd
 }
 
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
-}
-
 // report prints the classified changes from old to new and the bump
 // violations, each with the ToolSpecs it affects, and returns how many
 // findings it printed.
-func report(w io.Writer, old, new *toolspec.Catalogue, specs []toolspec.ToolSpec) (int, error) {
+func report(w io.Writer, old, new *toolspec.Catalogue, specs []toolspec.ToolSpec) int {
 	n := 0
 	affects := func(c toolspec.Change) {
 		if ids := toolspec.AffectedToolSpecs(c, specs); len(ids) > 0 {
@@ -265,7 +254,7 @@ func report(w io.Writer, old, new *toolspec.Catalogue, specs []toolspec.ToolSpec
 		fmt.Fprintln(w, v.Error())
 		affects(toolspec.Change{AdapterID: v.AdapterID})
 	}
-	return n, nil
+	return n
 }
 
 func newToolSpecDiffCmd() *cobra.Command {
@@ -292,11 +281,7 @@ for reviewing a change; the exit status is 0 unless a file cannot be read.`,
 			if err != nil {
 				return err
 			}
-			n, err := report(cmd.OutOrStdout(), old, cur, specs)
-			if err != nil {
-				return err
-			}
-			if n == 0 {
+			if report(cmd.OutOrStdout(), old, cur, specs) == 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "no changes")
 			}
 			return nil
