@@ -130,3 +130,19 @@ func nextVersion(v *semver.Version, b Bump) string {
 	}
 	return v.IncPatch().String()
 }
+
+// CheckContractBump is CheckBumps for one adapter: old or new is nil when
+// the adapter was added or removed. It is a ContractCheck, the hook of
+// assertion 5 that Set.Replace calls for every changed contract.
+func CheckContractBump(old, new *AdapterContract) []Violation {
+	var o, n Catalogue
+	if old != nil {
+		o.Adapters = []AdapterContract{*old}
+	}
+	if new != nil {
+		n.Adapters = []AdapterContract{*new}
+	}
+	return CheckBumps(&o, &n)
+}
+
+var _ ContractCheck = CheckContractBump

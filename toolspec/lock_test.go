@@ -261,3 +261,53 @@ func FuzzDecodeLock(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckContractBumpInSet: CheckContractBump as a Set's ContractCheck
+// gives the ToolSpecs of a frozen contract changed without its bump the
+// violation of assertion 5, and none once the version is bumped.
+func TestCheckContractBumpInSet(t *testing.T) {
+	t.Parallel()
+	reg, err := toolspec.NewRegistry(toolspec.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := toolspec.NewSet(reg)
+	s.ContractCheck = toolspec.CheckContractBump
+	if vs := s.Put(toolspec.ToolSpec{ToolID: "vector-search", ExecutionMode: toolspec.Remote, AdapterID: "qdrant-vector",
+		AdapterOperation: "search", AdapterContractVersion: "1.0.0"}); vs != nil {
+		t.Fatalf("put: %v", vs)
+	}
+	changed := func(version string) *toolspec.Registry {
+		c := toolspec.Default()
+		for i := range c.Adapters {
+			if c.Adapters[i].AdapterID == "qdrant-vector" {
+				delete(c.Adapters[i].Operations, "health_check")
+				c.Adapters[i].Version = version
+			}
+		}
+		r, err := toolspec.NewRegistry(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	got := s.Replace(changed("1.0.0"))
+	vs := got["vector-search"]
+	if len(vs) != 1 || vs[0].Assertion != toolspec.FrozenUnchanged || vs[0].ToolID != "vector-search" ||
+		!strings.Contains(vs[0].Msg, "operation_removed") || !strings.Contains(vs[0].Fix, "2.0.0") {
+		t.Fatalf("unbumped: %v", got)
+	}
+	s2 := toolspec.NewSet(reg)
+	s2.ContractCheck = toolspec.CheckContractBump
+	if vs := s2.Put(toolspec.ToolSpec{ToolID: "vector-search", ExecutionMode: toolspec.Remote, AdapterID: "qdrant-vector",
+		AdapterOperation: "search", AdapterContractVersion: "1.0.0"}); vs != nil {
+		t.Fatalf("put: %v", vs)
+	}
+	// Bumped to 2.0.0: assertion 5 holds; the ToolSpec, written against
+	// 1.0.0, now fails assertion 4 (another MAJOR), as the seed wants.
+	got = s2.Replace(changed("2.0.0"))
+	vs = got["vector-search"]
+	if len(vs) != 1 || vs[0].Assertion != toolspec.VersionCompatible {
+		t.Fatalf("bumped: %v", got)
+	}
+}
