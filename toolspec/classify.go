@@ -394,7 +394,7 @@ func enumValues(s map[string]any) (vals []string, ok bool) {
 			return nil, false
 		}
 		raw = list
-	case hasKey(s, "const"):
+	case schemaHas(s, "const"):
 		raw = []any{s["const"]}
 	default:
 		return nil, true
@@ -407,13 +407,13 @@ func enumValues(s map[string]any) (vals []string, ok bool) {
 	return slices.Compact(vals), true
 }
 
-func hasKey(m map[string]any, k string) bool { _, ok := m[k]; return ok }
+func schemaHas(m map[string]any, k string) bool { _, ok := m[k]; return ok }
 
 func (c *schemaComparer) compareEnums(path string, o, n map[string]any) {
 	if reflect.DeepEqual(o["enum"], n["enum"]) && reflect.DeepEqual(o["const"], n["const"]) {
 		return
 	}
-	if hasKey(o, "enum") && hasKey(o, "const") || hasKey(n, "enum") && hasKey(n, "const") {
+	if schemaHas(o, "enum") && schemaHas(o, "const") || schemaHas(n, "enum") && schemaHas(n, "const") {
 		c.add(SchemaUncomparable, path, "enum and const together changed; cannot compare safely")
 		return
 	}
