@@ -8,6 +8,7 @@ require (
 	github.com/a2aproject/a2a-go/v2 v2.4.0
 	github.com/google/cel-go v0.31.0
 	github.com/google/uuid v1.6.0
+	github.com/gowebpki/jcs v1.0.1
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/prometheus/client_golang v1.25.0
