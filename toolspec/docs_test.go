@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pactum/pactum/config"
 )
 
 // docBlock is one fenced block of a markdown file.
@@ -41,7 +43,7 @@ func docBlocks(t *testing.T, file string) []docBlock {
 var failMarker = regexp.MustCompile(`^# FAIL \(assertion (\d)\)`)
 
 // TestDocs checks docs/toolspecs.md: every yaml block parses (a
-// catalogue or a ToolSpecs file); each ToolSpecs block marked "# PASS"
+// configuration, a catalogue or a ToolSpecs file); each ToolSpecs block marked "# PASS"
 // holds against the default catalogue and each marked "# FAIL (assertion
 // N)" fails assertion N ("against contract 2.0.0": qdrant-vector at 2.0.0
 // without search, the seed's example); every violation the page prints
@@ -56,6 +58,12 @@ func TestDocs(t *testing.T) {
 	for _, b := range docBlocks(t, file) {
 		where := file + ":" + strconv.Itoa(b.line)
 		switch {
+		case b.lang == "yaml" && (strings.Contains(b.text, "\nagents:") || strings.HasPrefix(b.text, "agents:")):
+			// A configuration (toolspecs:, adapters: and agents' toolspec:
+			// keys): it must be one config.Parse accepts.
+			if _, err := config.Parse([]byte(b.text), where); err != nil {
+				t.Errorf("%s: %v", where, err)
+			}
 		case b.lang == "yaml" && (strings.Contains(b.text, "\nadapters:") || strings.HasPrefix(b.text, "adapters:")):
 			if _, err := ParseCatalogue(where, []byte(b.text)); err != nil {
 				t.Errorf("%s: %v", where, err)
