@@ -22,18 +22,26 @@ var schemaSeq atomic.Uint64
 
 // noLoader refuses to load schemas from anywhere: a contract's schema
 // holds all it refers to ($defs), so compiling a contract never reads a
-// file or the network.
-type noLoader struct{}
+// file or the network. It names the schema it refuses for as what.
+type noLoader struct{ what string }
 
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("%s: a contract's schema can refer only to itself (use $defs)", url)
+func (l noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("%s: %s can refer only to itself (use $defs)", url, l.what)
 }
 
-// compileSchema compiles a JSON Schema given as decoded JSON or YAML.
+// compileSchema compiles a contract's JSON Schema (CompileSchema).
+func compileSchema(s map[string]any) (*jsonschema.Schema, error) {
+	return CompileSchema(s, "a contract's schema")
+}
+
+// CompileSchema compiles a JSON Schema given as decoded JSON or YAML.
 // Draft 2020-12 is the default ($schema may name another draft), and
 // "format" is asserted, not merely annotated: a contract that says
-// format: email means it.
-func compileSchema(s map[string]any) (*jsonschema.Schema, error) {
+// format: email means it. The schema must hold all it refers to
+// ($defs): a reference to anything else, a file or a URL, is an error
+// that names the schema as what ("a contract's schema can refer only to
+// itself"), so compiling never reads a file or the network.
+func CompileSchema(s map[string]any, what string) (*jsonschema.Schema, error) {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("not JSON: %w", err)
@@ -45,7 +53,7 @@ func compileSchema(s map[string]any) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
-	c.UseLoader(noLoader{})
+	c.UseLoader(noLoader{what})
 	url := fmt.Sprintf("mem:///schema%d.json", schemaSeq.Add(1))
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, err

@@ -200,9 +200,7 @@ func (r *Registry) entry(id string) (*entry, bool) {
 	return e, ok
 }
 
-func suggest(name string, known []string) string {
-	return yamlnode.Suggester{Fold: foldName, MaxLen: 64}.Suggest(name, known)
-}
+func suggest(name string, known []string) string { return yamlnode.SuggestName(name, known) }
 
 // signatureProblem is one way a ToolSpec's input schema does not fit its
 // operation's.

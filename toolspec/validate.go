@@ -1,16 +1,12 @@
 package toolspec
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
-	"strings"
-	"sync/atomic"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/internal/yamlnode"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -150,38 +146,8 @@ func sortedKeys[V any](m map[string]V) []string {
 	return ks
 }
 
-// schemaSeq names each compiled schema's in-memory resource.
-var schemaSeq atomic.Uint64
-
-// noLoader refuses to load schemas from anywhere: a schema holds all it
-// refers to ($defs).
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("%s: a schema can refer only to itself (use $defs)", url)
-}
-
 // compileSchema compiles a JSON Schema (draft 2020-12 unless $schema
-// says otherwise).
+// says otherwise) that refers only to itself, as contract's are.
 func compileSchema(s map[string]any) (*jsonschema.Schema, error) {
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, fmt.Errorf("not JSON: %w", err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		return nil, fmt.Errorf("not JSON: %w", err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	url := fmt.Sprintf("mem:///toolspec%d.json", schemaSeq.Add(1))
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	sch, err := c.Compile(url)
-	if err != nil {
-		return nil, errors.New(strings.ReplaceAll(err.Error(), url, "schema"))
-	}
-	return sch, nil
+	return contract.CompileSchema(s, "a schema")
 }

@@ -1,9 +1,11 @@
-// Package yamlnode is what package config (the configuration file) and
-// package contract (contract files) share in decoding YAML through
-// yaml.Node so that every error has a position and a field path: one
-// document parsed strictly, aliases followed with cycle and visit limits,
-// merge keys, null detection, field paths, the error cap and the "did you
-// mean" suggestion.
+// Package yamlnode is what package config (the configuration file),
+// package contract (contract files) and package toolspec (catalogues and
+// ToolSpecs files) share in decoding YAML through yaml.Node so that every
+// error has a position and a field path: one document parsed strictly,
+// aliases followed with cycle and visit limits, merge keys, null
+// detection, field paths, the error cap and the "did you mean"
+// suggestion; and, for contract and toolspec, the decoding of a node tree
+// into structs by their yaml tags (Decoder).
 //
 // It imports only the standard library and go.yaml.in/yaml/v3 and knows
 // neither package's error type: a Walker reports each problem through a
