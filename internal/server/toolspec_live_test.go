@@ -109,7 +109,7 @@ func TestToolSpecLiveMCP(t *testing.T) {
 	}
 	stale := byAgent["stale"].Violations
 	if len(stale) == 0 || stale[0].Assertion != toolspec.VersionCompatible || stale[0].Field != "input_schema" ||
-		!strings.Contains(toolspec.ViolationsMessage(stale), `required property "message" is not in the ToolSpec`) {
+		!strings.Contains(toolspec.ViolationsMessage(stale), `required property "message" added`) {
 		t.Errorf("stale: %+v", stale)
 	}
 	gone := byAgent["gone"].Violations
