@@ -109,12 +109,16 @@ func loadToolSpecs(ctx context.Context, cfg *config.Config, baseDir string) (*to
 	if len(errs) > 0 {
 		return out, errs
 	}
+	// The first build's contracts are the accepted ones; a reload that
+	// changes a frozen contract without the bump it needs fails the
+	// ToolSpecs of that adapter (assertion 5) until it is bumped or undone.
+	guard := toolspec.NewBumpGuard(toolspec.CheckContractBump)
 	build := func(context.Context) (toolspec.Checker, error) {
 		reg, errs := loadCatalogues(cfg, baseDir)
 		if len(errs) > 0 {
 			return nil, errs
 		}
-		return reg, nil
+		return guard.Admit(reg), nil
 	}
 	r, err := toolspec.NewReloader(ctx, CatalogueFiles(cfg, baseDir), build)
 	if err != nil {
