@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 )
@@ -61,79 +60,22 @@ func CheckLive(ts ToolSpec, tools []LiveTool) []Violation {
 }
 
 // InputCompat compares a ToolSpec's recorded input schema with the live
-// tool's and returns the breaking differences, sorted: a property the
-// live tool requires that the ToolSpec does not know or does not
-// require, a property the ToolSpec knows that the live tool no longer
-// has, and a property whose type differs. Only the top-level properties
-// and their `type` are compared.
+// tool's and returns the breaking differences, in CompareSchemas' order:
+// the changes from the ToolSpec's schema to the tool's that
+// CompareSchemas(Input, …) classifies MAJOR (a property the tool requires
+// that the ToolSpec does not know or does not require, a property the
+// ToolSpec knows that the tool no longer has, a type narrowed or changed,
+// …), each as its detail ("input.b: required property \"b\" added"). It is
+// the catalogue's classification (Classify), so a live tool and a
+// catalogue operation break in the same cases.
 func InputCompat(spec, live map[string]any) []string {
-	sp, lp := props(spec), props(live)
-	sr, lr := required(spec), required(live)
 	var out []string
-	for _, name := range lr {
-		switch {
-		case !hasKey(sp, name):
-			out = append(out, fmt.Sprintf("required property %q is not in the ToolSpec", name))
-		case !slices.Contains(sr, name):
-			out = append(out, fmt.Sprintf("property %q is now required", name))
+	for _, c := range CompareSchemas(Input, spec, live) {
+		if c.Bump == Major {
+			out = append(out, c.Detail)
 		}
-	}
-	for name, s := range sp {
-		l, ok := lp[name]
-		if !ok {
-			if lp != nil || live["additionalProperties"] == false {
-				out = append(out, fmt.Sprintf("property %q was removed", name))
-			}
-			continue
-		}
-		if st, lt := typeOf(s), typeOf(l); st != "" && lt != "" && st != lt {
-			out = append(out, fmt.Sprintf("property %q changed type from %s to %s", name, st, lt))
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func props(s map[string]any) map[string]any {
-	p, _ := s["properties"].(map[string]any)
-	return p
-}
-
-func hasKey(m map[string]any, k string) bool { _, ok := m[k]; return ok }
-
-func required(s map[string]any) []string {
-	var out []string
-	switch r := s["required"].(type) {
-	case []any:
-		for _, x := range r {
-			if n, ok := x.(string); ok {
-				out = append(out, n)
-			}
-		}
-	case []string:
-		out = r
 	}
 	return out
-}
-
-// typeOf renders a property schema's type ("string", "[integer null]").
-func typeOf(s any) string {
-	m, ok := s.(map[string]any)
-	if !ok {
-		return ""
-	}
-	switch t := m["type"].(type) {
-	case string:
-		return t
-	case []any:
-		var parts []string
-		for _, x := range t {
-			parts = append(parts, fmt.Sprint(x))
-		}
-		sort.Strings(parts)
-		return "[" + strings.Join(parts, " ") + "]"
-	}
-	return ""
 }
 
 // LiveSource is a Source whose Checker is the tools an MCP server lists

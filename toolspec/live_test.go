@@ -28,14 +28,16 @@ func TestInputCompat(t *testing.T) {
 	}{
 		{"same", obj([]any{"message"}, map[string]any{"message": str()}), obj([]any{"message"}, map[string]any{"message": str()}), nil},
 		{"optional added", obj(nil, map[string]any{"a": str()}), obj(nil, map[string]any{"a": str(), "b": str()}), nil},
+		{"description only", obj(nil, map[string]any{"a": str()}), obj(nil, map[string]any{"a": map[string]any{"type": "string", "description": "A"}}), nil},
+		{"type widened", obj(nil, map[string]any{"a": map[string]any{"type": "integer"}}), obj(nil, map[string]any{"a": num()}), nil},
 		{"required added", obj(nil, map[string]any{"a": str()}), obj([]any{"b"}, map[string]any{"a": str(), "b": str()}),
-			[]string{`required property "b" is not in the ToolSpec`}},
+			[]string{`input.b: required property "b" added`}},
 		{"now required", obj(nil, map[string]any{"a": str()}), obj([]any{"a"}, map[string]any{"a": str()}),
-			[]string{`property "a" is now required`}},
+			[]string{`input.a: property "a" became required`}},
 		{"property removed", obj(nil, map[string]any{"a": str(), "b": str()}), obj(nil, map[string]any{"a": str()}),
-			[]string{`property "b" was removed`}},
+			[]string{`input.b: property "b" removed`}},
 		{"type changed", obj(nil, map[string]any{"a": str()}), obj(nil, map[string]any{"a": num()}),
-			[]string{`property "a" changed type from string to number`}},
+			[]string{`input.a: type string → number`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

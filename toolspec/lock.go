@@ -31,7 +31,17 @@ var ErrLock = errors.New("toolspec lock")
 type Lock struct {
 	Version  int                      `json:"version"`
 	Adapters map[string]LockedAdapter `json:"adapters"`
+	// Live holds the contracts of the configured MCP servers (the tools
+	// each `mcp` agent's server listed when the lock was written), by
+	// LiveAdapterID: what `pactum toolspec verify --live` compares the
+	// servers with. They are kept apart from the catalogue's contracts,
+	// which `verify` compares with the catalogue in use.
+	Live map[string]LockedAdapter `json:"live,omitempty"`
 }
+
+// LiveAdapterID is the adapter id under which a lock records the contract
+// of the MCP server an `mcp` agent calls: "mcp-" and the agent's name.
+func LiveAdapterID(agent string) string { return LiveAdapter + "-" + agent }
 
 // LockedAdapter is one adapter contract in a lock.
 type LockedAdapter struct {
@@ -84,27 +94,55 @@ func NewLock(c *Catalogue) (*Lock, error) {
 		if _, dup := l.Adapters[a.AdapterID]; dup {
 			return nil, fmt.Errorf("%w: adapter %q appears twice in the catalogue", ErrLock, a.AdapterID)
 		}
-		canon, err := Canonical(a)
+		e, err := lockEntry(a)
 		if err != nil {
 			return nil, err
 		}
-		sum := sha256.Sum256(canon)
-		l.Adapters[a.AdapterID] = LockedAdapter{Version: a.Version, SHA256: hex.EncodeToString(sum[:]), Contract: canon}
+		l.Adapters[a.AdapterID] = e
 	}
 	return l, nil
 }
 
+func lockEntry(a AdapterContract) (LockedAdapter, error) {
+	canon, err := Canonical(a)
+	if err != nil {
+		return LockedAdapter{}, err
+	}
+	sum := sha256.Sum256(canon)
+	return LockedAdapter{Version: a.Version, SHA256: hex.EncodeToString(sum[:]), Contract: canon}, nil
+}
+
+// AddLive records the contract of an MCP server (LiveContract, with its
+// LiveAdapterID) in the lock's live section, replacing one of the same id.
+func (l *Lock) AddLive(c AdapterContract) error {
+	e, err := lockEntry(c)
+	if err != nil {
+		return err
+	}
+	if l.Live == nil {
+		l.Live = map[string]LockedAdapter{}
+	}
+	l.Live[c.AdapterID] = e
+	return nil
+}
+
 // Catalogue returns the locked contracts as a catalogue, ordered by
 // adapter_id.
-func (l *Lock) Catalogue() (*Catalogue, error) {
-	ids := make([]string, 0, len(l.Adapters))
-	for id := range l.Adapters {
+func (l *Lock) Catalogue() (*Catalogue, error) { return lockedCatalogue(l.Adapters) }
+
+// LiveCatalogue returns the locked contracts of MCP servers (the live
+// section) as a catalogue, ordered by adapter id.
+func (l *Lock) LiveCatalogue() (*Catalogue, error) { return lockedCatalogue(l.Live) }
+
+func lockedCatalogue(entries map[string]LockedAdapter) (*Catalogue, error) {
+	ids := make([]string, 0, len(entries))
+	for id := range entries {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	cat := &Catalogue{Adapters: []AdapterContract{}}
 	for _, id := range ids {
-		a, err := l.Adapters[id].decode(id)
+		a, err := entries[id].decode(id)
 		if err != nil {
 			return nil, err
 		}
@@ -154,26 +192,37 @@ func DecodeLock(data []byte) (*Lock, error) {
 	if l.Adapters == nil {
 		return nil, fmt.Errorf("%w: no adapters object", ErrLock)
 	}
-	for id, e := range l.Adapters {
-		a, err := e.decode(id)
-		if err != nil {
+	for _, entries := range []map[string]LockedAdapter{l.Adapters, l.Live} {
+		if err := checkEntries(entries); err != nil {
 			return nil, err
-		}
-		if a.AdapterID != id {
-			return nil, fmt.Errorf("%w: entry %q holds the contract of adapter %q", ErrLock, id, a.AdapterID)
-		}
-		if e.Version != a.Version {
-			return nil, fmt.Errorf("%w: entry %q: version %q, but its contract says %q", ErrLock, id, e.Version, a.Version)
-		}
-		sum, err := Hash(a)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrLock, err)
-		}
-		if sum != e.SHA256 {
-			return nil, fmt.Errorf("%w: entry %q: sha256 %s does not match its contract (%s); was the lock edited by hand?", ErrLock, id, e.SHA256, sum)
 		}
 	}
 	return &l, nil
+}
+
+// checkEntries checks that every entry's contract decodes, names the id
+// it is filed under and the version it records, and hashes to its sha256.
+func checkEntries(entries map[string]LockedAdapter) error {
+	for id, e := range entries {
+		a, err := e.decode(id)
+		if err != nil {
+			return err
+		}
+		if a.AdapterID != id {
+			return fmt.Errorf("%w: entry %q holds the contract of adapter %q", ErrLock, id, a.AdapterID)
+		}
+		if e.Version != a.Version {
+			return fmt.Errorf("%w: entry %q: version %q, but its contract says %q", ErrLock, id, e.Version, a.Version)
+		}
+		sum, err := Hash(a)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrLock, err)
+		}
+		if sum != e.SHA256 {
+			return fmt.Errorf("%w: entry %q: sha256 %s does not match its contract (%s); was the lock edited by hand?", ErrLock, id, e.SHA256, sum)
+		}
+	}
+	return nil
 }
 
 // Drifted returns the adapter_ids whose contract in the catalogue differs

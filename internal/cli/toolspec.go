@@ -1,15 +1,19 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/pactum/pactum/config"
+	"github.com/pactum/pactum/internal/server"
 	"github.com/pactum/pactum/toolspec"
 )
 
@@ -28,28 +32,55 @@ between two catalogues. See docs/toolspecs-versions.md.`,
 }
 
 // catalogueFlags say which catalogue is in use: pactum's default
-// catalogue plus the --catalogue files, and the ToolSpecs (--toolspecs)
-// that changes are reported against. This is the one place the
-// catalogue in use is assembled: the configuration's adapters: files and
-// toolspecs: join it here, next to the --catalogue files and the
-// --toolspecs files, when the command takes --config.
+// catalogue plus the --catalogue files and, with --config, the
+// configuration's `adapters:` files; and the ToolSpecs that changes are
+// reported against: the --toolspecs files and, with --config, the
+// configuration's `toolspecs:`. This is the one place the catalogue in use
+// is assembled.
 type catalogueFlags struct {
+	config     string
 	catalogues []string
 	toolspecs  []string
+
+	cfg     *config.Config // loaded by load
+	baseDir string
 }
 
 func (f *catalogueFlags) register(cmd *cobra.Command, withToolSpecs bool) {
+	cmd.Flags().StringVarP(&f.config, "config", "c", "", "configuration file whose adapters: catalogues and toolspecs: are used (and whose mcp agents' servers are read)")
 	cmd.Flags().StringArrayVar(&f.catalogues, "catalogue", nil, "catalogue file of adapter contracts added to the default catalogue (repeatable)")
 	if withToolSpecs {
 		cmd.Flags().StringArrayVar(&f.toolspecs, "toolspecs", nil, "ToolSpecs file {toolspecs: [...]}; findings list the ToolSpecs they affect (repeatable)")
 	}
 }
 
-// catalogue returns the catalogue in use: the default catalogue and every
-// --catalogue file, merged (an adapter_id defined twice is an error).
+// load reads the --config file, if any, as serve does: relative paths in
+// it resolve against its directory.
+func (f *catalogueFlags) load() error {
+	if f.config == "" || f.cfg != nil {
+		return nil
+	}
+	cfg, err := config.Load(f.config)
+	if err != nil {
+		return err
+	}
+	f.cfg, f.baseDir = cfg, filepath.Dir(f.config)
+	return nil
+}
+
+// catalogue returns the catalogue in use: the default catalogue, every
+// --catalogue file and the configuration's `adapters:` files, merged (an
+// adapter_id defined twice is an error).
 func (f *catalogueFlags) catalogue() (*toolspec.Catalogue, error) {
+	if err := f.load(); err != nil {
+		return nil, err
+	}
+	files := slices.Clone(f.catalogues)
+	if f.cfg != nil {
+		files = append(files, server.CatalogueFiles(f.cfg, f.baseDir)...)
+	}
 	cats := []*toolspec.Catalogue{toolspec.Default()}
-	for _, file := range f.catalogues {
+	for _, file := range files {
 		c, err := readCatalogue(file)
 		if err != nil {
 			return nil, err
@@ -72,7 +103,12 @@ func mergeCatalogues(cats ...*toolspec.Catalogue) (*toolspec.Catalogue, error) {
 	return all, nil
 }
 
+// toolSpecs returns the ToolSpecs of the --toolspecs files and of the
+// configuration.
 func (f *catalogueFlags) toolSpecs() ([]toolspec.ToolSpec, error) {
+	if err := f.load(); err != nil {
+		return nil, err
+	}
 	var all []toolspec.ToolSpec
 	for _, file := range f.toolspecs {
 		data, err := os.ReadFile(file)
@@ -85,7 +121,23 @@ func (f *catalogueFlags) toolSpecs() ([]toolspec.ToolSpec, error) {
 		}
 		all = append(all, specs...)
 	}
+	if f.cfg != nil {
+		specs, err := server.ConfigToolSpecs(f.cfg)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, specs...)
+	}
 	return all, nil
+}
+
+// liveServers reads the server of every `mcp` agent of the --config
+// configuration (none without one).
+func (f *catalogueFlags) liveServers(ctx context.Context) ([]server.LiveServer, error) {
+	if err := f.load(); err != nil || f.cfg == nil {
+		return nil, err
+	}
+	return server.LiveServers(ctx, f.cfg, f.baseDir)
 }
 
 func readCatalogue(file string) (*toolspec.Catalogue, error) {
@@ -135,9 +187,16 @@ func newToolSpecLockCmd() *cobra.Command {
 		Use:   "lock",
 		Short: "Write the lock file of the catalogue in use",
 		Long: `Lock writes, for each adapter contract of the catalogue in use (the default
-catalogue plus the --catalogue files), its version, the SHA-256 of its
-canonical form (RFC 8785 JSON) and the canonical contract itself, so that
-verify can classify later changes anywhere. Commit the lock file.`,
+catalogue, the --catalogue files and, with --config, the configuration's
+adapters: files), its version, the SHA-256 of its canonical form (RFC 8785
+JSON) and the canonical contract itself, so that verify can classify later
+changes anywhere.
+
+With --config, lock also connects to the server of every mcp agent (stdio:
+starts it; HTTP: connects), lists its tools and records them as the
+adapter contract "mcp-<agent>" in the lock's live section, for
+"verify --live". A server that cannot be reached is an error. Commit the
+lock file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cat, err := cf.catalogue()
@@ -148,6 +207,18 @@ verify can classify later changes anywhere. Commit the lock file.`,
 			if err != nil {
 				return err
 			}
+			servers, err := cf.liveServers(cmd.Context())
+			if err != nil {
+				return err
+			}
+			for _, s := range servers {
+				if s.Err != nil {
+					return fmt.Errorf("agent %s: read the tools of %s: %w", s.Agent, s.Server, s.Err)
+				}
+				if err := l.AddLive(s.Contract); err != nil {
+					return err
+				}
+			}
 			data, err := l.Marshal()
 			if err != nil {
 				return err
@@ -155,7 +226,11 @@ verify can classify later changes anywhere. Commit the lock file.`,
 			if err := os.WriteFile(out, data, 0o644); err != nil {
 				return fmt.Errorf("write lock: %w", err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: locked %s\n", out, plural(len(l.Adapters), "adapter contract", "adapter contracts"))
+			live := ""
+			if len(l.Live) > 0 {
+				live = " and " + plural(len(l.Live), "MCP server", "MCP servers")
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: locked %s%s\n", out, plural(len(l.Adapters), "adapter contract", "adapter contracts"), live)
 			return nil
 		},
 	}
@@ -167,6 +242,7 @@ verify can classify later changes anywhere. Commit the lock file.`,
 func newToolSpecVerifyCmd() *cobra.Command {
 	var cf catalogueFlags
 	var lockFile string
+	var live bool
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Compare the catalogue in use with the lock; exit 1 on any finding",
@@ -182,12 +258,26 @@ func newToolSpecVerifyCmd() *cobra.Command {
 With --toolspecs, each finding lists the ToolSpecs it affects. When the
 changes are intended and the versions right, run "pactum toolspec lock" and
 commit the new lock. Exit status: 0 when the catalogue matches the lock, 1
-on any finding.`,
+on any finding.
+
+With --live (and --config), verify instead connects to the server of
+every mcp agent of the configuration (stdio: starts it; HTTP: connects),
+lists its tools and classifies them against the server's contract in the
+lock ("mcp-<agent>", written by "lock --config") with the same rules: a
+tool that disappeared is MAJOR, an input schema changed in a breaking way
+is MAJOR, a new tool or optional input MINOR. Each change lists the agent
+and the ToolSpecs it affects; an agent whose ToolSpec (adapter_id: mcp)
+no longer matches its tool is reported too. Exit status 1 on any breaking
+finding (MAJOR, a ToolSpec violation, a server that cannot be reached or
+that the lock does not hold); MINOR and PATCH changes are printed only.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := readLock(lockFile)
 			if err != nil {
 				return err
+			}
+			if live {
+				return verifyLive(cmd, &cf, l, lockFile)
 			}
 			locked, err := l.Catalogue()
 			if err != nil {
@@ -231,7 +321,87 @@ on any finding.`,
 	}
 	cf.register(cmd, true)
 	cmd.Flags().StringVarP(&lockFile, "lock", "l", toolspec.DefaultLockFile, "lock file to verify against")
+	cmd.Flags().BoolVar(&live, "live", false, "compare the configured MCP servers' tools with the lock instead of the catalogue (needs --config)")
 	return cmd
+}
+
+// verifyLive is `pactum toolspec verify --live`: the tools of every
+// configured MCP server now, classified against the lock's live section.
+func verifyLive(cmd *cobra.Command, cf *catalogueFlags, l *toolspec.Lock, lockFile string) error {
+	if cf.config == "" {
+		return errors.New("--live needs --config: the configuration names the MCP servers")
+	}
+	w := cmd.OutOrStdout()
+	servers, err := cf.liveServers(cmd.Context())
+	if err != nil {
+		return err
+	}
+	specs, err := cf.toolSpecs()
+	if err != nil {
+		return err
+	}
+	locked, err := l.LiveCatalogue()
+	if err != nil {
+		return err
+	}
+	cur := &toolspec.Catalogue{}
+	byID := map[string]server.LiveServer{}
+	n := 0
+	for _, s := range servers {
+		id := toolspec.LiveAdapterID(s.Agent)
+		byID[id] = s
+		if s.Err != nil {
+			n++
+			fmt.Fprintf(w, "UNREACHABLE %s: agent %s (%s): %v\n", id, s.Agent, s.Server, s.Err)
+			continue
+		}
+		if _, ok := l.Live[id]; !ok {
+			n++
+			fmt.Fprintf(w, "LOCK %s: the lock holds no contract of agent %s's server (%s); run `pactum toolspec lock --config %s`\n", id, s.Agent, s.Server, cf.config)
+			continue
+		}
+		cur.Adapters = append(cur.Adapters, s.Contract)
+		if s.ToolSpec != nil {
+			for _, v := range toolspec.CheckLive(*s.ToolSpec, s.Tools) {
+				n++
+				fmt.Fprintf(w, "TOOLSPEC %s: agent %s: %s\n", id, s.Agent, v.Error())
+			}
+		}
+	}
+	for _, c := range toolspec.Classify(locked, cur) {
+		s, configured := byID[c.AdapterID]
+		if configured && s.Err != nil {
+			continue // reported as unreachable
+		}
+		if !configured {
+			// A server no agent of the configuration uses any more.
+			c.Detail += " (no mcp agent of the configuration calls it)"
+		}
+		if c.Bump == toolspec.Major {
+			n++
+		}
+		fmt.Fprintln(w, c)
+		if configured {
+			var affected []string
+			for _, ts := range specs {
+				if s.ToolSpec != nil && ts.ToolID == s.ToolSpec.ToolID && (c.Operation == "" || c.Operation == ts.AdapterOperation) {
+					affected = append(affected, ts.ToolID)
+				}
+			}
+			if c.Operation == "" || c.Operation == s.Tool {
+				fmt.Fprintf(w, "  affects agent %s (tool %s)\n", s.Agent, s.Tool)
+			}
+			if len(affected) > 0 {
+				fmt.Fprintf(w, "  affects ToolSpecs: %s\n", strings.Join(affected, ", "))
+			}
+		}
+	}
+	if n > 0 {
+		return fmt.Errorf("%s against %s; when the servers' changes are intended, update the agents and ToolSpecs, then run `pactum toolspec lock --config %s` and commit %s",
+			plural(n, "breaking finding", "breaking findings"), lockFile, cf.config, lockFile)
+	}
+	fmt.Fprintf(w, "%s: ok (%s match the lock)\n", lockFile, plural(len(cur.Adapters), "MCP server", "MCP servers"))
+	return nil
 }
 
 // report prints the classified changes from old to new and the bump

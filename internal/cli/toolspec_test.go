@@ -274,3 +274,35 @@ func TestToolSpecBinary(t *testing.T) {
 		t.Fatalf("verify after a breaking change: %d %s", code, out)
 	}
 }
+
+// TestToolSpecConfig: with --config, lock and verify take the
+// configuration's adapters: files (relative to the configuration file)
+// and its toolspecs:, as serve does.
+func TestToolSpecConfig(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "adapters"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cat := filepath.Join(dir, "adapters", "acme.yaml")
+	writeFile(t, cat, acmeV1)
+	cfg := filepath.Join(dir, "pactum.yaml")
+	writeFile(t, cfg, "store: sqlite://p.db\nagents:\n  - {name: e, type: echo, toolspec: notify}\nadapters:\n  - adapters/acme.yaml\n"+acmeToolSpecs)
+	lock := filepath.Join(dir, "lock.json")
+
+	code, stdout, stderr := runMain("toolspec", "lock", "--config", cfg, "--out", lock)
+	if code != 0 || stdout != lock+": locked 9 adapter contracts\n" {
+		t.Fatalf("lock: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runMain("toolspec", "verify", "--config", cfg, "--lock", lock)
+	if code != 0 {
+		t.Fatalf("verify: exit %d\n%s%s", code, stdout, stderr)
+	}
+	writeFile(t, cat, strings.Replace(acmeV1, "required: [to]", "required: [to, body]", 1))
+	code, stdout, _ = runMain("toolspec", "verify", "--config", cfg, "--lock", lock)
+	if code != 1 {
+		t.Fatalf("verify after a breaking change: exit %d\n%s", code, stdout)
+	}
+	wantLines(t, stdout, "MAJOR acme-mail.send input_required_added: input.body: property \"body\" became required\n  affects ToolSpecs: notify\n",
+		"needs a MAJOR bump, but the version went 1.0.0 → 1.0.0 (NONE); fix: set version: 2.0.0, or undo the change\n  affects ToolSpecs: notify\n")
+}

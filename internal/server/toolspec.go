@@ -85,14 +85,9 @@ func loadToolSpecs(ctx context.Context, cfg *config.Config, baseDir string) (*to
 	reg, errs := loadCatalogues(cfg, baseDir)
 	for i := range cfg.ToolSpecs {
 		src := cfg.ToolSpecSource(i)
-		var ts toolspec.ToolSpec
-		if err := src.Decode(&ts); err != nil {
-			var es config.Errors
-			if errors.As(err, &es) {
-				errs = append(errs, es...)
-			} else {
-				errs = append(errs, src.Error("", err.Error(), err))
-			}
+		ts, es := decodeToolSpec(src)
+		if es != nil {
+			errs = append(errs, es...)
 			continue
 		}
 		out.byID[ts.ToolID] = ts
@@ -114,14 +109,18 @@ func loadToolSpecs(ctx context.Context, cfg *config.Config, baseDir string) (*to
 	if len(errs) > 0 {
 		return out, errs
 	}
+	// The first build's contracts are the accepted ones; a reload that
+	// changes a frozen contract without the bump it needs fails the
+	// ToolSpecs of that adapter (assertion 5) until it is bumped or undone.
+	guard := toolspec.NewBumpGuard(toolspec.CheckContractBump)
 	build := func(context.Context) (toolspec.Checker, error) {
 		reg, errs := loadCatalogues(cfg, baseDir)
 		if len(errs) > 0 {
 			return nil, errs
 		}
-		return reg, nil
+		return guard.Admit(reg), nil
 	}
-	r, err := toolspec.NewReloader(ctx, catalogueFiles(cfg, baseDir), build)
+	r, err := toolspec.NewReloader(ctx, CatalogueFiles(cfg, baseDir), build)
 	if err != nil {
 		return out, parseErrors(err, nil)
 	}
@@ -129,8 +128,10 @@ func loadToolSpecs(ctx context.Context, cfg *config.Config, baseDir string) (*to
 	return out, nil
 }
 
-// catalogueFiles returns the `adapters:` files, resolved.
-func catalogueFiles(cfg *config.Config, baseDir string) []string {
+// CatalogueFiles returns the `adapters:` catalogue files of cfg, resolved
+// against baseDir (the configuration file's directory) as serve reads
+// them.
+func CatalogueFiles(cfg *config.Config, baseDir string) []string {
 	files := make([]string, len(cfg.Adapters))
 	for i := range cfg.Adapters {
 		files[i], _ = cfg.AdapterPath(i, baseDir)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/pactum/pactum/agent"
@@ -10,68 +11,91 @@ import (
 	"github.com/pactum/pactum/toolspec"
 )
 
-// LiveFinding is what checking one MCP agent against its server found.
-type LiveFinding struct {
-	// Agent is the agent's name; Server its server's command or URL.
-	Agent, Server string
-	// ToolSpec is the ToolSpec checked: the agent's (adapter_id mcp), or,
-	// for an MCP agent without one, a ToolSpec that maps the agent's
-	// tool with no recorded input schema (only the tool's presence is
-	// checked).
-	ToolSpec toolspec.ToolSpec
+// LiveServer is what reading the server of one `mcp` agent found.
+type LiveServer struct {
+	// Agent is the agent's name; Server its server's command or URL; Tool
+	// the tool the agent calls.
+	Agent, Server, Tool string
+	// ToolSpec is the agent's ToolSpec when it takes the server as its
+	// adapter contract (adapter_id mcp), else nil.
+	ToolSpec *toolspec.ToolSpec
+	// Contract is the server's tools as an adapter contract
+	// (toolspec.LiveContract) under toolspec.LiveAdapterID(Agent): what
+	// `pactum toolspec lock` records and `verify --live` compares with
+	// the lock. Empty when Err is set.
+	Contract toolspec.AdapterContract
 	// Tools are the tools the server listed (nil when it was not
 	// reached).
 	Tools []toolspec.LiveTool
-	// Violations are the breaking differences: the tool disappeared
-	// (assertion 3), or its input schema changed against the ToolSpec's
-	// recorded input_schema (required added, property removed, type
-	// changed: assertion 4).
-	Violations []toolspec.Violation
 	// Err is why the server could not be reached or listed.
 	Err error
 }
 
-// CheckLive connects to the server of every `mcp` agent of cfg (stdio:
-// starts it; HTTP: connects), lists its tools and checks the agent's
-// ToolSpec against them (toolspec.CheckLive): the live half of `pactum
-// toolspec verify --live`. A configuration that does not check
-// (config.Errors) is returned as the error; servers that cannot be
-// reached are findings with Err set.
-func CheckLive(ctx context.Context, cfg *config.Config, baseDir string) ([]LiveFinding, error) {
+// LiveServers connects to the server of every `mcp` agent of cfg (stdio:
+// starts it; HTTP: connects), in the configuration's order, and lists its
+// tools: the live half of `pactum toolspec lock --config` and `verify
+// --live`. A configuration whose ToolSpecs do not check (config.Errors)
+// is returned as the error; a server that cannot be reached is a
+// LiveServer with Err set.
+func LiveServers(ctx context.Context, cfg *config.Config, baseDir string) ([]LiveServer, error) {
 	tools, errs := loadToolSpecs(ctx, cfg, baseDir)
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
-	var out []LiveFinding
+	var out []LiveServer
 	for _, ac := range cfg.Agents {
 		if ac.Type != mcpagent.Type {
 			continue
 		}
-		ts, named := tools.byID[ac.ToolSpec]
-		if named && !toolspec.IsLive(ts) {
-			continue // checked against a catalogue, not the server
-		}
 		a, err := agent.New(ctx, agent.Spec(cfg.AgentSpec(ac, baseDir)))
 		if err != nil {
-			return out, config.Errors(cfg.AgentError(ac, err)).Err()
+			return out, cfg.AgentError(ac, err).Err()
 		}
 		rt, ok := a.(*mcpagent.Runtime)
 		if !ok {
-			_ = agent.Close(a)
-			return out, fmt.Errorf("agent %q: runtime %T is not an MCP runtime", ac.Name, a)
+			return out, errors.Join(fmt.Errorf("agent %q: runtime %T is not an MCP runtime", ac.Name, a), agent.Close(a))
 		}
-		if !named {
-			ts = toolspec.ToolSpec{ToolID: ac.Name, ExecutionMode: toolspec.Remote, AdapterID: toolspec.LiveAdapter, AdapterOperation: rt.ToolName()}
+		s := LiveServer{Agent: ac.Name, Server: rt.Server(), Tool: rt.ToolName()}
+		if ts, named := tools.byID[ac.ToolSpec]; named && toolspec.IsLive(ts) {
+			s.ToolSpec = &ts
 		}
-		f := LiveFinding{Agent: ac.Name, Server: rt.Server(), ToolSpec: ts}
-		f.Tools, f.Err = liveTools(rt)(ctx)
-		if f.Err == nil {
-			f.Violations = toolspec.CheckLive(ts, f.Tools)
+		s.Tools, s.Err = liveTools(rt)(ctx)
+		if cerr := agent.Close(a); cerr != nil && s.Err == nil {
+			s.Err = fmt.Errorf("close: %w", cerr)
 		}
-		if cerr := agent.Close(a); cerr != nil && f.Err == nil {
-			f.Err = fmt.Errorf("close: %w", cerr)
+		if s.Err == nil {
+			s.Contract = toolspec.LiveContract(toolspec.LiveAdapterID(ac.Name), s.Tools)
 		}
-		out = append(out, f)
+		out = append(out, s)
 	}
 	return out, nil
+}
+
+// ConfigToolSpecs decodes the ToolSpecs of cfg's `toolspecs:` (strictly:
+// unknown keys and wrong types are errors at file:line), without checking
+// them against a catalogue.
+func ConfigToolSpecs(cfg *config.Config) ([]toolspec.ToolSpec, error) {
+	var out []toolspec.ToolSpec
+	var errs config.Errors
+	for i := range cfg.ToolSpecs {
+		ts, es := decodeToolSpec(cfg.ToolSpecSource(i))
+		errs = append(errs, es...)
+		if es == nil {
+			out = append(out, ts)
+		}
+	}
+	return out, errs.Err()
+}
+
+// decodeToolSpec decodes one entry of `toolspecs:`.
+func decodeToolSpec(src config.ToolSpecSource) (toolspec.ToolSpec, config.Errors) {
+	var ts toolspec.ToolSpec
+	if err := src.Decode(&ts); err != nil {
+		var es config.Errors
+		if errors.As(err, &es) {
+			return ts, es
+		}
+		return ts, config.Errors{src.Error("", err.Error(), err)}
+	}
+	return ts, nil
 }

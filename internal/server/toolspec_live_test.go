@@ -90,29 +90,32 @@ func TestToolSpecLiveMCP(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
-	fs, err := server.CheckLive(ctx, cfg, dir)
+	ls, err := server.LiveServers(ctx, cfg, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fs) != 3 {
-		t.Fatalf("%d findings, want 3: %+v", len(fs), fs)
+	if len(ls) != 3 {
+		t.Fatalf("%d servers, want 3: %+v", len(ls), ls)
 	}
-	byAgent := map[string]server.LiveFinding{}
-	for _, f := range fs {
-		if f.Err != nil {
-			t.Fatalf("agent %s: %v", f.Agent, f.Err)
+	violations := map[string][]toolspec.Violation{}
+	for _, s := range ls {
+		if s.Err != nil {
+			t.Fatalf("agent %s: %v", s.Agent, s.Err)
 		}
-		byAgent[f.Agent] = f
+		if s.ToolSpec == nil || s.Contract.AdapterID != "mcp-"+s.Agent || len(s.Contract.Operations) != len(s.Tools) {
+			t.Fatalf("agent %s: toolspec %v, contract %q with %d operations for %d tools", s.Agent, s.ToolSpec, s.Contract.AdapterID, len(s.Contract.Operations), len(s.Tools))
+		}
+		violations[s.Agent] = toolspec.CheckLive(*s.ToolSpec, s.Tools)
 	}
-	if f := byAgent["echo"]; len(f.Violations) != 0 || len(f.Tools) < 2 {
-		t.Errorf("echo: %d tools listed, violations %+v", len(f.Tools), f.Violations)
+	if _, ok := ls[0].Contract.Operations["echo"]; !ok || len(ls[0].Tools) < 2 || len(violations["echo"]) != 0 {
+		t.Errorf("echo: %d tools listed, violations %+v", len(ls[0].Tools), violations["echo"])
 	}
-	stale := byAgent["stale"].Violations
+	stale := violations["stale"]
 	if len(stale) == 0 || stale[0].Assertion != toolspec.VersionCompatible || stale[0].Field != "input_schema" ||
-		!strings.Contains(toolspec.ViolationsMessage(stale), `required property "message" is not in the ToolSpec`) {
+		!strings.Contains(toolspec.ViolationsMessage(stale), `required property "message" added`) {
 		t.Errorf("stale: %+v", stale)
 	}
-	gone := byAgent["gone"].Violations
+	gone := violations["gone"]
 	if len(gone) != 1 || gone[0].Assertion != toolspec.OperationExists || !strings.Contains(gone[0].Fix, "echo") {
 		t.Errorf("gone: %+v", gone)
 	}

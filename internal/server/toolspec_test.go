@@ -227,3 +227,91 @@ toolspecs:
 		t.Fatal("no audit entry of the failed transition carries the toolspec evidence")
 	}
 }
+
+// TestToolSpecFrozenChangedWithoutBump: a frozen contract rewritten
+// under a running server with a change (an optional input added, MINOR)
+// but no version bump fails the next attempt of the agents whose
+// ToolSpec maps it with toolspec_violation naming assertion 5; bumping
+// the version repairs them.
+func TestToolSpecFrozenChangedWithoutBump(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	catFile := filepath.Join(dir, "wiki.yaml")
+	frozen := func(version, props, tail string) string {
+		return "adapters:\n  - adapter_id: wiki\n    version: " + version + "\n    status: frozen\n    operations:\n" +
+			"      lookup:\n        input_schema: {type: object, properties: {" + props + "}}\n" + tail
+	}
+	if err := os.WriteFile(catFile, []byte(frozen("1.0.0", "q: {type: string}", "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`store: sqlite://%s
+adapters: [wiki.yaml]
+agents:
+  - name: wiki
+    type: echo
+    toolspec: wiki_lookup
+toolspecs:
+  - tool_id: wiki_lookup
+    execution_mode: remote
+    adapter_id: wiki
+    adapter_operation: lookup
+    adapter_contract_version: 1.0.0
+`, filepath.Join(dir, "pactum.db"))), filepath.Join(dir, "pactum.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	srv, err := server.New(ctx, cfg, "", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Stop(ctx); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	run := func() *task.Task {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		res, err := srv.Coordinator().SubmitAndWait(wctx, task.SubmitRequest{Envelope: task.Envelope{
+			Actor: "alice", Action: "wiki", Input: task.Message{ID: task.NewID(), Role: task.RoleUser, Parts: []task.Part{task.TextPart("q")}},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Task
+	}
+	if tk := run(); tk.State != task.StateSucceeded {
+		t.Fatalf("before the change: %s %s %s", tk.State, tk.ErrorCode, tk.Reason)
+	}
+	// An optional input added, version unchanged (the file grows, so the
+	// change is seen whatever the clock's granularity).
+	if err := os.WriteFile(catFile, []byte(frozen("1.0.0", "q: {type: string}, lang: {type: string}", "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tk := run()
+	if tk.State != task.StateFailed || tk.ErrorCode != task.CodeToolspecViolation || tk.Attempt != 1 {
+		t.Fatalf("after the change: state %s, code %s, attempt %d, reason %q", tk.State, tk.ErrorCode, tk.Attempt, tk.Reason)
+	}
+	if !strings.Contains(tk.Reason, "assertion 5 (contract immutability)") || !strings.Contains(tk.Reason, "needs a MINOR bump") {
+		t.Errorf("reason %q does not name assertion 5 and the bump", tk.Reason)
+	}
+	recs, err := srv.Coordinator().Timeline(ctx, tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := recs[len(recs)-1].Evidence; len(ev) != 1 || ev[0].Step != "toolspec" || ev[0].Outcome != "violation" || !strings.Contains(ev[0].Message, "assertion 5") {
+		t.Errorf("evidence %+v", ev)
+	}
+	// Bumped to 1.1.0: accepted.
+	if err := os.WriteFile(catFile, []byte(frozen("1.1.0", "q: {type: string}, lang: {type: string}", "# bumped\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if tk := run(); tk.State != task.StateSucceeded {
+		t.Fatalf("after the bump: %s %s %s", tk.State, tk.ErrorCode, tk.Reason)
+	}
+}
