@@ -84,7 +84,7 @@ const (
 // callers could send before is breaking); an output schema describes what
 // callers receive (a change that can hand callers something they did not
 // expect before is breaking). Anything the comparison cannot reason about
-// safely is MAJOR. docs/toolspecs-versions.md shows the same table.
+// safely is MAJOR. docs/toolspecs.md ("How changes are classified") shows the same table.
 //
 //	kind                  input   output  meaning
 //	property_added        MINOR   MINOR   a new (optional, for input) property

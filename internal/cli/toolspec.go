@@ -25,7 +25,7 @@ func newToolSpecCmd() *cobra.Command {
 silently: lock records the catalogue in use, verify classifies every change
 since the lock (MAJOR, MINOR, PATCH) and refuses a frozen contract whose
 version bump is missing or too small, diff shows the classified changes
-between two catalogues. See docs/toolspecs-versions.md.`,
+between two catalogues. See docs/toolspecs.md.`,
 	}
 	cmd.AddCommand(newToolSpecLockCmd(), newToolSpecVerifyCmd(), newToolSpecDiffCmd())
 	return cmd
