@@ -1,7 +1,6 @@
 // Package builtin registers every runtime type that ships with pactum and
-// that configuration can select (a2a, echo, exec, mcp, openai,
-// webhook). Import it for
-// its side effect:
+// that configuration can select (a2a, echo, exec, mcp, openai, webhook).
+// Import it for its side effect:
 //
 //	import _ "github.com/pactum/pactum/agent/builtin"
 //
