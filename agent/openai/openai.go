@@ -230,13 +230,11 @@ func (r *Runtime) Close() error {
 }
 
 // ResolveModel returns the model name for alias: the agent's own model
-// for "" and "inherit", the configured models entry for a known alias,
-// else alias itself (taken as a model name).
+// for "" and "inherit" (a models entry for inherit is not consulted), the
+// configured models entry for a known alias, else alias itself (taken as
+// a model name).
 func (r *Runtime) ResolveModel(alias string) string {
 	if alias == "" || alias == Inherit {
-		if m, ok := r.s.Models[Inherit]; ok && alias == Inherit {
-			return m
-		}
 		return r.s.Model
 	}
 	if m, ok := r.s.Models[alias]; ok {

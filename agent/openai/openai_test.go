@@ -7,12 +7,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/openai"
+	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/task"
 )
 
@@ -400,5 +403,40 @@ func TestRegistered(t *testing.T) {
 	defer agent.Close(a)
 	if m := agent.MetadataOf(a); m.Type != "openai" || !m.Streaming {
 		t.Errorf("metadata = %+v", m)
+	}
+}
+
+// TestDocExamples builds every agent of the openai example in
+// docs/runtimes.md, so the documented settings stay the runtime's.
+func TestDocExamples(t *testing.T) {
+	t.Setenv("VLLM_KEY", "k")
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "runtimes.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "\n## openai\n")
+	if !ok {
+		t.Fatal("docs/runtimes.md has no openai section")
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	_, y, ok := strings.Cut(sec, "```yaml\n")
+	if !ok {
+		t.Fatal("the openai section has no yaml example")
+	}
+	y, _, _ = strings.Cut(y, "```")
+	c, err := config.Parse([]byte(y), "runtimes.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Agents) != 3 {
+		t.Fatalf("%d agents in the example, want 3", len(c.Agents))
+	}
+	for _, a := range c.Agents {
+		ag, err := agent.New(t.Context(), agent.Spec(c.AgentSpec(a, "")))
+		if err != nil {
+			t.Errorf("agent %s: %v", a.Name, err)
+			continue
+		}
+		_ = agent.Close(ag)
 	}
 }
