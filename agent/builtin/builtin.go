@@ -1,6 +1,6 @@
 // Package builtin registers every runtime type that ships with pactum and
-// that configuration can select (a2a, echo, exec, mcp, webhook). Import it for
-// its side effect:
+// that configuration can select (a2a, echo, exec, mcp, openai, webhook).
+// Import it for its side effect:
 //
 //	import _ "github.com/pactum/pactum/agent/builtin"
 //
@@ -13,5 +13,6 @@ import (
 	_ "github.com/pactum/pactum/agent/echo"
 	_ "github.com/pactum/pactum/agent/exec"
 	_ "github.com/pactum/pactum/agent/mcp"
+	_ "github.com/pactum/pactum/agent/openai"
 	_ "github.com/pactum/pactum/agent/webhook"
 )

@@ -59,6 +59,20 @@ func TestCheckRealRuntime(t *testing.T) {
 	}
 }
 
+// TestCheckOpenAI: an openai agent without a model fails the check at its
+// settings, with the file and line.
+func TestCheckOpenAI(t *testing.T) {
+	t.Parallel()
+	c, err := config.Parse([]byte("agents:\n  - name: llm\n    type: openai\n    openai:\n      base_url: http://127.0.0.1:11434/v1\n"), "pactum.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = server.Check(t.Context(), c, "")
+	if want := `pactum.yaml:4:5: agents[0].openai: agent "llm" (openai): model: required, e.g. llama3.2`; err == nil || err.Error() != want {
+		t.Errorf("Check = %v\nwant %s", err, want)
+	}
+}
+
 // Runtimes registered for TestCheck. Their type names are unique to this
 // test, so the global registry is not disturbed for others. Closes are
 // counted per `need` value, so that tests running in parallel, each with
