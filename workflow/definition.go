@@ -100,15 +100,11 @@ func ParseDefinition(file string, data []byte) (*Definition, error) {
 	if i := invalidUTF8(body); i >= 0 {
 		return nil, errf(bodyLine+bytes.Count(body[:i], []byte("\n")), "role body is not valid UTF-8")
 	}
-	// The front matter starts on the file's second line.
-	const offset = 1
-	root, p := yamlnode.ParseDocument(front, "front matter")
+	// The front matter starts on the file's second line: parsed after one
+	// empty line, its lines are the file's, in every message.
+	root, p := yamlnode.ParseDocument(append([]byte("\n"), front...), "front matter")
 	if p != nil {
-		line := p.Line
-		if line > 0 {
-			line += offset
-		}
-		return nil, errf(line, "front matter: %s", p.Msg)
+		return nil, errf(p.Line, "front matter: %s", p.Msg)
 	}
 	if root == nil {
 		return nil, errf(1, "front matter: required key \"name\" is missing")
@@ -118,20 +114,20 @@ func ParseDefinition(file string, data []byte) (*Definition, error) {
 	var raw map[string]any
 	dec := yamlnode.Decoder{
 		Report: func(n *yaml.Node, path, msg string) {
-			errs = append(errs, errf(n.Line+offset, "front matter: %s: %s", fieldName(path), msg))
+			errs = append(errs, errf(n.Line, "front matter: %s: %s", fieldName(path), msg))
 		},
 		Lines: yamlnode.Lines{},
 	}
 	if !dec.Document(root, &raw, "front matter must be a mapping of keys (name, description, ...)") {
 		if len(errs) == 0 { // not reached: Document reports why
-			errs = append(errs, errf(root.Line+offset, "front matter must be a mapping"))
+			errs = append(errs, errf(root.Line, "front matter must be a mapping"))
 		}
 		return nil, errors.Join(errs...)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	lineOf := func(key string) int { return dec.Lines.Line(yamlnode.Join("", key)) + offset }
+	lineOf := func(key string) int { return dec.Lines.Line(yamlnode.Join("", key)) }
 
 	d := &Definition{File: file, Line: 1, Body: strings.TrimSpace(string(body))}
 	str := func(key string) string {
