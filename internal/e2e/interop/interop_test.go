@@ -34,18 +34,7 @@ const (
 // then fails instead if PACTUM_REQUIRE_INTEROP=1 (CI sets it).
 func TestJSClient(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("PACTUM_REQUIRE_INTEROP") == "1" {
-			t.Fatalf("node is not on PATH and PACTUM_REQUIRE_INTEROP=1: %v", err)
-		}
-		t.Skipf("node is not on PATH (%v); set PACTUM_REQUIRE_INTEROP=1 to make this a failure", err)
-	}
-	jsDir, err := filepath.Abs("js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	npmCI(t, jsDir)
+	node, jsDir := jsClient(t)
 	srv := setup(t)
 
 	ctx, cancel := context.WithTimeout(t.Context(), nodeTimeout)
@@ -68,18 +57,7 @@ func TestJSClient(t *testing.T) {
 // scheme, and calls need the token on JSON-RPC and HTTP+JSON alike.
 func TestJSClientBearer(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("PACTUM_REQUIRE_INTEROP") == "1" {
-			t.Fatalf("node is not on PATH and PACTUM_REQUIRE_INTEROP=1: %v", err)
-		}
-		t.Skipf("node is not on PATH (%v); set PACTUM_REQUIRE_INTEROP=1 to make this a failure", err)
-	}
-	jsDir, err := filepath.Abs("js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	npmCI(t, jsDir)
+	node, jsDir := jsClient(t)
 	cfg := filepath.Join(t.TempDir(), "auth.yaml")
 	const src = "auth: bearer\nagents:\n  - {name: echo, type: echo}\nactors:\n  - {name: js-client, actions: ['*'], token_env: PACTUM_INTEROP_TOKEN}\n"
 	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
@@ -104,6 +82,26 @@ func TestJSClientBearer(t *testing.T) {
 }
 
 // npmCI installs the pinned JavaScript dependencies if they are missing.
+// jsClient returns node and the js directory with the pinned JS SDK
+// installed. It skips the test when node is not on PATH, and fails it
+// instead when PACTUM_REQUIRE_INTEROP=1 (CI sets it).
+func jsClient(t *testing.T) (node, jsDir string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("PACTUM_REQUIRE_INTEROP") == "1" {
+			t.Fatalf("node is not on PATH and PACTUM_REQUIRE_INTEROP=1: %v", err)
+		}
+		t.Skipf("node is not on PATH (%v); set PACTUM_REQUIRE_INTEROP=1 to make this a failure", err)
+	}
+	jsDir, err = filepath.Abs("js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	npmCI(t, jsDir)
+	return node, jsDir
+}
+
 func npmCI(t *testing.T, dir string) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")); err == nil {
@@ -862,18 +860,7 @@ func ptr[T any](v T) *T { return &v }
 // verified-results artifact and metadata.pactum.verifiedResult.
 func TestJSClientContract(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("PACTUM_REQUIRE_INTEROP") == "1" {
-			t.Fatalf("node is not on PATH and PACTUM_REQUIRE_INTEROP=1: %v", err)
-		}
-		t.Skipf("node is not on PATH (%v); set PACTUM_REQUIRE_INTEROP=1 to make this a failure", err)
-	}
-	jsDir, err := filepath.Abs("js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	npmCI(t, jsDir)
+	node, jsDir := jsClient(t)
 	cfg, err := filepath.Abs(filepath.Join("..", "..", "..", "examples", "contract-run", "pactum.yaml"))
 	if err != nil {
 		t.Fatal(err)
