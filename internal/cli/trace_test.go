@@ -307,8 +307,8 @@ steps:
 
 // singleStore runs one task of an agent behind the one step of the
 // contract at path, answering text, on a real Coordinator over a real
-// SQLite file; it returns the DSN, the task's id and its final state.
-func singleStore(t *testing.T, path, text string) (dsn, id string, state task.State) {
+// SQLite file; it returns the DSN and the task as it ended.
+func singleStore(t *testing.T, path, text string) (dsn string, done *task.Task) {
 	t.Helper()
 	_, compiled, err := contract.Load(path)
 	if err != nil {
@@ -344,7 +344,7 @@ func singleStore(t *testing.T, path, text string) (dsn, id string, state task.St
 	if err != nil {
 		t.Fatal(err)
 	}
-	return "sqlite://" + db, res.Task.ID, res.Task.State
+	return "sqlite://" + db, res.Task
 }
 
 // TestExportVerifySingle: a task that passed its gate live passes
@@ -356,7 +356,8 @@ func TestExportVerifySingle(t *testing.T) {
 	cpath := filepath.Join(dir, "reports.yaml")
 	writeFile(t, cpath, singleContract)
 
-	dsn, id, state := singleStore(t, cpath, `{"title": "Q3 numbers"}`)
+	dsn, done := singleStore(t, cpath, `{"title": "Q3 numbers"}`)
+	id, state := done.ID, done.State
 	if state != task.StateSucceeded {
 		t.Fatalf("the task is %s, want succeeded", state)
 	}
@@ -385,7 +386,8 @@ func TestExportVerifySingle(t *testing.T) {
 	}
 
 	// A task whose answer broke the contract live fails offline too.
-	dsn, id, state = singleStore(t, cpath, `{"body": "numbers"}`)
+	dsn, done = singleStore(t, cpath, `{"body": "numbers"}`)
+	id, state = done.ID, done.State
 	if state != task.StateFailed {
 		t.Fatalf("the task is %s, want failed", state)
 	}
@@ -406,7 +408,8 @@ func TestVerifyUnusableInput(t *testing.T) {
 	dir := t.TempDir()
 	cpath := filepath.Join(dir, "reports.yaml")
 	writeFile(t, cpath, singleContract)
-	dsn, id, _ := singleStore(t, cpath, `{"title": "Q3"}`)
+	dsn, done := singleStore(t, cpath, `{"title": "Q3"}`)
+	id := done.ID
 	tpath := filepath.Join(dir, "ok.json")
 	mustRun(t, "tasks", "export", id, "--store", dsn, "--out", tpath)
 	data, err := os.ReadFile(tpath)
