@@ -280,3 +280,23 @@ func checkDefinitions(ctx context.Context, cfg *config.Config, baseDir string) (
 	reg, werrs := workflowRegistry(cfg, set.knownAgent(cfg), set.stepAgentNames(cfg))
 	return set, reg, append(errs, werrs...), nil
 }
+
+// Workflows reads what `pactum agents` lists beyond cfg's agents: the
+// agent definitions (nil without a definitions section) and the
+// registry of built-in and configured workflows. It builds no runtime;
+// known reports whether a workflow's agent is an agent under agents: or
+// a definition. A definition that does not load is an error (placed as
+// Check places it).
+func Workflows(cfg *config.Config, baseDir string) (defs *workflow.Definitions, reg *workflow.Registry, known func(string) bool, err error) {
+	set := definitionSet{}
+	if cfg.Definitions != nil {
+		d, lerr := workflow.Load(cfg.DefinitionDirs(baseDir)...)
+		if lerr != nil {
+			return nil, nil, nil, definitionLoadErrors(cfg, lerr).Err()
+		}
+		set.defs = d
+	}
+	known = set.knownAgent(cfg)
+	reg, errs := workflowRegistry(cfg, nil, nil)
+	return set.defs, reg, known, errs.Err()
+}
