@@ -31,6 +31,7 @@ import (
 	"github.com/pactum/pactum/policy"
 	"github.com/pactum/pactum/store"
 	"github.com/pactum/pactum/task"
+	"github.com/pactum/pactum/workflow"
 
 	_ "github.com/pactum/pactum/agent/builtin"  // registers the config-selectable runtimes
 	_ "github.com/pactum/pactum/store/postgres" // registers postgres://
@@ -66,6 +67,11 @@ type Server struct {
 	agents  []agent.Agent
 	handler http.Handler
 	anchor  *audit.Publisher // nil unless audit.anchor names a sink
+	// definitions are the agent definitions served as agents (nil
+	// without a definitions section); workflows the built-in and
+	// configured workflows.
+	definitions *workflow.Definitions
+	workflows   *workflow.Registry
 
 	stopOnce sync.Once
 	stopErr  error
@@ -135,6 +141,15 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	if err != nil {
 		return nil, err
 	}
+	defs, workflows, derrs, err := checkDefinitions(ctx, cfg, baseDir)
+	for _, b := range defs.built {
+		add(b.config, b.agent, nil, nil, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, derrs...)
+	s.definitions, s.workflows = defs.defs, workflows
 	served, cerrs := loadContracts(cfg, baseDir)
 	if err := append(errs, cerrs...).Err(); err != nil {
 		return nil, err
