@@ -139,27 +139,19 @@ func definitionSpec(cfg *config.Config, ac config.Agent, d *workflow.Definition,
 // duplicate name, naming both files; a directory that cannot be read) at
 // definitions.dirs.
 func definitionLoadErrors(cfg *config.Config, err error) config.Errors {
-	var all []error
+	// Load joins its problems, and ParseDefinition those of one file.
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		all = j.Unwrap()
-	} else {
-		all = []error{err}
-	}
-	var out config.Errors
-	for _, e := range all {
-		// ParseDefinition joins the problems of one file.
-		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			out = append(out, definitionLoadErrors(cfg, errors.Join(j.Unwrap()...))...)
-			continue
+		var out config.Errors
+		for _, e := range j.Unwrap() {
+			out = append(out, definitionLoadErrors(cfg, e)...)
 		}
-		var de *workflow.Error
-		if errors.As(e, &de) {
-			out = append(out, &config.Error{File: de.File, Line: de.Line, Msg: de.Msg, Err: e})
-			continue
-		}
-		out = append(out, cfg.DefinitionsError(e.Error(), e))
+		return out
 	}
-	return out
+	var de *workflow.Error
+	if errors.As(err, &de) {
+		return config.Errors{{File: de.File, Line: de.Line, Msg: de.Msg, Err: err}}
+	}
+	return config.Errors{cfg.DefinitionsError(err.Error(), err)}
 }
 
 // definitionError places msg at definition d's name in its file.
