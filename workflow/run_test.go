@@ -383,7 +383,7 @@ func TestCancelRunCancelsUnfinishedAgents(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("explorer never started")
 	}
-	if _, err := b.coord.Cancel(context.Background(), run.ID, 0); err != nil {
+	if _, err := b.coord.Cancel(context.Background(), run.ID, "tester"); err != nil {
 		t.Fatalf("cancel: %v", err)
 	}
 	got, kids := b.wait(t, run.ID)
