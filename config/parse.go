@@ -283,9 +283,10 @@ func (w *walker) crossCheck(c *Config, root, agentsN, defaultAgentN *yaml.Node, 
 			}
 			if _, ok := actions[act]; !ok {
 				e := w.newError(an.actions[j], index(an.path+".actions", j), nil, "unknown action %q (actions: %s)", act, quoteList(actionList))
-				if len(c.Contracts) > 0 {
-					// It may name a contract: internal/server decides.
-					e.Msg = fmt.Sprintf("unknown action %q (actions: %s, or a served contract's id)", act, quoteList(actionList))
+				if len(c.Contracts) > 0 || strings.HasPrefix(act, "workflow.") {
+					// It may name a contract or a workflow's run agent
+					// (workflow.NAME): internal/server decides.
+					e.Msg = fmt.Sprintf("unknown action %q (actions: %s, a served contract's id, or workflow.NAME of a workflow)", act, quoteList(actionList))
 					c.deferred = append(c.deferred, deferredAction{action: act, err: e})
 				} else {
 					w.add(e)

@@ -64,6 +64,8 @@ const maxLine = 200
 // Test Results and Security Status are classified by their first word,
 // case-insensitive: PASS, PASSED, OK, CLEAN, NONE are passing (clean);
 // anything else is failing (findings): an unclear result is work to do.
+// A section that starts with NOT RUN counts as not reported (as a handoff
+// without the section).
 // The reasons say why, one sentence per cause naming the agent, for the
 // causes of the verdict's own level.
 func BuildReport(workflow, taskText string, agents []string, steps []StepOutcome) *Report {
@@ -120,13 +122,13 @@ func BuildReport(workflow, taskText string, agents []string, steps []StepOutcome
 				work = append(work, sentence(fmt.Sprintf("%s left open questions: %s", a, quote(oq))))
 			}
 		}
-		if t := strings.TrimSpace(h.TestResults); t != "" {
+		if t := strings.TrimSpace(h.TestResults); t != "" && !notRun(t) {
 			tests = append(tests, reported{a, t})
 			if !passing(t) {
 				work = append(work, sentence(fmt.Sprintf("%s reports failing tests: %s", a, quote(t))))
 			}
 		}
-		if t := strings.TrimSpace(h.SecurityStatus); t != "" {
+		if t := strings.TrimSpace(h.SecurityStatus); t != "" && !notRun(t) {
 			security = append(security, reported{a, t})
 			if !passing(t) {
 				work = append(work, sentence(fmt.Sprintf("%s reports security findings: %s", a, quote(t))))
@@ -167,6 +169,12 @@ func joinReported(rs []reported) string {
 		parts[i] = x.agent + ": " + x.text
 	}
 	return strings.Join(parts, "\n")
+}
+
+// notRun reports whether a Test Results or Security Status text says
+// the agent did not run them: the same as not reporting.
+func notRun(s string) bool {
+	return len(s) >= len(NotRunText) && strings.EqualFold(s[:len(NotRunText)], NotRunText)
 }
 
 // passing reports whether a Test Results or Security Status text says
@@ -226,18 +234,28 @@ func outputLine(h *Handoff) string {
 	return excerpt(firstLine(src))
 }
 
-// firstLine is the first non-empty line of s, its list marker removed.
+// firstLine is the first non-empty line of s, its list marker removed;
+// a line that ends with a colon only introduces what follows, so the
+// next non-empty line is added to it ("Plan (3 items): parse the flag").
 func firstLine(s string) string {
+	var lead string
 	for _, line := range strings.Split(s, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
-		if m := strings.TrimSpace(listMarker.ReplaceAllString(line, "")); m != "" {
+		m := strings.TrimSpace(listMarker.ReplaceAllString(line, ""))
+		switch {
+		case m == "":
+		case lead != "":
+			return lead + " " + m
+		case strings.HasSuffix(m, ":"):
+			lead = m
+		default:
 			return m
 		}
 	}
-	return ""
+	return lead
 }
 
 // quote is a section's text on one line for a reason: its non-empty

@@ -406,3 +406,32 @@ func FuzzParseReport(f *testing.F) {
 		}
 	})
 }
+
+// An agent that says its tests or security review did not run has not
+// reported them: the report says NOT RUN and ships, as without the
+// section.
+func TestNotRunIsNotReported(t *testing.T) {
+	t.Parallel()
+	h := okHandoff("planner", "done", "Planned.", "None", "None")
+	h.TestResults, h.SecurityStatus = "NOT RUN: no tests in this repository", "not run"
+	r := BuildReport("feature", "x", []string{"planner"}, []StepOutcome{succeeded(h)})
+	if r.Recommendation != Ship || r.TestResults != NotRunText || r.SecurityStatus != NotRunText {
+		t.Fatalf("%s %q %q %v", r.Recommendation, r.TestResults, r.SecurityStatus, r.Reasons)
+	}
+}
+
+// A first line that introduces a list is joined with the list's first
+// item in AGENT OUTPUTS.
+func TestOutputLineJoinsALeadIn(t *testing.T) {
+	t.Parallel()
+	for findings, want := range map[string]string{
+		"Plan, in order (3 items):\n1. Parse the flag.\n2. Print JSON.": "Plan, in order (3 items): Parse the flag.",
+		"- One finding.\n- Two.":                                         "One finding.",
+		"Received:\n\n> a quote":                                         "Received: > a quote",
+		"Only a lead-in:":                                                "Only a lead-in:",
+	} {
+		if got := outputLine(okHandoff("a", "b", findings, "None", "None")); got != want {
+			t.Errorf("outputLine(%q) = %q, want %q", findings, got, want)
+		}
+	}
+}

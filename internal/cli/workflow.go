@@ -30,6 +30,7 @@ func newRunCmd() *cobra.Command {
 		agents  []string
 		actor   string
 		timeout time.Duration
+		run     func(cmd *cobra.Command, name, desc string) error
 	)
 	cmd := &cobra.Command{
 		Use:   `run WORKFLOW "task description"`,
@@ -52,53 +53,61 @@ Exit status: 0 when the report recommends SHIP, 1 for NEEDS WORK, 2 for
 BLOCKED (or when the run could not run).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			name, desc := args[0], args[1]
-			if strings.TrimSpace(desc) == "" {
-				return errors.New("the task description is empty")
+			err := run(cmd, args[0], args[1])
+			var ee *exitErr
+			if err != nil && !errors.As(err, &ee) {
+				// The run could not run (or be followed): as BLOCKED.
+				err = &exitErr{code: exitBlocked, err: err}
 			}
-			if name == workflow.Custom && len(agents) == 0 {
-				return errors.New("workflow custom needs --agents a,b,c (the agents to run, in order)")
-			}
-			if name != workflow.Custom && len(agents) > 0 {
-				return fmt.Errorf("--agents is for the custom workflow; %s has its own agents", name)
-			}
-			cfg, baseDir, err := cf.load()
-			if err != nil {
-				return err
-			}
-			log, err := newLogger(cmd.ErrOrStderr(), cfg.Log.Format, "error")
-			if err != nil {
-				return err
-			}
-			srv, err := server.New(ctx, cfg, baseDir, nil, log)
-			if err != nil {
-				return err
-			}
-			if err := srv.Start(ctx); err != nil {
-				_ = srv.Stop(context.Background())
-				return err
-			}
-			defer func() {
-				sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				_ = srv.Stop(sctx)
-			}()
-			w, err := srv.Workflow(name, agents)
-			if err != nil {
-				return err
-			}
-			if timeout > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, timeout)
-				defer cancel()
-			}
-			r, err := runWorkflow(ctx, cmd.OutOrStdout(), srv.Coordinator(), w, desc, actor)
-			if err != nil {
-				return err
-			}
-			return recommendationExit(r)
+			return err
 		},
+	}
+	run = func(cmd *cobra.Command, name, desc string) error {
+		ctx := cmd.Context()
+		if strings.TrimSpace(desc) == "" {
+			return errors.New("the task description is empty")
+		}
+		if name == workflow.Custom && len(agents) == 0 {
+			return errors.New("workflow custom needs --agents a,b,c (the agents to run, in order)")
+		}
+		if name != workflow.Custom && len(agents) > 0 {
+			return fmt.Errorf("--agents is for the custom workflow; %s has its own agents", name)
+		}
+		cfg, baseDir, err := cf.load()
+		if err != nil {
+			return err
+		}
+		log, err := newLogger(cmd.ErrOrStderr(), cfg.Log.Format, "error")
+		if err != nil {
+			return err
+		}
+		srv, err := server.New(ctx, cfg, baseDir, nil, log)
+		if err != nil {
+			return err
+		}
+		if err := srv.Start(ctx); err != nil {
+			_ = srv.Stop(context.Background())
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = srv.Stop(sctx)
+		}()
+		w, err := srv.Workflow(name, agents)
+		if err != nil {
+			return err
+		}
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		r, err := runWorkflow(ctx, cmd.OutOrStdout(), srv.Coordinator(), w, desc, actor)
+		if err != nil {
+			return err
+		}
+		return recommendationExit(r)
 	}
 	cf.register(cmd)
 	cmd.Flags().StringSliceVar(&agents, "agents", nil, "the agents of a custom workflow, in order (a,b,c)")

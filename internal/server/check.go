@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/pactum/pactum/workflow"
 	"slices"
 
 	"github.com/pactum/pactum/agent"
@@ -33,15 +34,16 @@ func Check(ctx context.Context, cfg *config.Config, baseDir string) error {
 	}
 	built, agentErrs, err := buildAgents(ctx, cfg, baseDir)
 	errs = append(errs, agentErrs...)
-	_, contractErrs := loadContracts(cfg, baseDir)
-	errs = append(errs, contractErrs...)
+	var reg *workflow.Registry
 	if err == nil {
 		var defs definitionSet
 		var derrs config.Errors
-		defs, _, derrs, err = checkDefinitions(ctx, cfg, baseDir)
+		defs, reg, derrs, err = checkDefinitions(ctx, cfg, baseDir)
 		errs = append(errs, derrs...)
 		built = append(built, defs.built...)
 	}
+	_, contractErrs := loadContracts(cfg, baseDir, workflowActions(reg))
+	errs = append(errs, contractErrs...)
 	for _, b := range built {
 		if cerr := agent.Close(b.agent); cerr != nil {
 			errs = append(errs, cfg.AgentError(b.config, fmt.Errorf("close: %w", cerr))...)

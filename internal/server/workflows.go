@@ -174,3 +174,23 @@ func (s *Server) knownAgents() []string {
 	slices.Sort(out)
 	return out
 }
+
+// workflowActions reports whether an action an actor names is a workflow's
+// run agent (reg's workflows and custom): an actor may be allowed to run a
+// workflow by naming it.
+func workflowActions(reg *workflow.Registry) func(action string) bool {
+	return func(a string) bool {
+		name, ok := strings.CutPrefix(a, workflow.RunAgent(""))
+		if !ok {
+			return false
+		}
+		if name == workflow.Custom {
+			return true
+		}
+		if reg == nil {
+			return false
+		}
+		_, err := reg.Lookup(name)
+		return err == nil
+	}
+}
