@@ -426,9 +426,9 @@ func TestOutputLineJoinsALeadIn(t *testing.T) {
 	t.Parallel()
 	for findings, want := range map[string]string{
 		"Plan, in order (3 items):\n1. Parse the flag.\n2. Print JSON.": "Plan, in order (3 items): Parse the flag.",
-		"- One finding.\n- Two.":                                         "One finding.",
-		"Received:\n\n> a quote":                                         "Received: > a quote",
-		"Only a lead-in:":                                                "Only a lead-in:",
+		"- One finding.\n- Two.": "One finding.",
+		"Received:\n\n> a quote": "Received: > a quote",
+		"Only a lead-in:":        "Only a lead-in:",
 	} {
 		if got := outputLine(okHandoff("a", "b", findings, "None", "None")); got != want {
 			t.Errorf("outputLine(%q) = %q, want %q", findings, got, want)
