@@ -89,6 +89,13 @@ type Config struct {
 	// contract's id, whose tasks are runs of the contract (`contracts`,
 	// default none).
 	Contracts []Contract `yaml:"-"`
+	// Definitions are the directories of agent definition files served as
+	// agents, and the runtimes that run them (`definitions`, default nil:
+	// no definitions). docs/workflows.md describes the files.
+	Definitions *Definitions `yaml:"-" json:"-"`
+	// Workflows are the configured workflows (`workflows`, default none),
+	// added to the built-in ones; one named like a built-in replaces it.
+	Workflows []Workflow `yaml:"-" json:"-"`
 	// ToolSpecs are the ToolSpecs agents may name (`toolspecs`, default
 	// none): each checked against the adapter contracts when the
 	// configuration is checked and before every attempt of an agent that
@@ -272,6 +279,7 @@ type Agent struct {
 	// and Check report.
 	index                     int
 	column                    int
+	path                      string // the field path when not agents[i] (a definitions runtime)
 	typeLine, typeCol         int
 	settingsLine, settingsCol int
 	toolSpecLine, toolSpecCol int

@@ -30,6 +30,7 @@ func FuzzParse(f *testing.F) {
 		"x-d: &d {max_attempts: 2}\nagents:\n  - {name: a, type: exec, retry: *d, exec: {<<: [*d, *d]}}\n",
 		"agents: [{name: a, type: echo, sensitive: true}]\nactors: [{name: b, actions: [a]}]\npolicy: {approvals: [{id: p, actions: [a], actors: [b], expires: 2027-01-01}]}\n",
 		"a: &a [*a, *a]\n",
+		oneAgent + "definitions: {dirs: [d], runtimes: {l: &l {type: echo, retry: {max_attempts: 2}}, m: *l}}\nworkflows:\n  - {name: w, steps: [a, {parallel: [b, a]}, {parallel: []}, {}, [x]]}\n",
 		"%YAML 1.1\n---\nagents: []\n...\n---\n",
 	} {
 		f.Add([]byte(seed))

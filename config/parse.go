@@ -119,7 +119,7 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 			"agents": func(n *yaml.Node, path string) {
 				agentsN = n
 				w.list(n, path, func(i int, item *yaml.Node, path string) {
-					a, an := w.agent(item, path)
+					a, an := w.agent(item, path, false)
 					a.index = len(c.Agents)
 					c.Agents = append(c.Agents, a)
 					agents = append(agents, an)
@@ -128,6 +128,12 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 			"contracts": func(n *yaml.Node, path string) {
 				w.list(n, path, func(i int, item *yaml.Node, path string) {
 					c.Contracts = append(c.Contracts, w.contract(item, path, i))
+				})
+			},
+			"definitions": func(n *yaml.Node, path string) { c.Definitions = w.definitions(n, path) },
+			"workflows": func(n *yaml.Node, path string) {
+				w.list(n, path, func(i int, item *yaml.Node, path string) {
+					c.Workflows = append(c.Workflows, w.workflow(item, path, i))
 				})
 			},
 			"toolspecs": func(n *yaml.Node, path string) {
@@ -204,6 +210,7 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 	}
 
 	w.crossCheck(c, root, agentsN, defaultAgentN, agents, actors, approvals)
+	w.checkWorkflows(c)
 	var refs []toolSpecRef
 	for _, an := range agents {
 		if an.toolSpec != nil {
@@ -276,9 +283,10 @@ func (w *walker) crossCheck(c *Config, root, agentsN, defaultAgentN *yaml.Node, 
 			}
 			if _, ok := actions[act]; !ok {
 				e := w.newError(an.actions[j], index(an.path+".actions", j), nil, "unknown action %q (actions: %s)", act, quoteList(actionList))
-				if len(c.Contracts) > 0 {
-					// It may name a contract: internal/server decides.
-					e.Msg = fmt.Sprintf("unknown action %q (actions: %s, or a served contract's id)", act, quoteList(actionList))
+				if len(c.Contracts) > 0 || strings.HasPrefix(act, "workflow.") {
+					// It may name a contract or a workflow's run agent
+					// (workflow.NAME): internal/server decides.
+					e.Msg = fmt.Sprintf("unknown action %q (actions: %s, a served contract's id, or workflow.NAME of a workflow)", act, quoteList(actionList))
 					c.deferred = append(c.deferred, deferredAction{action: act, err: e})
 				} else {
 					w.add(e)
@@ -434,13 +442,31 @@ func checkWebhook(s string) error {
 	return nil
 }
 
-// agent decodes one agent and applies its defaults.
-func (w *walker) agent(n *yaml.Node, path string) (Agent, agentNodes) {
+// agent decodes one agent and applies its defaults. A runtime entry (an
+// entry of definitions.runtimes) is an agent without the keys a
+// definition gives or that make no sense for one: only type, timeout,
+// retry and the settings key are allowed, and no name is required.
+func (w *walker) agent(n *yaml.Node, path string, runtimeEntry bool) (Agent, agentNodes) {
 	a := Agent{Line: n.Line, column: n.Column, index: -1}
 	an := agentNodes{path: path}
 	ps, ok := w.pairs(n, path)
 	if !ok {
 		return a, an
+	}
+	if runtimeEntry {
+		kept := ps[:0:0]
+		for _, p := range ps {
+			switch p.key {
+			case "name", "description":
+				w.errorf(p.keyN, join(path, p.key), "not set on a runtime: each definition gives its own %s", p.key)
+			case "action", "sensitive", "dry_run", "skills", "contract", "toolspec", "input_modes", "output_modes":
+				w.errorf(p.keyN, join(path, p.key), "not allowed on a definitions runtime (type, timeout, retry and the type's settings key are)")
+			default:
+				kept = append(kept, p)
+				continue
+			}
+		}
+		ps = kept
 	}
 	// The type decides which settings key is allowed, so read it first.
 	var typeN *yaml.Node
@@ -566,7 +592,7 @@ func (w *walker) agent(n *yaml.Node, path string) (Agent, agentNodes) {
 		}
 		w.errorf(where, path+".type", "required: the runtime type, e.g. echo, exec, webhook or a2a")
 	}
-	if an.name == nil {
+	if an.name == nil && !runtimeEntry {
 		w.errorf(n, path+".name", "required")
 	}
 	for i, m := range modes {

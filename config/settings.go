@@ -64,6 +64,9 @@ func (c *Config) AgentSpec(a Agent, baseDir string) RuntimeSpec {
 
 // agentPath is the field path of a in c ("agents[1]").
 func (c *Config) agentPath(a Agent) string {
+	if a.path != "" {
+		return a.path // a definition's agent: its runtime entry
+	}
 	i := a.index
 	if i < 0 || i >= len(c.Agents) || c.Agents[i].Name != a.Name {
 		i = -1

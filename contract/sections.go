@@ -57,7 +57,35 @@ func compileSections(c *Check) (CheckFunc, error) {
 // section is one heading of a markdown document and its body's text.
 type section struct {
 	title string
+	level int
 	body  string
+}
+
+// Section is one heading of a markdown document: its title (the heading's
+// text, inline markup removed), its level (1 to 6; a setext heading is
+// level 1 or 2) and its body's text, trimmed. Body is what the sections
+// check reads to tell a blank body from a filled one: the text of the
+// body's blocks, with block markup (list markers, quote markers, code
+// fences) and HTML comments left out and lines of consecutive blocks not
+// always separated; it is not the body's markdown.
+type Section struct {
+	Title string
+	Level int
+	Body  string
+}
+
+// Sections returns the headings at the top level of a markdown document
+// (CommonMark; not those inside a list or a quote), in order, each with
+// the text of its body: everything up to the next heading of the same or a
+// higher level (a lower-level heading and its body belong to it; an HTML
+// comment is left out). It reads a document as the sections check does.
+func Sections(src []byte) []Section {
+	secs := markdownSections(src)
+	out := make([]Section, len(secs))
+	for i, s := range secs {
+		out[i] = Section{Title: s.title, Level: s.level, Body: s.body}
+	}
+	return out
 }
 
 // markdownSections returns the document's headings (those at the top of
@@ -83,7 +111,7 @@ func markdownSections(src []byte) []section {
 			}
 			blockText(m, src, &body)
 		}
-		out = append(out, section{title: headingText(h, src), body: strings.TrimSpace(body.String())})
+		out = append(out, section{title: headingText(h, src), level: h.Level, body: strings.TrimSpace(body.String())})
 	}
 	return out
 }

@@ -323,6 +323,17 @@ func findArtifact(arts []task.Artifact, name string) *task.Artifact {
 	return nil
 }
 
+// OutputText returns the text the "output" check target reads in r: the
+// artifacts' and the status message's text parts, in order, joined by
+// newlines (a status message that repeats the artifacts' text counts
+// once); without text parts, the first data part's JSON. A nil r has none.
+func OutputText(r *task.Result) string {
+	if r == nil {
+		return ""
+	}
+	return outputValue(r).text
+}
+
 // outputValue is the step's output: the artifacts' and the status
 // message's parts, in order. A status message that repeats the
 // artifacts' text is left out: the built-in runtimes answer with the text

@@ -62,6 +62,11 @@ type Options struct {
 	// one on an input and waits for the run to end; with VerifiedResult
 	// set it answers the run's verified results.
 	Contracts []string
+	// Workflows are the workflows served (each run by the agent
+	// "workflow." + name; "custom" takes its agents from the call). When
+	// there are any, the tool run_workflow runs one on a task description
+	// and waits for its report.
+	Workflows []string
 	// Hidden, when set, reports agents list_agents and the per-agent
 	// tools leave out: the virtual agents of contract steps, which run
 	// only as a run's children.
@@ -90,6 +95,15 @@ const (
 	ToolContinueTask = "continue_task"
 	ToolListAgents   = "list_agents"
 	ToolRunContract  = "run_contract"
+	ToolRunWorkflow  = "run_workflow"
+)
+
+// customWorkflow is the workflow whose agents a run lists, and the
+// metadata key under which its input lists them (package workflow's
+// Custom and MetadataKey; mcpserver does not import the engine).
+const (
+	customWorkflow = "custom"
+	workflowKey    = "pactum"
 )
 
 const defaultInstructions = "pactum runs delegated tasks durably: every task has an id, a lifecycle " +
@@ -216,9 +230,48 @@ func (s *Server) addTools() {
 			Annotations: &mcp.ToolAnnotations{Title: "Run a contract", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
 		}, scoped(s, s.runContract))
 	}
+	if len(s.opts.Workflows) > 0 {
+		mcp.AddTool(s.mcp, &mcp.Tool{
+			Name:  ToolRunWorkflow,
+			Title: "Run a workflow",
+			Description: "Run a workflow on a task description and wait for its final report: its agents run in order " +
+				"(a parallel phase at once), each given the description and every prior handoff, each answer checked as a handoff " +
+				"(## HANDOFF: a -> b with Context, Findings, Files Modified, Open Questions, Recommendations) and retried with " +
+				"feedback when malformed. The answer is the run's task; its artifact integration-report holds the report as text " +
+				"and data, with the recommendation SHIP, NEEDS WORK or BLOCKED. Workflow custom runs the agents given in agents. " +
+				"Workflows: " + strings.Join(s.opts.Workflows, ", ") + ".",
+			Annotations: &mcp.ToolAnnotations{Title: "Run a workflow", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
+		}, scoped(s, s.runWorkflow))
+	}
 	if s.opts.PerAgentTools {
 		s.addAgentTools()
 	}
+}
+
+// runWorkflow runs a served workflow: a submit to its run agent, waiting;
+// a custom run's agents go in its input's metadata.
+func (s *Server) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, in RunWorkflowInput) (*mcp.CallToolResult, SubmitTaskOutput, error) {
+	if !slices.Contains(s.opts.Workflows, in.Workflow) {
+		return nil, SubmitTaskOutput{}, s.fail(ctx, ToolRunWorkflow,
+			task.Errorf(task.CodeNotFound, "no workflow %q is served (workflows: %s)", in.Workflow, strings.Join(s.opts.Workflows, ", ")))
+	}
+	switch {
+	case in.Workflow == customWorkflow && len(in.Agents) == 0:
+		return nil, SubmitTaskOutput{}, s.fail(ctx, ToolRunWorkflow, invalidArgument("workflow custom needs agents: the agents to run, in order"))
+	case in.Workflow != customWorkflow && len(in.Agents) > 0:
+		return nil, SubmitTaskOutput{}, s.fail(ctx, ToolRunWorkflow, invalidArgument("agents is for the custom workflow; %s has its own", in.Workflow))
+	}
+	mi := MessageInput{Text: in.Task, MessageID: in.MessageID, IdempotencyKey: in.IdempotencyKey, Actor: in.Actor,
+		Matter: in.Matter, CorrelationID: in.CorrelationID, ContextID: in.ContextID}
+	var md map[string]any
+	if len(in.Agents) > 0 {
+		list := make([]any, len(in.Agents))
+		for i, a := range in.Agents {
+			list[i] = a
+		}
+		md = map[string]any{workflowKey: map[string]any{"agents": list}}
+	}
+	return s.submitWith(ctx, req, ToolRunWorkflow, "workflow."+in.Workflow, "", mi, md, true, in.WaitInput)
 }
 
 // runContract runs a served contract: submit_task to the contract's
@@ -235,7 +288,7 @@ func (s *Server) addAgentTools() {
 	s.agentTools = map[string]string{}
 	taken := map[string]bool{
 		ToolSubmitTask: true, ToolGetTask: true, ToolListTasks: true,
-		ToolCancelTask: true, ToolRetryTask: true, ToolContinueTask: true, ToolListAgents: true, ToolRunContract: true,
+		ToolCancelTask: true, ToolRetryTask: true, ToolContinueTask: true, ToolListAgents: true, ToolRunContract: true, ToolRunWorkflow: true,
 	}
 	for _, a := range s.coord.Agents() {
 		if s.hidden(a.Name) {
@@ -340,6 +393,11 @@ func (s *Server) submitTask(ctx context.Context, req *mcp.CallToolRequest, in Su
 // submitRequest) and, with wait, follows it until it is final or the wait
 // times out.
 func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, tool, agentName, action string, in MessageInput, wait bool, w WaitInput) (*mcp.CallToolResult, SubmitTaskOutput, error) {
+	return s.submitWith(ctx, req, tool, agentName, action, in, nil, wait, w)
+}
+
+// submitWith is submit with metadata on the input message.
+func (s *Server) submitWith(ctx context.Context, req *mcp.CallToolRequest, tool, agentName, action string, in MessageInput, md map[string]any, wait bool, w WaitInput) (*mcp.CallToolResult, SubmitTaskOutput, error) {
 	timeout, err := s.waitTimeout(w)
 	if err != nil {
 		return nil, SubmitTaskOutput{}, err
@@ -348,6 +406,7 @@ func (s *Server) submit(ctx context.Context, req *mcp.CallToolRequest, tool, age
 	if err != nil {
 		return nil, SubmitTaskOutput{}, s.fail(ctx, tool, err)
 	}
+	sr.Envelope.Input.Metadata = md
 	res, err := s.coord.Submit(ctx, sr)
 	if err != nil {
 		return nil, SubmitTaskOutput{}, s.fail(ctx, tool, err)

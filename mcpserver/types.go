@@ -57,6 +57,20 @@ type RunContractInput struct {
 	WaitInput
 }
 
+// RunWorkflowInput is the input of run_workflow.
+type RunWorkflowInput struct {
+	Workflow       string   `json:"workflow" jsonschema:"name of a served workflow (feature, bugfix, refactor, security, a configured one, or custom)"`
+	Task           string   `json:"task" jsonschema:"the task description every agent gets"`
+	Agents         []string `json:"agents,omitempty" jsonschema:"the agents of a custom workflow, in order (only with workflow custom)"`
+	MessageID      string   `json:"message_id,omitempty" jsonschema:"id of the input message; default a fresh id. Without idempotency_key it is also the idempotency key"`
+	IdempotencyKey string   `json:"idempotency_key,omitempty" jsonschema:"resending the same key (per actor) with the same payload returns the existing run instead of starting a new one"`
+	Actor          string   `json:"actor,omitempty" jsonschema:"who asks; default the authenticated caller, else anonymous"`
+	Matter         string   `json:"matter,omitempty" jsonschema:"on whose behalf (a case, customer or project reference)"`
+	CorrelationID  string   `json:"correlation_id,omitempty" jsonschema:"caller's id to correlate the run with; default the task id"`
+	ContextID      string   `json:"context_id,omitempty" jsonschema:"conversation context to submit in; default a new context"`
+	WaitInput
+}
+
 // ContinueTaskInput is the input of continue_task: the caller's answer to
 // a task waiting in input_required.
 type ContinueTaskInput struct {

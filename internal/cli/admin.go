@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
+	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -14,9 +17,9 @@ import (
 func newAgentsCmd() *cobra.Command {
 	var cf configFlags
 	cmd := &cobra.Command{
-		Use: "agents", Short: "List the configured agents and their card URLs", Args: cobra.NoArgs,
+		Use: "agents", Short: "List the configured agents, agent definitions and workflows", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, _, err := cf.load()
+			cfg, baseDir, err := cf.load()
 			if err != nil {
 				return err
 			}
@@ -34,7 +37,10 @@ func newAgentsCmd() *cobra.Command {
 				}
 				fmt.Fprintf(w, "%s%s\t%s\t%s\t%v\t%s\t%s/agents/%s/.well-known/agent-card.json\n", a.Name, def, a.Type, a.Action, a.Sensitive, dry, cfg.BaseURL, a.Name)
 			}
-			return w.Flush()
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			return listWorkflows(cmd.OutOrStdout(), cfg, baseDir)
 		},
 	}
 	cf.register(cmd)
@@ -59,4 +65,54 @@ func newConfigCmd() *cobra.Command {
 	}
 	cmd.AddCommand(check)
 	return cmd
+}
+
+// listWorkflows prints the agent definitions (with their files and the
+// runtime each runs on) and the workflows with their agents: a parallel
+// phase in brackets, and the agents neither configured nor defined.
+func listWorkflows(out io.Writer, cfg *config.Config, baseDir string) error {
+	defs, reg, known, err := server.Workflows(cfg, baseDir)
+	if err != nil {
+		return err
+	}
+	if list := defs.List(); len(list) > 0 {
+		fmt.Fprintln(out)
+		w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "DEFINITION\tRUNTIME\tMODEL\tFILE\tCARD")
+		for _, d := range list {
+			_, rt, ok := cfg.DefinitionRuntime(d.Runtime)
+			if !ok {
+				rt = "(none)"
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s:%d\t%s/agents/%s/.well-known/agent-card.json\n",
+				d.Name, rt, cmp.Or(d.Model, "-"), d.File, d.Line, cfg.BaseURL, d.Name)
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(out)
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "WORKFLOW\tAGENTS\tMISSING")
+	for _, wf := range reg.List() {
+		name := wf.Name
+		if wf.Builtin {
+			name += " (built-in)"
+		}
+		var phases, missing []string
+		for _, p := range wf.Phases {
+			if p.Parallel() {
+				phases = append(phases, "["+strings.Join(p.Agents, ", ")+"]")
+			} else {
+				phases = append(phases, strings.Join(p.Agents, ""))
+			}
+			for _, a := range p.Agents {
+				if known != nil && !known(a) {
+					missing = append(missing, a)
+				}
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\n", name, strings.Join(phases, " -> "), cmp.Or(strings.Join(missing, ", "), "-"))
+	}
+	return w.Flush()
 }

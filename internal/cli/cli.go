@@ -56,7 +56,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newSendCmd(), newTasksCmd(), newAgentsCmd(), newAuditCmd(), newConfigCmd(), newContractCmd(), newMCPCmd(), newMigrateCmd(), newToolSpecCmd(), newVerifyCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newRunCmd(), newRunsCmd(), newSendCmd(), newTasksCmd(), newAgentsCmd(), newAuditCmd(), newConfigCmd(), newContractCmd(), newMCPCmd(), newMigrateCmd(), newToolSpecCmd(), newVerifyCmd(), newVersionCmd())
 	return root
 }
 

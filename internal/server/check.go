@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"github.com/pactum/pactum/workflow"
 	"slices"
 
 	"github.com/pactum/pactum/agent"
@@ -15,7 +16,10 @@ import (
 // driver would parse it to open it (store.Validate: nothing is opened,
 // created or connected to), and every agent's runtime, built with agent.New
 // so that each runtime validates its own settings, then closed again, and
-// every contract of the contracts list, read, validated and compiled. It
+// every contract of the contracts list, read, validated and compiled, and
+// the definitions and workflows sections (definitions.go): the
+// definition files read and each built on its runtime, workflow steps
+// checked against the agents and definitions. It
 // reports every problem, with positions, as config.Errors: an unknown
 // runtime type at the agent's `type`, settings errors where they are, other
 // construction errors at the agent's settings (or the agent). The runtimes
@@ -30,7 +34,15 @@ func Check(ctx context.Context, cfg *config.Config, baseDir string) error {
 	}
 	built, agentErrs, err := buildAgents(ctx, cfg, baseDir)
 	errs = append(errs, agentErrs...)
-	_, contractErrs := loadContracts(cfg, baseDir)
+	var reg *workflow.Registry
+	if err == nil {
+		var defs definitionSet
+		var derrs config.Errors
+		defs, reg, derrs, err = checkDefinitions(ctx, cfg, baseDir)
+		errs = append(errs, derrs...)
+		built = append(built, defs.built...)
+	}
+	_, contractErrs := loadContracts(cfg, baseDir, workflowActions(reg))
 	errs = append(errs, contractErrs...)
 	for _, b := range built {
 		if cerr := agent.Close(b.agent); cerr != nil {

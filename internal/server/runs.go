@@ -28,8 +28,10 @@ type servedContract struct {
 // contracts list. Problems are placed in the contract file (its own, with
 // file:line) or at the entry (a file that cannot be read, an id that is
 // already an agent's name or another contract's). Steps must name
-// configured agents.
-func loadContracts(cfg *config.Config, baseDir string) ([]servedContract, config.Errors) {
+// configured agents. An action an actor names that is neither an agent's
+// nor a contract's is an error unless runs (a workflow's run agent) knows
+// it.
+func loadContracts(cfg *config.Config, baseDir string, runs func(action string) bool) ([]servedContract, config.Errors) {
 	var out []servedContract
 	var errs config.Errors
 	names := map[string]string{} // agent or contract name → what it is
@@ -74,7 +76,7 @@ func loadContracts(cfg *config.Config, baseDir string) ([]servedContract, config
 	for _, sc := range out {
 		ids[sc.contract.ID] = true
 	}
-	errs = append(errs, cfg.UnknownActions(func(a string) bool { return ids[a] })...)
+	errs = append(errs, cfg.UnknownActions(func(a string) bool { return ids[a] || runs(a) })...)
 	return out, errs
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/pactum/pactum/policy"
 	"github.com/pactum/pactum/store"
 	"github.com/pactum/pactum/task"
+	"github.com/pactum/pactum/workflow"
 
 	_ "github.com/pactum/pactum/agent/builtin"  // registers the config-selectable runtimes
 	_ "github.com/pactum/pactum/store/postgres" // registers postgres://
@@ -66,6 +67,14 @@ type Server struct {
 	agents  []agent.Agent
 	handler http.Handler
 	anchor  *audit.Publisher // nil unless audit.anchor names a sink
+	// definitions are the agent definitions served as agents (nil
+	// without a definitions section); workflows the built-in and
+	// configured workflows.
+	definitions *workflow.Definitions
+	workflows   *workflow.Registry
+	// wfKnown are the agents workflows may run: configured agents and
+	// definitions.
+	wfKnown map[string]bool
 
 	stopOnce sync.Once
 	stopErr  error
@@ -135,7 +144,16 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	if err != nil {
 		return nil, err
 	}
-	served, cerrs := loadContracts(cfg, baseDir)
+	defs, workflows, derrs, err := checkDefinitions(ctx, cfg, baseDir)
+	for _, b := range defs.built {
+		add(b.config, b.agent, nil, nil, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	errs = append(errs, derrs...)
+	s.definitions, s.workflows = defs.defs, workflows
+	served, cerrs := loadContracts(cfg, baseDir, workflowActions(workflows))
 	if err := append(errs, cerrs...).Err(); err != nil {
 		return nil, err
 	}
@@ -156,6 +174,33 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 			gated[st.Name] = true
 		}
 	}
+	// Workflows run on the configured agents and the definitions.
+	wfAgents := make(map[string]builtAgent, len(byName)+len(defs.built))
+	maps.Copy(wfAgents, byName)
+	for _, b := range defs.built {
+		wfAgents[b.config.Name] = b
+	}
+	sw := workflowAgents(s.workflows, wfAgents, cfg, baseDir)
+	s.wfKnown = make(map[string]bool, len(wfAgents))
+	for n := range wfAgents {
+		s.wfKnown[n] = true
+	}
+	taken := make(map[string]bool, len(specs))
+	for _, sp := range specs {
+		taken[sp.Name] = true
+	}
+	for _, r := range sw.runs {
+		if taken[r.Name] {
+			return nil, fmt.Errorf("agent %q: the name is the run agent of workflow %s; rename the agent or the contract", r.Name, strings.TrimPrefix(r.Name, workflow.RunAgent("")))
+		}
+		specs = append(specs, r)
+	}
+	infos = append(infos, sw.infos...)
+	for _, st := range sw.steps {
+		specs = append(specs, st)
+		stepAgents[st.Name] = true
+		gated[st.Name] = true
+	}
 	for i, e := range extra {
 		if e.Agent == nil && e.Runner == nil {
 			return nil, fmt.Errorf("agent %q (extra[%d]): neither an agent runtime nor a runner given", e.Config.Name, i)
@@ -173,6 +218,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		}
 	}
 	stepPermissions(perms, served, cfg)
+	workflowPermissions(perms, wfAgents)
 	var approvals []policy.Approval
 	for _, a := range cfg.Policy.Approvals {
 		pa := policy.Approval{ID: a.ID, Actions: a.Actions, Actors: a.Actors, Revoked: a.Revoked}
@@ -237,6 +283,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		PerAgentTools: cfg.MCP.PerAgentTools, AgentDescriptions: descriptions,
 		WaitTimeout: cfg.MCP.WaitTimeout.Duration, VerifiedResult: verified,
 		Contracts: slices.Sorted(maps.Keys(contractAgents)),
+		Workflows: sw.names,
 		Hidden:    func(agent string) bool { return stepAgents[agent] },
 	})
 	if !cfg.MCP.Disabled {
