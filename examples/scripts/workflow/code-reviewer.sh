@@ -14,9 +14,13 @@ nl='
 received=$(section Findings)
 if [ -n "$received" ]; then
 	context="Reviewed the task against the findings of the prior handoffs (${step:-this step})."
-	findings="Received:$nl$(printf '%s\n' "$received" | quote)"
 	items=$(printf '%s\n' "$received" | grep -c '^[0-9][0-9]*\. ' || true)
-	[ "$items" -eq 0 ] || findings="$findings$nl$nl- $items numbered items to check; each names an observable outcome."
+	if [ "$items" -eq 0 ]; then
+		findings="Checked the findings handed over, quoted below."
+	else
+		findings="Checked the $items numbered items handed over; each names an observable outcome."
+	fi
+	findings="$findings$nl$nl$(printf '%s\n' "$received" | quote)"
 else
 	context="No prior handoff: reviewed the task as stated (${step:-this step})."
 	findings="- The task: $(printf '%s\n' "$task" | sed -n '1p')"
