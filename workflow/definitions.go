@@ -126,20 +126,7 @@ func (ds *Definitions) Resolve(name string) (*Definition, error) {
 // closeNames lists the names in known close to name, as
 // ` (did you mean "a" or "b"?)`, or "" when none is.
 func closeNames(name string, known []string) string {
-	s := yamlnode.Suggester{Fold: strings.ToLower, MaxLen: 64}
-	var close []string
-	for _, k := range known {
-		if s.Suggest(name, []string{k}) != "" {
-			close = append(close, strconv.Quote(k))
-		}
-	}
-	switch len(close) {
-	case 0:
-		return ""
-	case 1:
-		return " (did you mean " + close[0] + "?)"
-	}
-	return " (did you mean " + strings.Join(close[:len(close)-1], ", ") + " or " + close[len(close)-1] + "?)"
+	return yamlnode.Suggester{Fold: strings.ToLower, MaxLen: 64}.SuggestAll(name, known)
 }
 
 // names returns the names defined, sorted.

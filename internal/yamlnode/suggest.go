@@ -1,6 +1,10 @@
 package yamlnode
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Suggester proposes a known name close to an unknown one, for messages
 // such as `unknown field "atempts" (did you mean "attempts"?)`.
@@ -73,4 +77,23 @@ func EditDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// SuggestAll returns ` (did you mean "a"?)` or ` (did you mean "a", "b"
+// or "c"?)` for every name in known that s would propose for name on its
+// own (each compared alone), in known's order; "" when none is close.
+func (s Suggester) SuggestAll(name string, known []string) string {
+	var close []string
+	for _, k := range known {
+		if s.Suggest(name, []string{k}) != "" {
+			close = append(close, strconv.Quote(k))
+		}
+	}
+	switch len(close) {
+	case 0:
+		return ""
+	case 1:
+		return " (did you mean " + close[0] + "?)"
+	}
+	return " (did you mean " + strings.Join(close[:len(close)-1], ", ") + " or " + close[len(close)-1] + "?)"
 }

@@ -107,3 +107,19 @@ func TestParseDocument(t *testing.T) {
 		t.Errorf("empty document: %v %+v", root, p)
 	}
 }
+
+func TestSuggestAll(t *testing.T) {
+	s := yamlnode.Suggester{Fold: strings.ToLower, MaxLen: 64}
+	for name, want := range map[string]string{
+		"planer":    ` (did you mean "planner" or "planners"?)`,
+		"reviewer":  ``,
+		"Architect": ` (did you mean "architect"?)`,
+		"arch":      ``,
+		"code-rev":  ``,
+		"explorer":  ``,
+	} {
+		if got := s.SuggestAll(name, []string{"planner", "planners", "code-reviewer", "architect"}); got != want {
+			t.Errorf("SuggestAll(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
