@@ -174,13 +174,26 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 			gated[st.Name] = true
 		}
 	}
-	// Workflows run on the configured agents and the definitions.
+	for i, e := range extra {
+		if e.Agent == nil && e.Runner == nil {
+			return nil, fmt.Errorf("agent %q (extra[%d]): neither an agent runtime nor a runner given", e.Config.Name, i)
+		}
+		add(e.Config, e.Agent, e.Runner, nil, nil)
+	}
+	if len(specs) == 0 {
+		return nil, errors.New("no agents configured")
+	}
+	// Workflows run on the configured agents and the definitions; their
+	// agents come last, so that the default agent is a configured one.
 	wfAgents := make(map[string]builtAgent, len(byName)+len(defs.built))
 	maps.Copy(wfAgents, byName)
 	for _, b := range defs.built {
 		wfAgents[b.config.Name] = b
 	}
-	sw := workflowAgents(s.workflows, wfAgents, cfg, baseDir)
+	var sw servedWorkflows
+	if len(wfAgents) > 0 {
+		sw = workflowAgents(s.workflows, wfAgents, cfg, baseDir)
+	}
 	s.wfKnown = make(map[string]bool, len(wfAgents))
 	for n := range wfAgents {
 		s.wfKnown[n] = true
@@ -200,15 +213,6 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		specs = append(specs, st)
 		stepAgents[st.Name] = true
 		gated[st.Name] = true
-	}
-	for i, e := range extra {
-		if e.Agent == nil && e.Runner == nil {
-			return nil, fmt.Errorf("agent %q (extra[%d]): neither an agent runtime nor a runner given", e.Config.Name, i)
-		}
-		add(e.Config, e.Agent, e.Runner, nil, nil)
-	}
-	if len(specs) == 0 {
-		return nil, errors.New("no agents configured")
 	}
 	var perms task.Permissions
 	if len(cfg.Actors) > 0 {
