@@ -24,8 +24,10 @@ import (
 var script []byte
 
 // Script writes the agent's script into a temporary directory of t and
-// returns its path. Its arguments: LOG TASK ATTEMPT SECONDS; it echoes its
-// standard input after SECONDS.
+// returns its path. Its arguments: LOG TASK ATTEMPT SECONDS [FILTER...];
+// after SECONDS it echoes its standard input, or runs the command FILTER
+// on it (the answer of an agent that must say more than its input), then
+// logs its end.
 func Script(t testing.TB) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "attempt.sh")

@@ -162,13 +162,7 @@ func Verify(t testing.TB, ctx context.Context, st task.Store, runs map[a2a.TaskI
 	}
 	attemptlog.CheckNoOverlap(t, lines)
 
-	left, err := st.ListTasks(ctx, task.ListParams{States: unsettled, PageSize: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tk := range left.Tasks {
-		t.Errorf("task %s (agent %s, step %q) left %s", tk.ID, tk.Agent, tk.Envelope.Step, tk.State)
-	}
+	CheckSettled(t, ctx, st)
 	all, err := st.ListTasks(ctx, task.ListParams{PageSize: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -190,6 +184,19 @@ func Verify(t testing.TB, ctx context.Context, st task.Store, runs map[a2a.TaskI
 	}
 }
 
+// CheckSettled fails the test for every task st holds that is left
+// waiting, queued, running or otherwise not terminal (the first ten).
+func CheckSettled(t testing.TB, ctx context.Context, st task.Store) {
+	t.Helper()
+	left, err := st.ListTasks(ctx, task.ListParams{States: unsettled, PageSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range left.Tasks {
+		t.Errorf("task %s (agent %s, step %q) left %s", tk.ID, tk.Agent, tk.Envelope.Step, tk.State)
+	}
+}
+
 type stats struct {
 	midway, cut, finishedCut, retried, wakes, parentCut int
 }
@@ -205,7 +212,7 @@ func verifyRun(t testing.TB, ctx context.Context, st task.Store, id, in string, 
 		t.Errorf("run %s (%q) ended %s: %s", id, in, p.State, p.Reason)
 		return
 	}
-	kids, err := children(ctx, st, id)
+	kids, err := Children(ctx, st, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,6 +319,40 @@ func verifyChild(t testing.TB, ctx context.Context, st task.Store, k *task.Task,
 	if len(k.Artifacts) == 0 || !strings.Contains(k.Artifacts[0].Parts[0].Text, in) {
 		t.Errorf("%s: artifacts %+v, want the agent's echo of %q", name, k.Artifacts, in)
 	}
+	a, ok := CheckAttempts(t, ctx, st, k, name, lines, idx, kill)
+	if !ok {
+		return a.Success, false
+	}
+	if a.Final > 1 {
+		s.retried++
+	}
+	s.cut += a.Cut
+	s.finishedCut += a.FinishedCut
+	return a.Success, true
+}
+
+// Attempts is what CheckAttempts found of a child's attempts.
+type Attempts struct {
+	Success task.Record // the record of its success
+	Final   int         // the attempt that succeeded
+	// Cut counts the attempts the kill cut; FinishedCut those of them
+	// that had ended their work (an "end" line) when the node died with
+	// their result.
+	Cut, FinishedCut int
+}
+
+// CheckAttempts checks the attempts of child k, which must have
+// succeeded, against its records in st and its lines in the attempts log
+// (idx: their indexes in lines, in log order); name names it in failures.
+// Every attempt before the one that succeeded must have been cut by the
+// kill: claimed on the killed node before it, ended by its lease
+// expiring, silent after it (beyond the shims' reaction). No attempt
+// started after the successful one ended, and the child ran to completion
+// exactly once outside the attempts the kill cut. It returns false when
+// the records do not allow the log checks.
+func CheckAttempts(t testing.TB, ctx context.Context, st task.Store, k *task.Task, name string, lines []attemptlog.Line, idx []int, kill Kill) (Attempts, bool) {
+	t.Helper()
+	var a Attempts
 	recs, err := st.Records(ctx, k.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -333,22 +374,20 @@ func verifyChild(t testing.TB, ctx context.Context, st task.Store, k *task.Task,
 	}
 	if len(claims) != final || success.Attempt != final {
 		t.Errorf("%s: %d claims recorded, attempt %d, success recorded for attempt %d", name, len(claims), final, success.Attempt)
-		return success, false
+		return a, false
 	}
-	if final > 1 {
-		s.retried++
-	}
+	a.Success, a.Final = success, final
 	// Every attempt before the last was cut by the kill: claimed by the
 	// killed node before it died, ended by its lease expiring, its
 	// processes gone with the node.
 	cut := map[int]bool{}
-	for a := 1; a < final; a++ {
-		c, e := claims[a], ends[a]
+	for n := 1; n < final; n++ {
+		c, e := claims[n], ends[n]
 		if c.Node != kill.Node || !c.At.Before(kill.At) || e.ErrorCode != task.CodeLeaseExpired {
-			t.Errorf("%s: attempt %d (claimed on %s at %s, ended %s %s: %s) was retried, but only an attempt the kill cut may be", name, a, c.Node, c.At, e.To, e.ErrorCode, e.Reason)
+			t.Errorf("%s: attempt %d (claimed on %s at %s, ended %s %s: %s) was retried, but only an attempt the kill cut may be", name, n, c.Node, c.At, e.To, e.ErrorCode, e.Reason)
 		}
-		cut[a] = true
-		s.cut++
+		cut[n] = true
+		a.Cut++
 	}
 	if c := claims[final]; c.Node == kill.Node && c.At.Before(kill.At) && success.At.After(kill.At) {
 		t.Errorf("%s: its last attempt was claimed on the killed node before the kill and yet succeeded after it", name)
@@ -367,7 +406,7 @@ func verifyChild(t testing.TB, ctx context.Context, st task.Store, k *task.Task,
 		case l.Kind == "end" && l.Attempt == final:
 			successEnd = i
 		case l.Kind == "end" && cut[l.Attempt]:
-			s.finishedCut++
+			a.FinishedCut++
 		}
 		if cut[l.Attempt] && l.At.After(kill.At.Add(attemptlog.ShimReaction)) {
 			t.Errorf("%s: attempt %d, cut by the kill, wrote %s after it: %q", name, l.Attempt, l.At.Sub(kill.At), l.Raw)
@@ -385,11 +424,12 @@ func verifyChild(t testing.TB, ctx context.Context, st task.Store, k *task.Task,
 	if completed != 1 {
 		t.Errorf("%s ran to completion %d times outside attempts cut by the kill, want once", name, completed)
 	}
-	return success, true
+	return a, true
 }
 
-// children lists a parent's children, oldest first.
-func children(ctx context.Context, st task.Store, parent string) ([]*task.Task, error) {
+// Children lists the children of task parent, oldest first, with their
+// artifacts.
+func Children(ctx context.Context, st task.Store, parent string) ([]*task.Task, error) {
 	page, err := st.ListTasks(ctx, task.ListParams{ParentTaskID: parent, PageSize: 100, IncludeArtifacts: true, HistoryLength: 1})
 	if err != nil {
 		return nil, err
