@@ -19,14 +19,20 @@ var envelopeFields = []string{
 	"actor", "matter", "resource", "policyRef", "approvalRef", "idempotencyKey", "correlationId",
 }
 
+// inputFields are keys a message's metadata.pactum may hold that are not
+// envelope fields but input the task's agent reads from its message:
+// "agents", the agents of a custom workflow run, in order
+// (docs/workflows.md). They are checked by the agent that reads them.
+var inputFields = []string{"agents"}
+
 // envelopeMeta is what a caller put under metadata.pactum.
 type envelopeMeta struct {
 	Actor, Matter, Resource, PolicyRef, ApprovalRef, IdempotencyKey, CorrelationID string
 }
 
 // readEnvelope collects the envelope fields from the request metadata and
-// then the message metadata. Values must be strings; unknown keys are
-// refused so that a misspelt approvalRef does not silently turn into a
+// then the message metadata. Values must be strings; the message's
+// inputFields are left to the agent; other keys are refused so that a misspelt approvalRef does not silently turn into a
 // rejection for a missing one.
 func readEnvelope(requestMeta, messageMeta map[string]any) (envelopeMeta, error) {
 	var e envelopeMeta
@@ -43,6 +49,9 @@ func readEnvelope(requestMeta, messageMeta map[string]any) (envelopeMeta, error)
 			return e, fmt.Errorf("%s.%s must be an object with the envelope fields %s", src.where, MetadataKey, strings.Join(envelopeFields, ", "))
 		}
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			if src.where == "message metadata" && slices.Contains(inputFields, k) {
+				continue
+			}
 			v := obj[k]
 			s, isString := v.(string)
 			if v != nil && !isString {

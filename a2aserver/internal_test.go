@@ -189,6 +189,14 @@ func TestReadEnvelope(t *testing.T) {
 	if env.Actor != AnonymousActor || env.IdempotencyKey != "m-1" || env.ContextID != "c-1" || env.Metadata["x"] != 1 || env.Metadata["pactum"] != nil {
 		t.Fatalf("defaults = %+v", env)
 	}
+	// A custom workflow run's agents travel in the message's metadata,
+	// read by the run, not the envelope.
+	if _, err := readEnvelope(nil, map[string]any{"pactum": map[string]any{"agents": []any{"a", "b"}, "actor": "x"}}); err != nil {
+		t.Errorf("message metadata.pactum.agents refused: %v", err)
+	}
+	if _, err := readEnvelope(map[string]any{"pactum": map[string]any{"agents": []any{"a"}}}, nil); err == nil {
+		t.Error("request metadata.pactum.agents accepted: the run reads only the message's")
+	}
 	for _, bad := range []map[string]any{
 		{"pactum": "alice"},
 		{"pactum": map[string]any{"actor": 1}},

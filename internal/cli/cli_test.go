@@ -448,6 +448,17 @@ func TestServe(t *testing.T) {
 				t.Errorf("serve's stdout does not list %s (the base URL must follow --listen):\n%s", want, n.stdout.String())
 			}
 		}
+		// Every card serve lists is served: not the step agents of
+		// workflows and contracts, which have none.
+		for _, line := range strings.Split(n.stdout.String(), "\n") {
+			f := strings.Fields(line)
+			if len(f) != 3 || f[0] != "agent" {
+				continue
+			}
+			if code, _ := n.get(t, strings.TrimPrefix(f[2], n.url)); code != http.StatusOK {
+				t.Errorf("serve lists agent %s at %s, which answers %d", f[1], f[2], code)
+			}
+		}
 		if code, body := n.get(t, "/healthz"); code != http.StatusOK || body != "ok\n" {
 			t.Errorf("/healthz = %d %q, want 200 ok", code, body)
 		}

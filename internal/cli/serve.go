@@ -60,6 +60,9 @@ embedded SQLite store, so a first run shows something working at once.`,
 				return err
 			}
 			for _, a := range srv.Coordinator().Agents() {
+				if a.ChildOnly { // a step agent: no card, reached only by its run
+					continue
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "agent %-16s %s/agents/%s/.well-known/agent-card.json\n", a.Name, cfg.BaseURL, a.Name)
 			}
 			return srv.Serve(cmd.Context(), drain)
