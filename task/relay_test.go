@@ -104,14 +104,39 @@ func TestRelayResyncAnswersWaiterThatMissedEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Follow is what Wait does; its first item, the snapshot, comes once
+	// it listens, so the task is released only after that: a waiter
+	// started late would read the finished task from the store and prove
+	// nothing.
+	listening := make(chan struct{})
 	done := make(chan *task.Task, 1)
 	go func() {
-		got, err := a.Wait(ctx, res.Task.ID)
-		if err != nil {
-			t.Errorf("Wait: %v", err)
+		first := true
+		for it, err := range a.Follow(ctx, res.Task.ID) {
+			if err != nil {
+				t.Errorf("Follow: %v", err)
+				done <- nil
+				return
+			}
+			if first {
+				first = false
+				close(listening)
+			}
+			if it.Settled() {
+				got, err := a.Get(ctx, res.Task.ID, -1)
+				if err != nil {
+					t.Errorf("Get: %v", err)
+				}
+				done <- got
+				return
+			}
 		}
-		done <- got
 	}()
+	select {
+	case <-listening:
+	case <-ctx.Done():
+		t.Fatal("Follow never listened")
+	}
 	// Node B finishes the task while the relay drops everything.
 	relay.deaf.Store(true)
 	close(release)
