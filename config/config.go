@@ -83,7 +83,8 @@ type Config struct {
 	// DefaultAgent names the agent served at the root agent card
 	// (`default_agent`, default the first agent).
 	DefaultAgent string `yaml:"default_agent"`
-	// Agents are the agents served (`agents`, at least one).
+	// Agents are the agents served (`agents`, at least one unless
+	// Definitions is set: the definitions are then the agents).
 	Agents []Agent `yaml:"agents"`
 	// Contracts are contract files served as agents, each named by its
 	// contract's id, whose tasks are runs of the contract (`contracts`,

@@ -223,7 +223,9 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 // crossCheck validates what spans entries: unique names and actions, the
 // default agent, and the actions and actors that actors and approvals name.
 func (w *walker) crossCheck(c *Config, root, agentsN, defaultAgentN *yaml.Node, agents []agentNodes, actors, approvals []refNodes) {
-	if len(c.Agents) == 0 {
+	// With definitions, the definitions are the agents: agents: may be
+	// left out (the definitions' runtimes are checked with them).
+	if len(c.Agents) == 0 && c.Definitions == nil {
 		where := agentsN
 		if where == nil {
 			where = root

@@ -78,6 +78,23 @@ func TestWorkflowsParseErrors(t *testing.T) {
 	}
 }
 
+// TestDefinitionsWithoutAgents: a configuration whose agents are all
+// definitions needs no agents: list; without definitions it still does.
+func TestDefinitionsWithoutAgents(t *testing.T) {
+	t.Parallel()
+	c, err := config.Parse([]byte("definitions:\n  dirs: [agents]\n  runtimes: {local: {type: echo}}\n"), "pactum.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Agents) != 0 || c.Definitions == nil || c.DefaultAgent != "" {
+		t.Errorf("agents %v, definitions %v, default agent %q", c.Agents, c.Definitions, c.DefaultAgent)
+	}
+	_, err = config.Parse([]byte("workflows:\n  - {name: w, steps: [a]}\n"), "pactum.yaml")
+	if err == nil || !strings.Contains(err.Error(), "pactum.yaml:1:1: agents: at least one agent is required") {
+		t.Errorf("workflows without agents or definitions: %v", err)
+	}
+}
+
 // TestWorkflowsParse reads both sections into Config.
 func TestWorkflowsParse(t *testing.T) {
 	t.Parallel()

@@ -49,8 +49,9 @@ type GateOptions struct {
 //     stores with the transition that ends the attempt;
 //  5. on a failed post-gate applies the step's onViolation (default
 //     fail): retry returns a retryable contract_violation carrying the
-//     failed assertions as feedback (task.WithFeedback: the next attempt's
-//     message is that feedback; after the agent's last attempt the task is
+//     failed assertions as feedback (task.WithAnswerFeedback: the
+//     rejected answer and then the feedback join the history, and the
+//     next attempt's message is that feedback; after the agent's last attempt the task is
 //     dead-lettered with the violation as its reason); escalate pauses the
 //     task in input_required with the violation as its question, the
 //     output that broke the contract attached to it (an answer queues the
@@ -166,7 +167,13 @@ func (g *gate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*ta
 	cause := &task.Error{Code: task.CodeContractViolation, Message: g.s.violationPrefix() + violation}
 	switch policy {
 	case ViolationRetry:
-		return nil, task.WithFeedback(cause, task.Message{Role: task.RoleUser, Parts: []task.Part{task.TextPart(feedback(g.s.failed(post, true)))}})
+		fb := task.Message{Role: task.RoleUser, Parts: []task.Part{task.TextPart(feedback(g.s.failed(post, true)))}}
+		// The rejected answer goes into the history before the feedback:
+		// the agent's next attempt sees what it said, then what to fix.
+		if ans := answerOf(res); len(ans.Parts) > 0 {
+			return nil, task.WithAnswerFeedback(cause, ans, fb)
+		}
+		return nil, task.WithFeedback(cause, fb)
 	case ViolationEscalate:
 		// The output that broke the contract goes with the question, for
 		// the person who answers it, not onto the task: an answer runs the
@@ -295,6 +302,22 @@ func describe(r ValidationResult) string {
 		s += " (" + r.Reason + ")"
 	}
 	return s
+}
+
+// answerOf is the agent message of a result: its artifacts' parts, else
+// its message's.
+func answerOf(res *task.Result) task.Message {
+	m := task.Message{Role: task.RoleAgent}
+	if res == nil {
+		return m
+	}
+	for _, art := range res.Artifacts {
+		m.Parts = append(m.Parts, art.Parts...)
+	}
+	if len(m.Parts) == 0 && res.Message != nil {
+		m.Parts = append(m.Parts, res.Message.Parts...)
+	}
+	return m
 }
 
 // FeedbackIntro starts the user message a retried attempt gets.

@@ -111,12 +111,20 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 			p.ErrorCode = CodeTimeout
 			p.Reason = fmt.Sprintf("attempt %d of %d exceeded the agent timeout of %s", t.TurnAttempt(), t.MaxAttempts, spec.Timeout)
 		}
-		if fb, ok := feedbackOf(err); ok && p.To == StateQueued {
-			if fb.ID == "" {
-				fb.ID = NewID()
+		if fbs, ok := feedbackOf(err); ok && p.To == StateQueued {
+			for i, fb := range fbs {
+				if fb.ID == "" {
+					fb.ID = NewID()
+				}
+				// The feedback is the last message, the user's; a
+				// rejected answer before it is the agent's.
+				fb.Role = RoleUser
+				if i < len(fbs)-1 {
+					fb.Role = RoleAgent
+				}
+				fb.TaskID, fb.ContextID = t.ID, t.ContextID
+				p.Messages = append(p.Messages, fb)
 			}
-			fb.Role, fb.TaskID, fb.ContextID = RoleUser, t.ID, t.ContextID
-			p.Messages = append(p.Messages, fb)
 		}
 		log.Warn("attempt failed", "to", p.To, "err", err)
 		finish(ended(p))

@@ -71,21 +71,38 @@ func WithFeedback(err error, msg Message) error {
 	return &feedbackError{err: err, msg: msg}
 }
 
+// WithAnswerFeedback is WithFeedback for an answer a step rejected:
+// when the failure is retried, answer (the agent's rejected answer) is
+// appended to the history as an agent message before msg, so an agent
+// that reads the whole conversation (a model) sees its own answer and
+// then what to fix in it.
+func WithAnswerFeedback(err error, answer, msg Message) error {
+	if err == nil {
+		return nil
+	}
+	return &feedbackError{err: err, answer: &answer, msg: msg}
+}
+
 type feedbackError struct {
-	err error
-	msg Message
+	err    error
+	answer *Message
+	msg    Message
 }
 
 func (f *feedbackError) Error() string { return f.err.Error() }
 func (f *feedbackError) Unwrap() error { return f.err }
 
-// feedbackOf returns the message WithFeedback attached to err.
-func feedbackOf(err error) (Message, bool) {
+// feedbackOf returns the messages WithFeedback or WithAnswerFeedback
+// attached to err, in history order.
+func feedbackOf(err error) ([]Message, bool) {
 	var f *feedbackError
-	if errors.As(err, &f) {
-		return f.msg, true
+	if !errors.As(err, &f) {
+		return nil, false
 	}
-	return Message{}, false
+	if f.answer != nil {
+		return []Message{*f.answer, f.msg}, true
+	}
+	return []Message{f.msg}, true
 }
 
 // Attempt is one attempt of one task as the pipeline's steps see it.

@@ -343,3 +343,44 @@ func TestFeedbackReachesTheNextAttempt(t *testing.T) {
 		t.Fatalf("permanent failure: %s, history %+v", got.State, got.History)
 	}
 }
+
+// TestAnswerFeedbackReachesTheNextAttempt: a retried failure with the
+// rejected answer and feedback adds the answer as an agent turn and then
+// the feedback as a user turn; the next attempt's message is the
+// feedback and its history the whole conversation.
+func TestAnswerFeedbackReachesTheNextAttempt(t *testing.T) {
+	t.Parallel()
+	var seen trace
+	runner := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		var roles []string
+		for _, m := range req.History {
+			roles = append(roles, string(m.Role)+":"+m.Text())
+		}
+		seen.add(req.Message.Text() + "|" + strings.Join(roles, ","))
+		return &task.Result{Artifacts: []task.Artifact{{Parts: []task.Part{task.TextPart(fmt.Sprintf("draft %d", req.Attempt))}}}}, nil
+	})
+	check := task.MiddlewareFunc("check", func(ctx context.Context, a *task.Attempt, next task.Next) (*task.Result, error) {
+		res, err := next(ctx)
+		if err != nil || a.Number() > 1 {
+			return res, err
+		}
+		ans := task.Message{Role: task.RoleUser, Parts: res.Artifacts[0].Parts} // the role is the coordinator's to set
+		return nil, task.WithAnswerFeedback(errors.New("no title"), ans, text("add a title"))
+	})
+	b := setup(t, task.Options{Agents: []task.AgentSpec{
+		{Name: "retry", Runner: runner, Retry: task.RetryPolicy{MaxAttempts: 2, InitialBackoff: time.Millisecond}, Middleware: []task.Middleware{check}},
+	}})
+	res, err := b.coord.Submit(context.Background(), task.SubmitRequest{Envelope: envelope("retry", "alice", "write it")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := b.coord.Get(context.Background(), wait(t, b, res.Task.ID).ID, -1)
+	if got.State != task.StateSucceeded || len(got.History) < 3 ||
+		got.History[1].Role != task.RoleAgent || got.History[1].Text() != "draft 1" ||
+		got.History[2].Role != task.RoleUser || got.History[2].Text() != "add a title" {
+		t.Fatalf("retried task %s, history %+v", got.State, got.History)
+	}
+	if l := seen.get(); !slices.Equal(l, []string{"write it|user:write it", "add a title|user:write it,agent:draft 1,user:add a title"}) {
+		t.Fatalf("attempts saw %q", l)
+	}
+}
