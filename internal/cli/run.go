@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/internal/server"
 	"github.com/pactum/pactum/task"
@@ -63,23 +64,11 @@ Exit status: 0 when the run succeeded, 1 when it failed.`,
 			if !served {
 				cfg.AddContract(abs)
 			}
-			log, err := newLogger(cmd.ErrOrStderr(), cfg.Log.Format, "error")
+			srv, stop, err := startNode(ctx, cmd, cfg, baseDir)
 			if err != nil {
 				return err
 			}
-			srv, err := server.New(ctx, cfg, baseDir, nil, log)
-			if err != nil {
-				return err
-			}
-			if err := srv.Start(ctx); err != nil {
-				_ = srv.Stop(context.Background())
-				return err
-			}
-			defer func() {
-				sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				_ = srv.Stop(sctx)
-			}()
+			defer stop()
 			if timeout > 0 {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -92,6 +81,29 @@ Exit status: 0 when the run succeeded, 1 when it failed.`,
 	cmd.Flags().StringVar(&actor, "actor", "cli", "the actor the run is submitted as")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up waiting after this long (default: wait until the run ends)")
 	return cmd
+}
+
+// startNode builds and starts a node of cfg in this process, logging
+// errors only, for a command that runs something on it and exits (contract
+// run, run); stop drains it for up to 30s.
+func startNode(ctx context.Context, cmd *cobra.Command, cfg *config.Config, baseDir string) (srv *server.Server, stop func(), err error) {
+	log, err := newLogger(cmd.ErrOrStderr(), cfg.Log.Format, "error")
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err = server.New(ctx, cfg, baseDir, nil, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := srv.Start(ctx); err != nil {
+		_ = srv.Stop(context.Background())
+		return nil, nil, err
+	}
+	return srv, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = srv.Stop(sctx)
+	}, nil
 }
 
 // runContract submits a run of c and prints its steps as they go.

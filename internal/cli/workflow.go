@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pactum/pactum/internal/server"
 	"github.com/pactum/pactum/task"
 	"github.com/pactum/pactum/workflow"
 )
@@ -77,23 +76,11 @@ BLOCKED (or when the run could not run).`,
 		if err != nil {
 			return err
 		}
-		log, err := newLogger(cmd.ErrOrStderr(), cfg.Log.Format, "error")
+		srv, stop, err := startNode(ctx, cmd, cfg, baseDir)
 		if err != nil {
 			return err
 		}
-		srv, err := server.New(ctx, cfg, baseDir, nil, log)
-		if err != nil {
-			return err
-		}
-		if err := srv.Start(ctx); err != nil {
-			_ = srv.Stop(context.Background())
-			return err
-		}
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			_ = srv.Stop(sctx)
-		}()
+		defer stop()
 		w, err := srv.Workflow(name, agents)
 		if err != nil {
 			return err
