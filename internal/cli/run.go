@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -121,11 +120,34 @@ func runContract(ctx context.Context, out io.Writer, coord *task.Coordinator, c 
 		w.width = max(w.width, len(s.ID))
 	}
 	w.printf("run %s of contract %s (%s)\n", run.ID, c.ID, plural(len(c.Steps), "step", "steps"))
+	final, err := followRun(ctx, coord, run.ID, w,
+		func(k *task.Task) { w.step(k.Envelope.Step, "started", fmt.Sprintf("task %s on %s", k.ID, k.Agent)) },
+		func(k *task.Task) { w.follow(ctx, coord, k) })
+	if err != nil {
+		return err
+	}
+	if final.State != task.StateSucceeded {
+		return fmt.Errorf("run %s %s: %s", final.ID, final.State, final.Reason)
+	}
+	for _, a := range final.Artifacts {
+		if a.Name == contract.RunArtifact && len(a.Parts) > 0 {
+			w.printf("%s\n", a.Parts[0].Text)
+		}
+	}
+	w.printf("run %s succeeded\n", final.ID)
+	return nil
+}
+
+// followRun follows the parent task id until it settles: each child is
+// announced by started as soon as it shows and then followed by follow in
+// a goroutine of its own, all of which end before followRun returns the
+// settled parent, read back whole.
+func followRun(ctx context.Context, coord *task.Coordinator, id string, w *stepWriter, started, follow func(k *task.Task)) (*task.Task, error) {
 	var wg sync.WaitGroup
 	seen := map[string]bool{}
 	// watch starts following each child not followed yet.
 	watch := func() {
-		kids, err := coord.Children(ctx, run.ID, 0, false)
+		kids, err := coord.Children(ctx, id, 0, false)
 		if err != nil {
 			w.printf("read the run's steps: %v\n", err)
 			return
@@ -135,19 +157,19 @@ func runContract(ctx context.Context, out io.Writer, coord *task.Coordinator, c 
 				continue
 			}
 			seen[k.ID] = true
-			w.step(k.Envelope.Step, "started", fmt.Sprintf("task %s on %s", k.ID, k.Agent))
+			started(k)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				w.follow(ctx, coord, k)
+				follow(k)
 			}()
 		}
 	}
 	var final *task.Task
-	for it, err := range coord.Follow(ctx, run.ID) {
+	for it, err := range coord.Follow(ctx, id) {
 		if err != nil {
 			wg.Wait()
-			return fmt.Errorf("follow the run %s: %w", run.ID, err)
+			return nil, fmt.Errorf("follow the run %s: %w", id, err)
 		}
 		cur := it.Task
 		if it.Kind == task.FollowEvent {
@@ -168,22 +190,9 @@ func runContract(ctx context.Context, out io.Writer, coord *task.Coordinator, c 
 	}
 	wg.Wait()
 	if final == nil {
-		return errors.New("the run did not end")
+		return nil, fmt.Errorf("the run %s did not end", id)
 	}
-	final, err = coord.Get(ctx, run.ID, 0)
-	if err != nil {
-		return err
-	}
-	if final.State != task.StateSucceeded {
-		return fmt.Errorf("run %s %s: %s", final.ID, final.State, final.Reason)
-	}
-	for _, a := range final.Artifacts {
-		if a.Name == contract.RunArtifact && len(a.Parts) > 0 {
-			w.printf("%s\n", a.Parts[0].Text)
-		}
-	}
-	w.printf("run %s succeeded\n", final.ID)
-	return nil
+	return coord.Get(ctx, id, 0)
 }
 
 // stepWriter prints the lines of a run from several goroutines.

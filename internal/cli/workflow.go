@@ -7,7 +7,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -134,57 +133,11 @@ func runWorkflow(ctx context.Context, out io.Writer, coord *task.Coordinator, w 
 		sw.width = max(sw.width, len(a))
 	}
 	sw.printf("run %s of workflow %s: %s\n", run.ID, w.Name, strings.Join(agents, " -> "))
-	var wg sync.WaitGroup
-	seen := map[string]bool{}
-	watch := func() {
-		kids, err := coord.Children(ctx, run.ID, 0, false)
-		if err != nil {
-			sw.printf("read the run's steps: %v\n", err)
-			return
-		}
-		for _, k := range kids {
-			if seen[k.ID] {
-				continue
-			}
-			seen[k.ID] = true
-			sw.step(k.Envelope.Step, "started", fmt.Sprintf("task %s", k.ID))
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				followStep(ctx, sw, coord, k)
-			}()
-		}
-	}
-	var final *task.Task
-	for it, err := range coord.Follow(ctx, run.ID) {
-		if err != nil {
-			wg.Wait()
-			return nil, fmt.Errorf("follow the run %s: %w (it goes on: pactum runs report %s)", run.ID, err, run.ID)
-		}
-		cur := it.Task
-		if it.Kind == task.FollowEvent {
-			cur = it.Event.Task
-		}
-		if cur == nil {
-			continue
-		}
-		if cur.Children > len(seen) {
-			watch()
-		}
-		if it.Settled() {
-			final = cur
-		}
-	}
-	if final != nil {
-		watch()
-	}
-	wg.Wait()
-	if final == nil {
-		return nil, fmt.Errorf("the run %s did not end", run.ID)
-	}
-	final, err = coord.Get(ctx, run.ID, 0)
+	final, err := followRun(ctx, coord, run.ID, sw,
+		func(k *task.Task) { sw.step(k.Envelope.Step, "started", fmt.Sprintf("task %s", k.ID)) },
+		func(k *task.Task) { followStep(ctx, sw, coord, k) })
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (the run goes on: pactum runs report %s)", err, run.ID)
 	}
 	if final.State != task.StateSucceeded {
 		return nil, exitErrorf(exitBlocked, "run %s %s: %s", final.ID, final.State, final.Reason)
