@@ -127,6 +127,10 @@ type Config struct {
 	// deferred are actions actors name that no agent serves, left for
 	// UnknownActions when contracts are configured.
 	deferred []deferredAction
+	// deferredDefault is the error for a default_agent that names no
+	// agent when definitions are configured (it may name a definition),
+	// left for UnknownDefaultAgent.
+	deferredDefault *Error
 }
 
 // Log configures logging.

@@ -123,6 +123,17 @@ func (c *Config) UnknownActions(known func(action string) bool) Errors {
 	return out
 }
 
+// UnknownDefaultAgent returns the error for a default_agent that names
+// no agent under agents: and that known (the definitions) does not know
+// either; nil when it names an agent or a definition. Parse leaves that
+// check here when definitions are configured.
+func (c *Config) UnknownDefaultAgent(known func(name string) bool) *Error {
+	if c.deferredDefault == nil || (known != nil && known(c.DefaultAgent)) {
+		return nil
+	}
+	return c.deferredDefault
+}
+
 // AddContract adds file to the contracts served, with the default
 // max_parallel, as if it were listed last (`pactum contract run` serves
 // the contract it runs this way). A relative file is relative to the

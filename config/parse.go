@@ -267,7 +267,12 @@ func (w *walker) crossCheck(c *Config, root, agentsN, defaultAgentN *yaml.Node, 
 			c.DefaultAgent = c.Agents[0].Name
 		}
 	} else if _, ok := names[c.DefaultAgent]; !ok {
-		w.errorf(defaultAgentN, "default_agent", "unknown agent %q (agents: %s)", c.DefaultAgent, quoteList(slices.Sorted(maps.Keys(names))))
+		if c.Definitions != nil {
+			// It may name a definition: internal/server decides.
+			c.deferredDefault = w.newError(defaultAgentN, "default_agent", nil, "unknown agent %q (agents: %s, or a definition's name)", c.DefaultAgent, quoteList(slices.Sorted(maps.Keys(names))))
+		} else {
+			w.errorf(defaultAgentN, "default_agent", "unknown agent %q (agents: %s)", c.DefaultAgent, quoteList(slices.Sorted(maps.Keys(names))))
+		}
 	}
 
 	actorNames := map[string]bool{}

@@ -256,8 +256,15 @@ func checkDefinitions(ctx context.Context, cfg *config.Config, baseDir string) (
 	if err != nil {
 		return set, nil, errs, err
 	}
-	reg, werrs := workflowRegistry(cfg, set.knownAgent(cfg), set.stepAgentNames(cfg))
-	return set, reg, append(errs, werrs...), nil
+	known := set.knownAgent(cfg)
+	reg, werrs := workflowRegistry(cfg, known, set.stepAgentNames(cfg))
+	errs = append(errs, werrs...)
+	if known != nil {
+		if e := cfg.UnknownDefaultAgent(known); e != nil {
+			errs = append(errs, e)
+		}
+	}
+	return set, reg, errs, nil
 }
 
 // Workflows reads what `pactum agents` lists beyond cfg's agents: the

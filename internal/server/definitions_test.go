@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -290,5 +291,41 @@ func TestDefinitionsFailNew(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("New: %v\nlacks %s", err, want)
 		}
+	}
+}
+
+// TestDefaultAgentMayBeADefinition: with definitions, default_agent may
+// name one (the root card is then the definition's); a name that is
+// neither an agent nor a definition is still an error at default_agent.
+func TestDefaultAgentMayBeADefinition(t *testing.T) {
+	t.Parallel()
+	dir := writeDefs(t, map[string]string{"planner.md": "---\nname: planner\ndescription: Plans the work.\n---\nPlan it.\n"})
+	src := func(def string) string {
+		return fmt.Sprintf("store: sqlite://%s/p.db\ndefault_agent: %s\ndefinitions:\n  dirs: [%q]\n  runtimes: {local: {type: echo}}\n", t.TempDir(), def, dir)
+	}
+	c, err := config.Parse([]byte(src("planner")), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(t.Context(), c, "", nil, nil)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1:9000/.well-known/agent-card.json", nil))
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "Plans the work.") {
+		t.Fatalf("root card: %d %s", rec.Code, rec.Body.String())
+	}
+
+	c, err = config.Parse([]byte(src("planer")), "p.yaml")
+	if err != nil {
+		t.Fatalf("parse refused a default_agent that may be a definition: %v", err)
+	}
+	if err := server.Check(t.Context(), c, ""); err == nil || !strings.Contains(err.Error(), `p.yaml:2:16: default_agent: unknown agent "planer"`) {
+		t.Fatalf("Check: %v", err)
+	}
+	if _, err := server.New(t.Context(), c, "", nil, nil); err == nil || !strings.Contains(err.Error(), `default_agent: unknown agent "planer"`) {
+		t.Fatalf("New: %v", err)
 	}
 }
