@@ -395,3 +395,89 @@ func waitChild(ctx context.Context, t *testing.T, coord *task.Coordinator, run, 
 		}
 	}
 }
+
+// TestWorkflowPermissions: a run's steps are admitted as the run's actor.
+// An actor allowed to run workflow.custom but not code-reviewer's action
+// gets its planner step, and its code-reviewer step is refused (a
+// rejected child, never run: the report says BLOCKED); an actor not allowed workflow.custom cannot start one;
+// an actor allowed every agent of feature runs it to its report.
+func TestWorkflowPermissions(t *testing.T) {
+	t.Parallel()
+	scripts, err := filepath.Abs(filepath.Join("..", "..", "examples", "scripts", "workflow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("agents:\n")
+	for _, r := range roles {
+		fmt.Fprintf(&b, "  - {name: %s, type: exec, timeout: 30s, exec: {command: [sh, %q], input: stdin}}\n", r, filepath.Join(scripts, r+".sh"))
+	}
+	b.WriteString("actors:\n")
+	b.WriteString("  - {name: alice, actions: [workflow.custom, planner]}\n")
+	b.WriteString("  - {name: bob, actions: [planner, code-reviewer]}\n")
+	b.WriteString("  - {name: carol, actions: [workflow.feature, planner, code-reviewer, security-reviewer]}\n")
+	dir := t.TempDir()
+	cfg, err := config.Parse([]byte(fmt.Sprintf("store: %q\n%s", "sqlite://"+filepath.Join(dir, "pactum.db"), b.String())), "p.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv, err := server.New(ctx, cfg, dir, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	coord := srv.Coordinator()
+	submit := func(actor, wf string, md map[string]any) (*task.Task, error) {
+		res, err := coord.Submit(ctx, task.SubmitRequest{Envelope: task.Envelope{
+			Actor: actor, Action: workflow.RunAgent(wf),
+			Input: task.Message{ID: task.NewID(), Role: task.RoleUser, Parts: []task.Part{task.TextPart("Add a flag")}, Metadata: md},
+		}})
+		if err != nil {
+			return nil, err
+		}
+		return coord.Wait(ctx, res.Task.ID)
+	}
+
+	run, err := submit("alice", workflow.Custom, workflow.CustomInput([]string{"planner", "code-reviewer"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids, err := coord.Children(ctx, run.ID, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The refused step is a rejected child: the run stops there and its
+	// report says BLOCKED, naming the refusal; code-reviewer never ran.
+	if len(kids) != 2 || kids[0].Envelope.Step != "planner" || kids[0].State != task.StateSucceeded {
+		t.Fatalf("alice's run has children %v", kids)
+	}
+	if k := kids[1]; k.Envelope.Step != "code-reviewer" || k.State != task.StateFailed || k.ErrorCode != task.CodeForbidden || !k.Rejected || k.Attempt != 0 {
+		t.Fatalf("alice's code-reviewer step: %s %s rejected=%v attempts=%d %q", k.State, k.ErrorCode, k.Rejected, k.Attempt, k.Reason)
+	}
+	r, err := workflow.ReportOf(run)
+	if err != nil || r == nil || r.Recommendation != workflow.Blocked || len(r.Reasons) != 1 || !strings.Contains(r.Reasons[0], "code-reviewer") {
+		t.Fatalf("alice's report: %+v %v", r, err)
+	}
+	// A refusal at submit is stored: a rejected task that never ran.
+	run, err = submit("bob", workflow.Custom, workflow.CustomInput([]string{"planner"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.State != task.StateFailed || !run.Rejected || run.ErrorCode != task.CodeForbidden || run.Children != 0 || !strings.Contains(run.Reason, "workflow.custom") {
+		t.Fatalf("bob's custom run: %s %s rejected=%v children=%d %q", run.State, run.ErrorCode, run.Rejected, run.Children, run.Reason)
+	}
+
+	run, err = submit("carol", "feature", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = workflow.ReportOf(run)
+	if err != nil || r == nil || run.State != task.StateSucceeded || r.Recommendation != workflow.Ship {
+		t.Fatalf("carol's feature run: %s %q, report %+v %v", run.State, run.Reason, r, err)
+	}
+}
