@@ -156,14 +156,17 @@ func TestOneFailedRenewalKeepsTheAttempt(t *testing.T) {
 	slow := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
 		calls.Add(1)
 		select {
-		case <-time.After(1500 * time.Millisecond): // five leases
+		case <-time.After(2500 * time.Millisecond): // two and a half leases
 			return &task.Result{}, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	})
+	// A lease of a second: renewals every third of it, so one failed
+	// renewal leaves two thirds of a second for the next, which a loaded
+	// CI machine (a 300 ms lease failed there) still meets.
 	b := setupWrapped(t, task.Options{
-		LeaseFor: 300 * time.Millisecond,
+		LeaseFor: time.Second,
 		Agents:   []task.AgentSpec{{Name: "slow", Runner: slow, Timeout: time.Hour}},
 	}, func(s task.Store) task.Store { return renewFailsOnce{s, &failed} })
 	res, err := b.coord.Submit(context.Background(), task.SubmitRequest{Envelope: envelope("slow", "a", "x")})
