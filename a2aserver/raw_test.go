@@ -397,3 +397,38 @@ func TestServerOptionsValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownAgentListsTheAgents: a request for an agent not served here,
+// whatever the transport it was meant for, is answered 404 with the
+// reason METHOD_NOT_FOUND as before, and names the agents that are
+// served, in the message and in the ErrorInfo metadata.
+func TestUnknownAgentListsTheAgents(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const want = "ask,chunks,echo,failing,flaky,guarded,slow"
+	for _, c := range []struct{ method, path, body string }{
+		{http.MethodGet, "/agents/ehco/.well-known/agent-card.json", ""},
+		{http.MethodPost, "/agents/ehco", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}`},
+		{http.MethodPost, "/agents/ehco/message:send", `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}}`},
+	} {
+		r := b.do(c.method, c.path, "1.0", strings.NewReader(c.body))
+		if r.status != http.StatusNotFound || restReason(t, r) != "METHOD_NOT_FOUND" {
+			t.Errorf("%s %s: %d %s, want 404 METHOD_NOT_FOUND", c.method, c.path, r.status, r.body)
+			continue
+		}
+		e := r.json["error"].(map[string]any)
+		msg, _ := e["message"].(string)
+		if !strings.Contains(msg, `no agent named "ehco"`) || !strings.Contains(msg, strings.ReplaceAll(want, ",", ", ")) {
+			t.Errorf("%s %s: message %q does not name the agent asked for and the agents served (%s)", c.method, c.path, msg, want)
+		}
+		var agents string
+		for _, d := range e["details"].([]any) {
+			if m, ok := d.(map[string]any)["metadata"].(map[string]any); ok {
+				agents, _ = m["agents"].(string)
+			}
+		}
+		if agents != want {
+			t.Errorf("%s %s: ErrorInfo metadata agents = %q, want %q", c.method, c.path, agents, want)
+		}
+	}
+}

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -267,14 +269,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		name, sub, _ := strings.Cut(rest, "/")
 		ep, ok := s.agents[name]
 		if !ok {
-			writeRESTError(w, http.StatusNotFound, "NOT_FOUND", a2a.ErrMethodNotFound,
-				fmt.Sprintf("no agent named %q is served here", name))
+			s.unknownAgent(w, name)
 			return
 		}
 		s.serveAgent(w, r, ep, "/"+sub, "/agents/"+name)
 		return
 	}
 	s.serveAgent(w, r, s.def, path, "")
+}
+
+// unknownAgent answers a request for an agent not served here with 404,
+// naming the agents that are, in the message and in the ErrorInfo
+// metadata (agents, comma-separated), so that a mistyped URL shows the
+// right ones.
+func (s *Server) unknownAgent(w http.ResponseWriter, name string) {
+	names := slices.Sorted(maps.Keys(s.agents))
+	msg := fmt.Sprintf("no agent named %q is served here", name)
+	if len(names) > 0 {
+		msg += "; the agents served are " + strings.Join(names, ", ") + " (each at /agents/NAME)"
+	}
+	err := a2a.NewError(a2a.ErrMethodNotFound, msg).WithErrorInfoMeta(map[string]string{"agents": strings.Join(names, ",")})
+	writeRESTError(w, http.StatusNotFound, "NOT_FOUND", err, msg)
 }
 
 // bearerScheme names the security scheme cards declare with Authenticate.

@@ -156,9 +156,9 @@ func TestTasksParentAndChildren(t *testing.T) {
 			wakes++
 		}
 	}
-	wantWakes := "; 1 wake-up by a child\n"
+	wantWakes := " in all, 1 wake-up by a child)\n"
 	if wakes != 1 {
-		wantWakes = "; " + strconv.Itoa(wakes) + " wake-ups by children\n"
+		wantWakes = " in all, " + strconv.Itoa(wakes) + " wake-ups by children)\n"
 	}
 	if wakes == 0 || !strings.Contains(out, wantWakes) {
 		t.Errorf("tasks get of the parent woken %d times does not say %q:\n%s", wakes, wantWakes, out)

@@ -53,7 +53,10 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 		Long:          "pactum serves any agent (Go function, CLI agent, webhook, remote A2A agent) as an A2A 1.0 server, running every task through one durable, audited orchestration core.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version.String(),
 	}
+	// --version prints the line `pactum version` prints.
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newServeCmd(), newRunCmd(), newRunsCmd(), newSendCmd(), newTasksCmd(), newAgentsCmd(), newAuditCmd(), newConfigCmd(), newContractCmd(), newMCPCmd(), newMigrateCmd(), newToolSpecCmd(), newVerifyCmd(), newVersionCmd())
@@ -66,11 +69,14 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the pactum version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintln(cmd.OutOrStdout(), "pactum", version.String())
+			fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 			return nil
 		},
 	}
 }
+
+// versionLine is what `pactum version` and `pactum --version` print.
+func versionLine() string { return "pactum " + version.String() }
 
 // configFlags are the flags shared by commands that read a configuration.
 type configFlags struct {

@@ -51,6 +51,30 @@ func run(t *testing.T, args ...string) (string, error) {
 	return stdout.String(), err
 }
 
+// runBoth is run returning stderr too, for commands that say things about
+// their work there (send, tasks watch).
+func runBoth(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	var out, errb bytes.Buffer
+	root := cli.NewRoot(&out, &errb)
+	root.SetArgs(args)
+	err = root.ExecuteContext(ctx)
+	return out.String(), errb.String(), err
+}
+
+// mustSend runs a send that must succeed and returns the task id it
+// reported on stderr, and both outputs.
+func mustSend(t *testing.T, args ...string) (id, stdout, stderr string) {
+	t.Helper()
+	stdout, stderr, err := runBoth(t, append([]string{"send"}, args...)...)
+	if err != nil {
+		t.Fatalf("pactum send %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout, stderr)
+	}
+	return sentTaskID(t, stderr), stdout, stderr
+}
+
 // mustRun is run for commands that must succeed.
 func mustRun(t *testing.T, args ...string) string {
 	t.Helper()
@@ -394,7 +418,8 @@ func (n *node) get(t *testing.T, path string) (int, string) {
 
 var taskLine = regexp.MustCompile(`(?m)^task ([0-9a-f-]{36}) \((TASK_STATE_[A-Z_]+)\)$`)
 
-// sentTaskID returns the task id `send` printed on its first line.
+// sentTaskID returns the task id `send` printed (on stderr) on its first
+// line.
 func sentTaskID(t *testing.T, out string) string {
 	t.Helper()
 	m := taskLine.FindStringSubmatch(out)
@@ -469,11 +494,14 @@ func TestServe(t *testing.T) {
 
 	var echoID string
 	step("send", func(t *testing.T) {
-		out := mustRun(t, "send", n.url+"/agents/echo", "hello pactum")
-		if !slices.Contains(strings.Split(out, "\n"), "hello pactum") {
-			t.Fatalf("send printed no line with the echoed text:\n%s", out)
+		var out, stderr string
+		echoID, out, stderr = mustSend(t, n.url+"/agents/echo", "hello pactum")
+		if out != "hello pactum\n" {
+			t.Fatalf("send printed %q on stdout, want the answer once: \"hello pactum\\n\"", out)
 		}
-		echoID = sentTaskID(t, out)
+		if strings.Contains(stderr, "hello pactum") || !strings.Contains(stderr, string(a2a.TaskStateCompleted)) {
+			t.Fatalf("send's stderr %q: want the task's states, not the answer again", stderr)
+		}
 		tk := getTask(t, n, echoID)
 		if tk.State != task.StateSucceeded || artifactText(tk) != "hello pactum" || tk.Agent != "echo" {
 			t.Fatalf("stored task: state %s, agent %s, artifacts %q; want succeeded echo \"hello pactum\"", tk.State, tk.Agent, artifactText(tk))
@@ -517,10 +545,10 @@ func TestServe(t *testing.T) {
 	step("send --no-wait, then tasks cancel", func(t *testing.T) {
 		// slow-echo answers after two seconds; --no-wait returns at once,
 		// so the task is still running when it is canceled.
-		out := mustRun(t, "send", "--no-wait", n.url+"/agents/slow-echo", "take your time")
-		slowID = sentTaskID(t, out)
-		if st := taskLine.FindStringSubmatch(out)[2]; st == string(a2a.TaskStateCompleted) {
-			t.Fatalf("--no-wait returned a finished task: %s", out)
+		var out, stderr string
+		slowID, out, stderr = mustSend(t, "--no-wait", n.url+"/agents/slow-echo", "take your time")
+		if st := taskLine.FindStringSubmatch(stderr)[2]; st == string(a2a.TaskStateCompleted) || out != "" {
+			t.Fatalf("--no-wait returned a finished task: stdout %q, stderr %q", out, stderr)
 		}
 		out = mustRun(t, "tasks", "cancel", slowID, "--store", n.dsn)
 		if want := fmt.Sprintf("task %s is canceled\n", slowID); out != want {
@@ -725,7 +753,7 @@ func TestManualRetryGrantsATurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := serve(t, "--config", cfg)
-	id := sentTaskID(t, mustRun(t, "send", "--no-wait", n.url+"/agents/fail", "fail"))
+	id, _, _ := mustSend(t, "--no-wait", n.url+"/agents/fail", "fail")
 	waitDead := func(attempt int) *task.Task {
 		t.Helper()
 		deadline := time.Now().Add(20 * time.Second)
@@ -751,8 +779,8 @@ func TestManualRetryGrantsATurn(t *testing.T) {
 	}
 
 	out = mustRun(t, "tasks", "get", id, "--store", n.dsn)
-	if !strings.Contains(out, "\nattempt  3 of 3, 6 in all; 1 manual retry\n") {
-		t.Errorf("tasks get does not say \"attempt  3 of 3, 6 in all; 1 manual retry\":\n%s", out)
+	if !strings.Contains(out, "\nattempt  3 of 3 (6 in all, 1 manual retry)\n") {
+		t.Errorf("tasks get does not say \"attempt  3 of 3 (6 in all, 1 manual retry)\":\n%s", out)
 	}
 	out = mustRun(t, "tasks", "list", "--store", n.dsn)
 	if !strings.Contains(out, " 3/3 (6 in all) ") {

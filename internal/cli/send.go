@@ -43,10 +43,18 @@ func newSendCmd() *cobra.Command {
 		Short: "Send a message to any A2A agent and print the answer as it streams",
 		Long: `Send a message to any A2A agent (pactum or not), discovered from its card at
 URL/.well-known/agent-card.json. Output streams live when the agent supports
-streaming. With --json every event is printed as one JSON line.`,
+streaming. The answer (artifacts, streamed chunks) is printed once on stdout;
+the task id and its state changes go to stderr, so that
+'pactum send URL text > answer.txt' keeps only the answer. With --json every
+event is printed as one JSON line on stdout.
+
+Exit status: 0 when the task completed or waits for input, 1 when it failed,
+was rejected or canceled, or the stream ended before the task did, 130 when
+interrupted (Ctrl-C): the task goes on, and 'pactum tasks watch ID' follows
+it again.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSend(cmd.Context(), cmd.OutOrStdout(), args[0], args[1], o)
+			return runSend(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], args[1], o)
 		},
 	}
 	f := cmd.Flags()
@@ -67,7 +75,7 @@ streaming. With --json every event is printed as one JSON line.`,
 	return cmd
 }
 
-func runSend(ctx context.Context, out io.Writer, url, text string, o sendOptions) error {
+func runSend(ctx context.Context, out, errw io.Writer, url, text string, o sendOptions) error {
 	var ropts []agentcard.ResolveOption
 	for _, h := range o.headers {
 		name, val, ok := strings.Cut(h, ":")
@@ -111,20 +119,32 @@ func runSend(ctx context.Context, out io.Writer, url, text string, o sendOptions
 	}
 	req := &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: o.returnNow}}
 
-	p := &printer{out: out, json: o.asJSON}
+	p := &printer{out: out, err: errw, json: o.asJSON}
 	if card.Capabilities.Streaming && !o.noStream && !o.returnNow {
 		for ev, err := range client.SendStreamingMessage(ctx, req) {
 			if err != nil {
+				if ctx.Err() != nil {
+					return p.interrupted(ctx)
+				}
 				return fmt.Errorf("stream: %w", authHint(err, o.token))
 			}
 			if err := p.event(ev); err != nil {
 				return err
 			}
 		}
+		if ctx.Err() != nil {
+			return p.interrupted(ctx)
+		}
+		if !p.final.Terminal() && !interrupted(p.final) {
+			return p.unfinished()
+		}
 		return p.done()
 	}
 	res, err := client.SendMessage(ctx, req)
 	if err != nil {
+		if ctx.Err() != nil {
+			return p.interrupted(ctx)
+		}
 		return fmt.Errorf("send: %w", authHint(err, o.token))
 	}
 	if err := p.event(res); err != nil {
@@ -133,15 +153,30 @@ func runSend(ctx context.Context, out io.Writer, url, text string, o sendOptions
 	return p.done()
 }
 
-// printer renders A2A events for a terminal or as JSON lines.
+// interrupted reports whether s is a state in which a task waits for its
+// caller (input or authentication): a stream may end there.
+func interrupted(s a2a.TaskState) bool {
+	return s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired
+}
+
+// exitInterrupted is the exit status of a command interrupted by Ctrl-C
+// (128 + SIGINT), as shells report it.
+const exitInterrupted = 130
+
+// printer renders A2A events for a terminal or as JSON lines. The answer
+// (artifacts, a final message) goes to out exactly once; what is said about
+// the task (its id, its state changes) goes to err.
 type printer struct {
-	out      io.Writer
-	json     bool
-	streamed map[a2a.ArtifactID]bool
-	midLine  bool // streamed text not yet ended by a newline
-	final    a2a.TaskState
-	taskID   a2a.TaskID
-	reason   string
+	out     io.Writer
+	err     io.Writer
+	json    bool
+	printed map[a2a.ArtifactID]bool // artifacts already on out
+	answer  bool                    // something of the answer is on out
+	midLine bool                    // streamed text not yet ended by a newline
+	shown   a2a.TaskState           // the last state said on err
+	final   a2a.TaskState
+	taskID  a2a.TaskID
+	reason  string
 }
 
 func (p *printer) event(ev a2a.Event) error {
@@ -154,45 +189,81 @@ func (p *printer) event(ev a2a.Event) error {
 		p.track(ev)
 		return err
 	}
-	if p.streamed == nil {
-		p.streamed = map[a2a.ArtifactID]bool{}
+	if p.printed == nil {
+		p.printed = map[a2a.ArtifactID]bool{}
 	}
 	switch v := ev.(type) {
 	case *a2a.Task:
 		if p.taskID == "" {
-			fmt.Fprintf(p.out, "task %s (%s)\n", v.ID, v.Status.State)
+			fmt.Fprintf(p.err, "task %s (%s)\n", v.ID, v.Status.State)
+			p.shown = v.Status.State
 		}
 		for _, a := range v.Artifacts {
-			if !p.streamed[a.ID] {
-				fmt.Fprintln(p.out, partsString(a.Parts))
+			if !p.printed[a.ID] {
+				p.printed[a.ID] = true
+				p.say(partsString(a.Parts) + "\n")
 			}
 		}
+		p.status(v.Status)
 	case *a2a.TaskArtifactUpdateEvent:
-		p.streamed[v.Artifact.ID] = true
-		text := partsString(v.Artifact.Parts)
-		fmt.Fprint(p.out, text)
-		p.midLine = p.midLine || text != ""
-		if v.LastChunk && p.midLine {
-			fmt.Fprintln(p.out)
-			p.midLine = false
+		p.printed[v.Artifact.ID] = true
+		p.say(partsString(v.Artifact.Parts))
+		if v.LastChunk {
+			p.endLine()
 		}
 	case *a2a.TaskStatusUpdateEvent:
-		if v.Status.State.Terminal() || v.Status.State == a2a.TaskStateInputRequired {
-			if p.midLine {
-				fmt.Fprintln(p.out)
-				p.midLine = false
-			}
-			msg := ""
-			if v.Status.Message != nil {
-				msg = ": " + partsString(v.Status.Message.Parts)
-			}
-			fmt.Fprintf(p.out, "→ %s%s\n", v.Status.State, msg)
-		}
+		p.status(v.Status)
 	case *a2a.Message:
-		fmt.Fprintln(p.out, partsString(v.Parts))
+		p.say(partsString(v.Parts) + "\n")
 	}
 	p.track(ev)
 	return nil
+}
+
+// say writes part of the answer to out.
+func (p *printer) say(text string) {
+	if text == "" {
+		return
+	}
+	fmt.Fprint(p.out, text)
+	p.answer = true
+	p.midLine = !strings.HasSuffix(text, "\n")
+}
+
+// endLine ends a streamed line of the answer.
+func (p *printer) endLine() {
+	if p.midLine {
+		fmt.Fprintln(p.out)
+		p.midLine = false
+	}
+}
+
+// status says a change of the task's state on err. The message of a
+// completed task is its answer when no artifact carried one, and is then
+// printed on out; otherwise (the answer's text again, or a status) it
+// joins the state line.
+func (p *printer) status(st a2a.TaskStatus) {
+	msg := ""
+	if st.Message != nil {
+		msg = partsString(st.Message.Parts)
+	}
+	if st.State == a2a.TaskStateCompleted && !p.answer && msg != "" {
+		p.endLine()
+		p.say(msg + "\n")
+		msg = ""
+	}
+	if st.State == a2a.TaskStateCompleted && p.answer {
+		msg = "" // the answer's text again, or said on out just now
+	}
+	if st.State == p.shown && msg == "" {
+		return
+	}
+	p.shown = st.State
+	p.endLine()
+	if msg != "" {
+		msg = ": " + msg
+	}
+	fmt.Fprintf(p.err, "→ %s%s\n", st.State, msg)
 }
 
 func (p *printer) track(ev a2a.Event) {
@@ -219,6 +290,34 @@ func (p *printer) done() error {
 		return fmt.Errorf("task %s ended %s: %s", p.taskID, p.final, p.reason)
 	}
 	return nil
+}
+
+// unfinished is the error of a stream that ended before its task did.
+func (p *printer) unfinished() error {
+	if !p.json {
+		p.endLine()
+	}
+	if p.taskID == "" {
+		return errors.New("the stream ended without a task or an answer")
+	}
+	return fmt.Errorf("the stream ended while task %s was %s; it may go on: %s", p.taskID, cmp.Or(p.final, a2a.TaskStateUnspecified), p.followHint())
+}
+
+// interrupted is the error of a send the user interrupted (Ctrl-C): the
+// task goes on without the client, so it says how to find it again.
+func (p *printer) interrupted(ctx context.Context) error {
+	if !p.json {
+		p.endLine()
+	}
+	if p.taskID == "" || p.final.Terminal() {
+		return &exitErr{code: exitInterrupted, err: fmt.Errorf("interrupted: %w", context.Cause(ctx))}
+	}
+	return &exitErr{code: exitInterrupted, err: fmt.Errorf("interrupted; task %s goes on: %s", p.taskID, p.followHint())}
+}
+
+// followHint says how to follow or cancel the task from another command.
+func (p *printer) followHint() string {
+	return fmt.Sprintf("follow it with 'pactum tasks watch %s', cancel it with 'pactum tasks cancel %s' (both against the server's store)", p.taskID, p.taskID)
 }
 
 func partsString(parts a2a.ContentParts) string {

@@ -130,29 +130,24 @@ func newTasksCmd() *cobra.Command {
 				return printJSON(cmd.OutOrStdout(), n)
 			}
 			out := cmd.OutOrStdout()
-			attempt := t.AttemptSummary()
 			recs, err := c.Timeline(cmd.Context(), t.ID)
 			if err != nil {
 				return err
 			}
-			if t.TurnStart > 0 {
-				// Say what started the later turns: manual retries, answers.
-				attempt += turnsSummary(recs)
-			}
-			fmt.Fprintf(out, "task     %s\nagent    %s (action %s)\nstate    %s\n%s\nactor    %s\ncontext  %s\ncreated  %s\nupdated  %s\n",
-				t.ID, t.Agent, t.Envelope.Action, t.State, strings.Replace(attempt, "attempt ", "attempt  ", 1), t.Envelope.Actor, t.ContextID,
+			fmt.Fprintf(out, "task     %s\nagent    %s (action %s)\nstate    %s\nattempt  %s\nactor    %s\ncontext  %s\ncreated  %s\nupdated  %s\n",
+				t.ID, t.Agent, t.Envelope.Action, t.State, attemptLine(t, recs), t.Envelope.Actor, t.ContextID,
 				t.CreatedAt.Format(time.RFC3339Nano), t.UpdatedAt.Format(time.RFC3339Nano))
 			if t.Envelope.ParentTaskID != "" {
 				fmt.Fprintf(out, "parent   %s (step %s)\n", t.Envelope.ParentTaskID, t.Envelope.Step)
 			}
 			if t.Reason != "" {
-				fmt.Fprintf(out, "reason   %s: %s\n", t.ErrorCode, t.Reason)
+				labeled(out, "reason", string(t.ErrorCode)+": "+t.Reason)
 			}
 			for _, m := range t.History {
-				fmt.Fprintf(out, "[%s] %s\n", m.Role, m.Text())
+				labeled(out, "["+string(m.Role)+"]", m.Text())
 			}
 			for _, a := range t.Artifacts {
-				fmt.Fprintf(out, "artifact %s: %s\n", a.ID, partsText(a.Parts))
+				labeled(out, "artifact", a.ID+": "+partsText(a.Parts))
 			}
 			vr, err := contract.Newest(recs)
 			if err != nil {
@@ -227,7 +222,14 @@ func newTasksCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(list, get, timeline, newTasksExportCmd(&cf), cancel, retry)
+	export := newTasksExportCmd(&cf)
+	cmd.AddCommand(list, get, timeline, export, cancel, retry, newTasksWatchCmd(&cf))
+	for _, sub := range []*cobra.Command{get, timeline, export, cancel, retry} {
+		sub.ValidArgsFunction = completeTaskIDs(&cf)
+	}
+	_ = list.RegisterFlagCompletionFunc("state", completeStates)
+	_ = list.RegisterFlagCompletionFunc("agent", completeAgents(&cf))
+	_ = list.RegisterFlagCompletionFunc("parent", completeTaskIDs(&cf))
 	return cmd
 }
 
@@ -241,9 +243,26 @@ func attemptColumn(t *task.Task) string {
 	return s
 }
 
+// attemptLine says how far t is through its attempts for `tasks get` and
+// `tasks watch`: the attempt within the current turn and its bound, then,
+// once an earlier turn has run, the total and what started the later turns
+// (from the record, recs; nil to leave them out): "1 of 3 (4 in all, 1
+// manual retry)". A turn not attempted yet says so rather than "0 of 3".
+func attemptLine(t *task.Task, recs []task.Record) string {
+	s := fmt.Sprintf("%d of %d", t.TurnAttempt(), t.MaxAttempts)
+	if t.TurnAttempt() == 0 {
+		s = fmt.Sprintf("none yet of %d", t.MaxAttempts)
+	}
+	if t.TurnStart == 0 {
+		return s
+	}
+	parts := append([]string{fmt.Sprintf("%d in all", t.Attempt)}, turnsSummary(recs)...)
+	return s + " (" + strings.Join(parts, ", ") + ")"
+}
+
 // turnsSummary says what started a task's later turns, from its record:
-// "; 1 manual retry, 2 answers, 3 wake-ups by children".
-func turnsSummary(recs []task.Record) string {
+// "1 manual retry", "2 answers", "3 wake-ups by children".
+func turnsSummary(recs []task.Record) []string {
 	var retries, answers, wakes int
 	for _, r := range recs {
 		switch {
@@ -266,10 +285,25 @@ func turnsSummary(recs []task.Record) string {
 	if wakes > 0 {
 		parts = append(parts, plural(wakes, "wake-up by a child", "wake-ups by children"))
 	}
-	if len(parts) == 0 {
-		return ""
+	return parts
+}
+
+// labelWidth is the width of the label column of `tasks get`.
+const labelWidth = 9
+
+// labeled prints text under label as `tasks get` lays it out: the first
+// line after the label, each further line indented to the same column, so
+// multi-line text (a message, an artifact, a reason) reads as one block.
+func labeled(out io.Writer, label, text string) {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	fmt.Fprintf(out, "%-*s%s\n", labelWidth, label+" ", lines[0])
+	for _, l := range lines[1:] {
+		if l == "" {
+			fmt.Fprintln(out)
+			continue
+		}
+		fmt.Fprintf(out, "%*s%s\n", labelWidth, "", l)
 	}
-	return "; " + strings.Join(parts, ", ")
 }
 
 func plural(n int, one, many string) string {

@@ -301,6 +301,7 @@ func newRunsCmd() *cobra.Command {
 			return recommendationExit(r)
 		},
 	}
+	report.ValidArgsFunction = completeRunIDs(&cf)
 	cmd.AddCommand(list, report)
 	return cmd
 }
