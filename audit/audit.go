@@ -225,7 +225,10 @@ func Verify(ctx context.Context, s task.Store) (*Report, error) {
 // unbroken chain starting at sequence 1 and ending at the store's head
 // record (and containing opts.Anchor), and cross-checks it with the
 // execution record. A broken chain is not an error: it is reported in the
-// Report; the error is for failures to read.
+// Report; the error is for failures to read. A read that fails part-way
+// (a corrupt page, a lost connection) returns an error saying the chain
+// could not be read whole and no Report: a chain that was not fully read
+// is never reported OK.
 func VerifyWith(ctx context.Context, s task.Store, opts Options) (*Report, error) {
 	v := newVerifier(opts)
 	if sc, ok := s.(Scanner); ok {
@@ -238,14 +241,14 @@ func VerifyWith(ctx context.Context, s task.Store, opts Options) (*Report, error
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("audit: verify: %w", err)
+			return nil, fmt.Errorf("audit: verify: could not read the whole chain: %w", err)
 		}
 	} else {
 		var after int64
 		for {
 			page, err := s.AuditEntries(ctx, after, pageSize)
 			if err != nil {
-				return nil, fmt.Errorf("audit: verify: read entries after %d: %w", after, err)
+				return nil, fmt.Errorf("audit: verify: could not read the whole chain (entries after %d): %w", after, err)
 			}
 			if len(page) == 0 {
 				break

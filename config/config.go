@@ -2,9 +2,11 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -50,7 +52,10 @@ type Config struct {
 	// fragment or trailing slash.
 	BaseURL string `yaml:"base_url"`
 	// Store is the store DSN; its scheme picks the driver: sqlite://PATH or
-	// postgres://… (`store`, default "sqlite://pactum.db").
+	// postgres://… (`store`, default "sqlite://pactum.db"). Load makes a
+	// relative SQLite path, the default's included, relative to the
+	// configuration file's directory; without a file it is relative to the
+	// working directory.
 	Store string `yaml:"store"`
 	// Node names this process in execution records (`node`). Default ""
 	// meaning hostname-pid, filled in at run time.
@@ -412,13 +417,42 @@ func Parse(data []byte, filename string) (*Config, error) {
 	return c, nil
 }
 
-// Load reads and parses the configuration file at path.
+// Load reads and parses the configuration file at path. A relative
+// sqlite:// store path (written or the default) is resolved against the
+// file's directory, so every command that reads the file finds the same
+// store from any working directory. Parse, which has no file, leaves it
+// as written.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return Parse(data, path)
+	c, err := Parse(data, path)
+	if err != nil {
+		return nil, err
+	}
+	c.Store = resolveStore(c.Store, filepath.Dir(path))
+	return c, nil
+}
+
+// resolveStore returns dsn with a relative sqlite:// file path joined to
+// dir (percent-encoded as the driver decodes it); any other DSN, and one
+// whose path does not decode, unchanged.
+func resolveStore(dsn, dir string) string {
+	scheme, rest, ok := strings.Cut(dsn, "://")
+	if !ok || !strings.EqualFold(scheme, "sqlite") {
+		return dsn
+	}
+	rawPath, query, hasQuery := strings.Cut(rest, "?")
+	p, err := url.PathUnescape(rawPath)
+	if err != nil || p == "" || filepath.IsAbs(p) || p == ":memory:" || strings.HasPrefix(p, "file:") {
+		return dsn
+	}
+	out := scheme + "://" + (&url.URL{Path: filepath.Join(dir, p)}).EscapedPath()
+	if hasQuery {
+		out += "?" + query
+	}
+	return out
 }
 
 // defaultYAML is the configuration served when there is no file.

@@ -18,6 +18,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -35,7 +36,28 @@ type Options struct {
 	// database not at the binary's schema version is refused (run Migrate,
 	// `pactum migrate`, first).
 	SkipMigrate bool
+	// ReadOnly opens the store for reading only: a missing store is an
+	// error (ErrNoStore) instead of being created, no migration runs (a
+	// schema older than the binary's is refused, not upgraded) and every
+	// write fails with ErrReadOnly. SQLite opens the file with mode=ro (or
+	// immutable=1 where a read-only directory leaves no other way), so a
+	// store on a read-only file or directory can be read; PostgreSQL
+	// sessions default to read-only transactions. It implies SkipMigrate.
+	// Default false.
+	ReadOnly bool
 }
+
+// Errors drivers return for conditions callers test.
+var (
+	// ErrNoStore is returned by a read-only Open when the store does not
+	// exist (a read-only open never creates one).
+	ErrNoStore = errors.New("no store there")
+	// ErrReadOnly is returned by a write to a store opened ReadOnly.
+	ErrReadOnly = errors.New("store is open read-only")
+	// ErrCorrupt is returned by Open when the store fails its integrity
+	// check (SQLite's PRAGMA quick_check): it is not served.
+	ErrCorrupt = errors.New("store is corrupt")
+)
 
 // Driver is what a store driver registers.
 type Driver struct {

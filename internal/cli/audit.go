@@ -39,7 +39,7 @@ Exit status: 0 when everything checks out, 2 when it does not, 1 on errors.`,
 				}
 				opts.Anchor = &h
 			}
-			st, err := openStore(cmd.Context(), &cf)
+			st, err := openStore(cmd.Context(), &cf, readOnly)
 			if err != nil {
 				return err
 			}

@@ -265,6 +265,7 @@ func TestVersion(t *testing.T) {
 func TestCommandErrors(t *testing.T) {
 	t.Parallel()
 	dsn := "sqlite://" + filepath.Join(t.TempDir(), "p.db")
+	mustRun(t, "migrate", "--store", dsn) // read-only commands never create a store
 	for _, tc := range []struct {
 		args []string
 		want string

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,11 +18,23 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
+// access says whether a command only reads the store or also writes it.
+type access bool
+
+const (
+	// readOnly commands (tasks list|get|timeline|export, runs list|report,
+	// audit verify) open the store read-only: they never create, migrate
+	// or write it, and they work on a read-only file.
+	readOnly access = true
+	// readWrite commands (tasks cancel|retry) open it as the server does.
+	readWrite access = false
+)
+
 // openCore opens the configured store and a Coordinator without agents: it
 // reads and changes task state (cancel, retry) under the same rules as the
 // server; a running server picks the changes up through the store.
-func openCore(ctx context.Context, cf *configFlags) (*task.Coordinator, func(), error) {
-	st, err := openStore(ctx, cf)
+func openCore(ctx context.Context, cf *configFlags, mode access) (*task.Coordinator, func(), error) {
+	st, err := openStore(ctx, cf, mode)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -33,15 +46,27 @@ func openCore(ctx context.Context, cf *configFlags) (*task.Coordinator, func(), 
 	return c, func() { st.Close() }, nil
 }
 
-// openStore opens the store the configuration (or --store) names.
-func openStore(ctx context.Context, cf *configFlags) (task.Store, error) {
+// openStore opens the store the configuration (or --store) names. A
+// read-only open of a store that does not exist says which store it looked
+// for and how to name another.
+func openStore(ctx context.Context, cf *configFlags, mode access) (task.Store, error) {
 	cfg, _, err := cf.load()
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(ctx, cfg.Store, slog.New(slog.DiscardHandler))
+	st, err := store.OpenWith(ctx, cfg.Store, store.Options{Logger: slog.New(slog.DiscardHandler), ReadOnly: bool(mode)})
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		if errors.Is(err, store.ErrNoStore) {
+			from := "the built-in default (no --config)"
+			switch {
+			case cf.store != "":
+				from = "--store"
+			case cf.path != "":
+				from = "the store: of " + cf.path
+			}
+			return nil, fmt.Errorf("open store %s (from %s): %w; name the store with --store DSN or with --config FILE", store.Redact(cfg.Store), from, err)
+		}
+		return nil, fmt.Errorf("open store %s: %w", store.Redact(cfg.Store), err)
 	}
 	return st, nil
 }
@@ -65,7 +90,7 @@ func newTasksCmd() *cobra.Command {
 	list := &cobra.Command{
 		Use: "list", Short: "List tasks, newest first (a parent's children oldest first)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, done, err := openCore(cmd.Context(), &cf)
+			c, done, err := openCore(cmd.Context(), &cf, readOnly)
 			if err != nil {
 				return err
 			}
@@ -113,7 +138,7 @@ func newTasksCmd() *cobra.Command {
 	get := &cobra.Command{
 		Use: "get TASK_ID", Short: "Show a task (and a parent's children)", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, done, err := openCore(cmd.Context(), &cf)
+			c, done, err := openCore(cmd.Context(), &cf, readOnly)
 			if err != nil {
 				return err
 			}
@@ -168,7 +193,7 @@ func newTasksCmd() *cobra.Command {
 	timeline := &cobra.Command{
 		Use: "timeline TASK_ID", Short: "Show a task's execution record with its evidence (and its children's)", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, done, err := openCore(cmd.Context(), &cf)
+			c, done, err := openCore(cmd.Context(), &cf, readOnly)
 			if err != nil {
 				return err
 			}
@@ -191,7 +216,7 @@ func newTasksCmd() *cobra.Command {
 	cancel := &cobra.Command{
 		Use: "cancel TASK_ID", Short: "Cancel a task that has not finished", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, done, err := openCore(cmd.Context(), &cf)
+			c, done, err := openCore(cmd.Context(), &cf, readWrite)
 			if err != nil {
 				return err
 			}
@@ -208,7 +233,7 @@ func newTasksCmd() *cobra.Command {
 	retry := &cobra.Command{
 		Use: "retry TASK_ID", Short: "Queue a failed or dead-lettered task again, with a new turn of max_attempts attempts", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, done, err := openCore(cmd.Context(), &cf)
+			c, done, err := openCore(cmd.Context(), &cf, readWrite)
 			if err != nil {
 				return err
 			}

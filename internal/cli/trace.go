@@ -29,7 +29,7 @@ one versioned JSON document (docs/contracts.md, "Offline verification and
 the trace format"). ` + "`pactum verify`" + ` checks a trace against a contract.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, done, err := openCore(cmd.Context(), cf)
+			c, done, err := openCore(cmd.Context(), cf, readOnly)
 			if err != nil {
 				return err
 			}

@@ -212,7 +212,7 @@ func newRunsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, done, err := openCore(cmd.Context(), &cf)
+			c, done, err := openCore(cmd.Context(), &cf, readOnly)
 			if err != nil {
 				return err
 			}
@@ -272,7 +272,7 @@ func newRunsCmd() *cobra.Command {
 	report := &cobra.Command{
 		Use: "report RUN_ID", Short: "Print a finished run's report (exit status as pactum run's)", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, done, err := openCore(cmd.Context(), &cf)
+			c, done, err := openCore(cmd.Context(), &cf, readOnly)
 			if err != nil {
 				return err
 			}

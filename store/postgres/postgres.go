@@ -57,7 +57,7 @@ import (
 func init() {
 	d := store.Driver{
 		Open: func(ctx context.Context, dsn string, opts store.Options) (task.Store, error) {
-			s, err := OpenWith(ctx, dsn, Options{Logger: opts.Logger, SkipMigrate: opts.SkipMigrate})
+			s, err := OpenWith(ctx, dsn, Options{Logger: opts.Logger, SkipMigrate: opts.SkipMigrate, ReadOnly: opts.ReadOnly})
 			if err != nil {
 				return nil, err
 			}
@@ -103,6 +103,11 @@ type Options struct {
 	// (run Migrate, or `pactum migrate`, first). Default false: Open applies
 	// the pending migrations.
 	SkipMigrate bool
+	// ReadOnly opens the store for reading: it implies SkipMigrate, and
+	// every session defaults to read-only transactions
+	// (default_transaction_read_only), so a write fails in PostgreSQL.
+	// Default false.
+	ReadOnly bool
 	// StatementTimeout is the sessions' statement_timeout when the DSN sets
 	// none (a statement_timeout parameter in the DSN wins). Default
 	// DefaultStatementTimeout (30s); negative leaves the server's setting.
@@ -180,6 +185,9 @@ func Open(ctx context.Context, dsn string, logger *slog.Logger) (*Store, error) 
 // OpenWith is Open with options.
 func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	opts.setDefaults()
+	if opts.ReadOnly {
+		opts.SkipMigrate = true
+	}
 	cfg, err := poolConfig(dsn, &opts)
 	if err != nil {
 		return nil, err
@@ -277,6 +285,9 @@ func poolConfig(dsn string, opts *Options) (*pgxpool.Config, error) {
 	setDuration("idle_in_transaction_session_timeout", opts.IdleInTransactionTimeout)
 	if _, set := rp["application_name"]; !set {
 		rp["application_name"] = "pactum"
+	}
+	if opts.ReadOnly {
+		rp["default_transaction_read_only"] = "on"
 	}
 	return cfg, nil
 }

@@ -32,6 +32,9 @@ var errClosed = errors.New("sqlite: store is closed")
 // transaction committed. fn returning errRollback undoes its own writes and
 // reports success.
 func (s *Store) inWriteTx(ctx context.Context, fn func(*txn) error) error {
+	if s.cfg.ReadOnly {
+		return errReadOnly
+	}
 	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	select {
 	case s.writes <- req:

@@ -40,7 +40,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			cfg.Logger, cfg.SkipMigrate = opts.Logger, opts.SkipMigrate
+			cfg.Logger, cfg.SkipMigrate, cfg.ReadOnly = opts.Logger, opts.SkipMigrate, opts.ReadOnly
 			s, err := New(ctx, cfg)
 			if err != nil {
 				return nil, err
@@ -85,7 +85,9 @@ const (
 // Config configures a Store. ParseDSN builds one from a data source name.
 type Config struct {
 	// Path is the database file. Required; relative paths are relative to
-	// the working directory. The directory must exist; the file is created.
+	// the working directory (a configuration file's store: is resolved
+	// against the file's directory before it gets here, see config.Load).
+	// The directory must exist; the file is created unless ReadOnly.
 	Path string
 	// Synchronous is the durability setting. Default SyncNormal.
 	Synchronous Synchronous
@@ -106,6 +108,13 @@ type Config struct {
 	// SkipMigrate makes New refuse a database whose schema is not current
 	// instead of migrating it (run Migrate, `pactum migrate`, first).
 	SkipMigrate bool
+	// ReadOnly opens an existing database for reading only (store.Options
+	// ReadOnly): a missing file is an error wrapping store.ErrNoStore, the
+	// file is opened with mode=ro, or immutable=1 when SQLite cannot open
+	// it otherwise (a WAL database in a read-only directory) and no
+	// write-ahead log is pending, nothing is migrated or checkpointed, and
+	// writes fail with store.ErrReadOnly. Default false.
+	ReadOnly bool
 	// Now is the clock used where the caller passes no time (AppendAudit).
 	// Default: time.Now, in UTC, truncated to the microsecond.
 	Now func() time.Time
@@ -263,16 +272,15 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		}
 	}()
 
-	busy := strconv.FormatInt(cfg.BusyTimeout.Milliseconds(), 10)
-	common := url.Values{}
-	common.Add("_pragma", "busy_timeout("+busy+")")
-	common.Add("_pragma", "foreign_keys(1)")
-	// Savepoints (group commit) and sorts keep their temporary pages in
-	// memory instead of a temp file, and a larger page cache keeps hot pages
-	// out of read syscalls. (No mmap: a growing file makes SQLite unmap and
-	// remap at the start of read transactions, which measured slower.)
-	common.Add("_pragma", "temp_store(memory)")
-	common.Add("_pragma", "cache_size(-32000)")
+	common := commonParams(cfg)
+	if cfg.ReadOnly {
+		if err := s.openReadOnly(ctx, common); err != nil {
+			return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
+		}
+		ok = true
+		s.log.Debug("sqlite store opened read-only", slog.String("path", cfg.Path))
+		return s, nil
+	}
 
 	wq := url.Values{}
 	for k, v := range common {
@@ -305,6 +313,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if !strings.EqualFold(mode, "wal") {
 		return nil, fmt.Errorf("sqlite: open %s: journal mode is %q, WAL could not be enabled (is the file on a network file system?)", cfg.Path, mode)
 	}
+	if err := quickCheck(ctx, s.write); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
+	}
 	if s.applied, err = s.migrate(ctx, !cfg.SkipMigrate); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
@@ -334,6 +345,21 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	ok = true
 	s.log.Debug("sqlite store opened", slog.String("path", cfg.Path), slog.String("synchronous", string(cfg.Synchronous)))
 	return s, nil
+}
+
+// commonParams are the connection parameters of every connection.
+func commonParams(cfg Config) url.Values {
+	busy := strconv.FormatInt(cfg.BusyTimeout.Milliseconds(), 10)
+	common := url.Values{}
+	common.Add("_pragma", "busy_timeout("+busy+")")
+	common.Add("_pragma", "foreign_keys(1)")
+	// Savepoints (group commit) and sorts keep their temporary pages in
+	// memory instead of a temp file, and a larger page cache keeps hot pages
+	// out of read syscalls. (No mmap: a growing file makes SQLite unmap and
+	// remap at the start of read transactions, which measured slower.)
+	common.Add("_pragma", "temp_store(memory)")
+	common.Add("_pragma", "cache_size(-32000)")
+	return common
 }
 
 // Close closes the store's connections. Closing twice is safe.

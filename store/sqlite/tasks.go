@@ -298,6 +298,9 @@ func (s *Store) RenewLease(ctx context.Context, p task.RenewParams) error {
 	if err := driver.CheckRenew(p); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
+	if s.cfg.ReadOnly {
+		return errReadOnly
+	}
 	until := driver.LeaseUntil(p.Now, p.LeaseFor).UnixMicro()
 	res, err := s.w.renewLease.ExecContext(ctx, until, p.TaskID, p.Owner)
 	if err != nil {
