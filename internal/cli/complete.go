@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -70,11 +69,8 @@ func taskCompletions(ctx context.Context, cf *configFlags, prefix string, keep f
 	}
 	ctx, cancel := context.WithTimeout(ctx, completeTimeout)
 	defer cancel()
-	cfg, _, err := cf.load()
-	if err != nil || !storeExists(cfg.Store) {
-		return nil, none
-	}
-	c, done, err := openCore(ctx, cf)
+	// Opened read-only, a missing store is an error, never created.
+	c, done, err := openCore(ctx, cf, readOnly)
 	if err != nil {
 		return nil, none
 	}
@@ -90,22 +86,6 @@ func taskCompletions(ctx context.Context, cf *configFlags, prefix string, keep f
 		}
 	}
 	return out, none
-}
-
-// storeExists reports whether the store dsn names may be opened without
-// creating it: an SQLite file must exist already; other stores are
-// servers, asked as they are.
-func storeExists(dsn string) bool {
-	rest, ok := strings.CutPrefix(dsn, "sqlite://")
-	if !ok {
-		return true
-	}
-	path, _, _ := strings.Cut(rest, "?")
-	if path == "" || path == ":memory:" {
-		return false
-	}
-	_, err := os.Stat(path)
-	return err == nil
 }
 
 // completeStates completes --state with the task states; the flag takes a

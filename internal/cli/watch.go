@@ -35,7 +35,7 @@ task goes on).`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeTaskIDs(cf),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, done, err := openCore(cmd.Context(), cf)
+			c, done, err := openCore(cmd.Context(), cf, readOnly)
 			if err != nil {
 				return err
 			}
