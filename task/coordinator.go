@@ -337,13 +337,29 @@ func (c *Coordinator) observe(agent string, from, to State) {
 	}
 }
 
-// observeSteps observes the transitions a new task's creation made.
-func (c *Coordinator) observeSteps(agent string, steps []Step) {
+// observeSteps observes (and logs at debug level) the transitions task
+// id's creation made.
+func (c *Coordinator) observeSteps(id, agent string, steps []Step) {
 	from := StateRequested
 	for _, s := range steps {
 		c.observe(agent, from, s.To)
+		c.logStep(id, agent, from, s.To, s.Reason)
 		from = s.To
 	}
+}
+
+// logStep logs at debug level a transition the store made outside
+// transition: a creation's steps and a claim.
+func (c *Coordinator) logStep(id, agent string, from, to State, reason string) {
+	ctx := context.Background()
+	if !c.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	attrs := []slog.Attr{slog.String("task", id), slog.String("agent", agent), slog.String("from", string(from)), slog.String("to", string(to))}
+	if reason != "" {
+		attrs = append(attrs, slog.String("reason", reason))
+	}
+	c.log.LogAttrs(ctx, slog.LevelDebug, "task transition", attrs...)
 }
 
 func (c *Coordinator) publishStatus(t *Task) {
