@@ -412,6 +412,33 @@ func Parse(data []byte, filename string) (*Config, error) {
 	return c, nil
 }
 
+// ParsePartial is Parse for a checker that reports every problem at once:
+// with errors it returns, beside them, the configuration as far as it could
+// be read, so that the checks that need a parsed configuration (such as
+// internal/server's Check: runtimes, contracts, definitions) can still
+// run on the parts that parsed. That configuration must not be served. The
+// configuration is nil only when data is not a YAML document.
+func ParsePartial(data []byte, filename string) (*Config, error) {
+	root, err := parseDocument(data, filename)
+	if err != nil {
+		return nil, err
+	}
+	w := newWalker(filename)
+	c := &Config{file: filename}
+	w.run(func() { w.config(root, c) })
+	return c, w.errs.err()
+}
+
+// LoadPartial reads the configuration file at path and parses it with
+// ParsePartial.
+func LoadPartial(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return ParsePartial(data, path)
+}
+
 // Load reads and parses the configuration file at path.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
