@@ -12,10 +12,13 @@ package pactum
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/pactum/pactum/agent"
@@ -33,6 +36,11 @@ type settings struct {
 	extra  []server.Extra
 	logger *slog.Logger
 	ln     net.Listener
+	drain  time.Duration
+	quiet  bool
+	// announce is where Serve says where it listens when no Logger was
+	// given and Quiet was not (default os.Stderr).
+	announce io.Writer
 }
 
 type optionFunc func(*settings)
@@ -110,25 +118,45 @@ func BaseURL(u string) Option { return optionFunc(func(s *settings) { s.cfg.Base
 // Store sets the store DSN (default sqlite://pactum.db).
 func Store(dsn string) Option { return optionFunc(func(s *settings) { s.cfg.Store = dsn }) }
 
-// Logger sets the logger (default: discard).
+// Logger sets the logger (default: discard, except for the line Serve
+// writes to stderr to say where it listens; see Quiet). Serve logs through
+// it where it listens, one line per settled task and its shutdown.
 func Logger(l *slog.Logger) Option { return optionFunc(func(s *settings) { s.logger = l }) }
+
+// Quiet stops Serve from writing where it listens to stderr, which it does
+// when no Logger is given.
+func Quiet() Option { return optionFunc(func(s *settings) { s.quiet = true }) }
+
+// Drain sets how long Serve (and a Handler's node) lets running tasks
+// finish once ctx ends (default 30s). Tasks still running then are stopped
+// and queued again at once, for the next start or another node on the
+// same store.
+func Drain(d time.Duration) Option { return optionFunc(func(s *settings) { s.drain = d }) }
 
 // Config starts from a loaded configuration instead of the defaults; its
 // agents are served beside those given as options.
 func Config(c *config.Config) Option { return optionFunc(func(s *settings) { s.cfg = c }) }
 
 func build(opts []Option) *settings {
-	s := &settings{cfg: config.Empty()}
+	s := &settings{cfg: config.Empty(), drain: defaultDrain, announce: os.Stderr}
 	for _, o := range opts {
 		o.apply(s)
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
+	} else {
+		// The logger itself says where Serve listens.
+		s.quiet = true
 	}
 	return s
 }
 
-// Serve serves the given agents until ctx ends, then drains for up to 30s.
+// defaultDrain is how long running tasks may finish at shutdown.
+const defaultDrain = 30 * time.Second
+
+// Serve serves the given agents until ctx ends, then drains for up to 30s
+// (see Drain). Unless a Logger is given or Quiet, it writes one line to
+// stderr saying where it listens.
 func Serve(ctx context.Context, opts ...Option) error {
 	s := build(opts)
 	// An empty base directory resolves relative paths in a Config loaded
@@ -140,10 +168,24 @@ func Serve(ctx context.Context, opts ...Option) error {
 		}
 		return err
 	}
-	if s.ln != nil {
-		return srv.ServeListener(ctx, s.ln, 30*time.Second)
+	ln := s.ln
+	if ln == nil {
+		if ln, err = net.Listen("tcp", s.cfg.Listen); err != nil {
+			_ = srv.Stop(context.Background())
+			return fmt.Errorf("pactum: listen on %s: %w", s.cfg.Listen, err)
+		}
 	}
-	return srv.Serve(ctx, 30*time.Second)
+	if !s.quiet {
+		names := make([]string, 0, len(srv.Coordinator().Agents()))
+		for _, a := range srv.Coordinator().Agents() {
+			if !a.ChildOnly {
+				names = append(names, a.Name)
+			}
+		}
+		fmt.Fprintf(s.announce, "pactum: serving %s on http://%s (pactum.Quiet() silences this line)\n",
+			strings.Join(names, ", "), ln.Addr())
+	}
+	return srv.ServeUntil(ctx, ln, server.Shutdown{Drain: s.drain})
 }
 
 // Handler returns pactum as an http.Handler to mount in an existing server.
@@ -168,9 +210,7 @@ func Handler(ctx context.Context, opts ...Option) (http.Handler, error) {
 		return nil, err
 	}
 	context.AfterFunc(ctx, func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := srv.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		if err := srv.Drain(server.Shutdown{Drain: s.drain}, nil); err != nil {
 			s.logger.Warn("pactum: stop", "err", err)
 		}
 	})

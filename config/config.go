@@ -404,6 +404,20 @@ type Approval struct {
 // messages. The error, if any, is an Errors listing every problem found, each
 // naming file, line, column and field path.
 func Parse(data []byte, filename string) (*Config, error) {
+	c, err := ParsePartial(data, filename)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ParsePartial is Parse for a checker that reports every problem at once:
+// with errors it returns, beside them, the configuration as far as it could
+// be read, so that the checks that need a parsed configuration (such as
+// internal/server's Check: runtimes, contracts, definitions) can still
+// run on the parts that parsed. That configuration must not be served. The
+// configuration is nil only when data is not a YAML document.
+func ParsePartial(data []byte, filename string) (*Config, error) {
 	root, err := parseDocument(data, filename)
 	if err != nil {
 		return nil, err
@@ -411,10 +425,21 @@ func Parse(data []byte, filename string) (*Config, error) {
 	w := newWalker(filename)
 	c := &Config{file: filename}
 	w.run(func() { w.config(root, c) })
-	if err := w.errs.err(); err != nil {
-		return nil, err
+	return c, w.errs.err()
+}
+
+// LoadPartial reads the configuration file at path and parses it with
+// ParsePartial, resolving its store as Load does.
+func LoadPartial(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
 	}
-	return c, nil
+	c, err := ParsePartial(data, path)
+	if c != nil {
+		c.Store = resolveStore(c.Store, filepath.Dir(path))
+	}
+	return c, err
 }
 
 // Load reads and parses the configuration file at path. A relative

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // The methods below place problems found after parsing, by code that builds
@@ -41,8 +43,33 @@ func (c *Config) AgentError(a Agent, err error) Errors {
 	e := &Error{File: c.file, Line: a.Line, Column: a.column, Path: path, Msg: err.Error(), Err: err}
 	if a.Settings != nil {
 		e.Line, e.Column, e.Path = a.settingsLine, a.settingsCol, path+"."+a.Type
+		if key, v, msg, ok := settingAt(a.Settings, err); ok {
+			e.Line, e.Column, e.Path, e.Msg = v.Line, v.Column, e.Path+"."+key, msg
+		}
 	}
 	return Errors{e}
+}
+
+// settingAt finds the setting a runtime's construction error names: a
+// runtime names the offending setting first ("url: …"), under the
+// registry's prefix ("agent "a" (webhook): "). It returns the key, its
+// value's node and the message without the key.
+func settingAt(settings *yaml.Node, err error) (key string, v *yaml.Node, msg string, ok bool) {
+	inner := err
+	if u := errors.Unwrap(err); u != nil && strings.HasSuffix(err.Error(), ": "+u.Error()) {
+		inner = u
+	}
+	text := inner.Error()
+	key, rest, found := strings.Cut(text, ": ")
+	if !found || settings.Kind != yaml.MappingNode {
+		return "", nil, "", false
+	}
+	for i := 0; i+1 < len(settings.Content); i += 2 {
+		if settings.Content[i].Value == key {
+			return key, settings.Content[i+1], rest, true
+		}
+	}
+	return "", nil, "", false
 }
 
 // Err returns es as an error sorted in file order, or nil when es is empty

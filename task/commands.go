@@ -77,10 +77,11 @@ func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (*SubmitRes
 	if err != nil {
 		return nil, fmt.Errorf("submit task: %w", err)
 	}
-	c.observeSteps(spec.Name, p.Steps)
+	c.observeSteps(stored.ID, spec.Name, p.Steps)
 	switch stored.State {
 	case StateInProgress:
 		c.observe(spec.Name, StateQueued, StateInProgress)
+		c.logStep(stored.ID, spec.Name, StateQueued, StateInProgress, "claimed")
 		c.publishStatus(stored)
 		c.launch(runCtx, stored)
 	case StateQueued:

@@ -123,7 +123,8 @@ type Coordinator struct {
 	// had registered in running (claimed, not yet executing), by when.
 	stopPending map[string]time.Time
 	started     bool
-	stopped     bool
+	stopped     bool // no more claims: Drain or Stop began
+	stopCalled  bool
 	runCtx      context.Context    // attempts' parent context, set by Start
 	stopWork    context.CancelFunc // cancels runCtx: the drain is over
 	stop        context.CancelFunc // stops the dispatcher and the reaper
@@ -264,6 +265,7 @@ func (c *Coordinator) transition(ctx context.Context, t *Task, p TransitionParam
 	}
 	nt.LastEvidence = p.Evidence
 	c.observe(t.Agent, p.From, p.To)
+	c.logTransition(t.Agent, p, nt)
 	switch {
 	case p.To == StateQueued:
 		c.kickAt(p.RunAfter)
@@ -303,19 +305,61 @@ func mergeArtifacts(stored, added []Artifact) []Artifact {
 	return out
 }
 
+// logTransition logs a committed transition at debug level and, when it
+// settled the task (a terminal state), one info line with what an operator
+// asks first: which task, which agent, how it ended, how long it took, how
+// many attempts it used.
+func (c *Coordinator) logTransition(agent string, p TransitionParams, nt *Task) {
+	ctx := context.Background()
+	if c.log.Enabled(ctx, slog.LevelDebug) {
+		attrs := []slog.Attr{slog.String("task", nt.ID), slog.String("agent", agent), slog.String("from", string(p.From)), slog.String("to", string(nt.State)), slog.Int("attempt", nt.Attempt)}
+		if p.ErrorCode != "" {
+			attrs = append(attrs, slog.String("code", string(p.ErrorCode)))
+		}
+		if p.Reason != "" {
+			attrs = append(attrs, slog.String("reason", p.Reason))
+		}
+		c.log.LogAttrs(ctx, slog.LevelDebug, "task transition", attrs...)
+	}
+	if !nt.State.Terminal() {
+		return
+	}
+	attrs := []slog.Attr{slog.String("task", nt.ID), slog.String("agent", agent), slog.String("state", string(nt.State)), slog.Duration("duration", nt.UpdatedAt.Sub(nt.CreatedAt)), slog.Int("attempts", nt.Attempt)}
+	if nt.ErrorCode != "" {
+		attrs = append(attrs, slog.String("code", string(nt.ErrorCode)))
+	}
+	c.log.LogAttrs(ctx, slog.LevelInfo, "task settled", attrs...)
+}
+
 func (c *Coordinator) observe(agent string, from, to State) {
 	if c.observer != nil {
 		c.observer.Transition(agent, from, to)
 	}
 }
 
-// observeSteps observes the transitions a new task's creation made.
-func (c *Coordinator) observeSteps(agent string, steps []Step) {
+// observeSteps observes (and logs at debug level) the transitions task
+// id's creation made.
+func (c *Coordinator) observeSteps(id, agent string, steps []Step) {
 	from := StateRequested
 	for _, s := range steps {
 		c.observe(agent, from, s.To)
+		c.logStep(id, agent, from, s.To, s.Reason)
 		from = s.To
 	}
+}
+
+// logStep logs at debug level a transition the store made outside
+// transition: a creation's steps and a claim.
+func (c *Coordinator) logStep(id, agent string, from, to State, reason string) {
+	ctx := context.Background()
+	if !c.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	attrs := []slog.Attr{slog.String("task", id), slog.String("agent", agent), slog.String("from", string(from)), slog.String("to", string(to))}
+	if reason != "" {
+		attrs = append(attrs, slog.String("reason", reason))
+	}
+	c.log.LogAttrs(ctx, slog.LevelDebug, "task transition", attrs...)
 }
 
 func (c *Coordinator) publishStatus(t *Task) {
@@ -353,19 +397,41 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	return nil
 }
 
+// Drain stops claiming new work (the dispatcher, the lease reaper and the
+// relay end) and returns how many attempts are still running on this node,
+// the ones Stop then waits for. Stop calls it; call it first to tell an
+// operator what the shutdown waits for. Draining twice is safe.
+func (c *Coordinator) Drain() int {
+	c.mu.Lock()
+	if !c.started {
+		c.mu.Unlock()
+		return 0
+	}
+	if !c.stopped {
+		c.stopped = true
+		c.stop()
+	}
+	c.mu.Unlock()
+	c.loops.Wait()
+	return len(c.slots)
+}
+
 // Stop stops claiming new work and waits for running attempts to finish
-// until ctx ends; attempts still running then are canceled and their leases
-// left to expire, so another start picks them up. Stopping twice is safe.
+// until ctx ends. Attempts still running then are canceled; once each has
+// returned (an exec agent's process group is gone) its task is released
+// in the store at once: queued again, or dead-lettered when that was its
+// last attempt, with the code node_stopped, so that another node or the
+// next start takes it over without waiting for its lease to expire. Stop
+// returns ctx's error when the drain was cut. Stopping twice is safe.
 func (c *Coordinator) Stop(ctx context.Context) error {
 	c.mu.Lock()
-	if !c.started || c.stopped {
+	if !c.started || c.stopCalled {
 		c.mu.Unlock()
 		return nil
 	}
-	c.stopped = true
+	c.stopCalled = true
 	c.mu.Unlock()
-	c.stop()
-	c.loops.Wait()
+	c.Drain()
 	done := make(chan struct{})
 	go func() { c.inflight.Wait(); close(done) }()
 	select {
@@ -373,6 +439,9 @@ func (c *Coordinator) Stop(ctx context.Context) error {
 		c.stopWork()
 		return nil
 	case <-ctx.Done():
+		if n := len(c.slots); n > 0 {
+			c.log.Warn("drain over: stopping running attempts and queueing their tasks again", "attempts", n)
+		}
 		c.stopWork()
 		<-done
 		return ctx.Err()

@@ -117,6 +117,7 @@ func (c *Coordinator) claimAndRun(ctx context.Context) {
 		}
 		for _, t := range tasks {
 			c.observe(t.Agent, StateQueued, StateInProgress)
+			c.logStep(t.ID, t.Agent, StateQueued, StateInProgress, "claimed")
 			c.publishStatus(t)
 			c.launch(c.runCtx, t)
 		}

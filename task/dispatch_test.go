@@ -2,7 +2,6 @@ package task_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -34,29 +33,6 @@ func TestStopDrainsRunningAttempts(t *testing.T) {
 	got, _ := b.coord.Get(ctx, res.Task.ID, 0)
 	if got.State != task.StateSucceeded {
 		t.Fatalf("after a drained stop the task is %s, want succeeded", got.State)
-	}
-}
-
-func TestStopDeadlineLeavesLeaseToExpire(t *testing.T) {
-	t.Parallel()
-	started := make(chan struct{}, 1)
-	block := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
-		started <- struct{}{}
-		<-ctx.Done()
-		return nil, ctx.Err()
-	})
-	b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "block", Runner: block}}})
-	ctx := context.Background()
-	res, _ := b.coord.Submit(ctx, task.SubmitRequest{Envelope: envelope("block", "a", "x")})
-	<-started
-	sctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-	defer cancel()
-	if err := b.coord.Stop(sctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Stop: %v, want deadline exceeded", err)
-	}
-	got, _ := b.coord.Get(ctx, res.Task.ID, 0)
-	if got.State != task.StateInProgress || got.LeaseOwner == "" {
-		t.Fatalf("interrupted attempt left the task %s (lease %q); want in_progress with its lease", got.State, got.LeaseOwner)
 	}
 }
 

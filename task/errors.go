@@ -35,7 +35,11 @@ const (
 	// toolspec). Like contract_violation, a task's code, not a request's.
 	CodeToolspecViolation Code = "toolspec_violation"
 	CodeLeaseExpired      Code = "lease_expired"
-	CodeInternal          Code = "internal"
+	// CodeNodeStopped: the node running the attempt shut down before it
+	// ended, and released the task (queued again, or dead-lettered when
+	// that was its last attempt).
+	CodeNodeStopped Code = "node_stopped"
+	CodeInternal    Code = "internal"
 )
 
 // exposed says, for every code, whether transports show an error of that
@@ -47,7 +51,7 @@ var exposed = map[Code]bool{
 	CodeInvalidArgument: true, CodeNotFound: true, CodeConflict: true, CodeIllegalTransition: true,
 	CodeNotCancelable: true, CodeNotRetryable: true, CodeForbidden: true, CodePolicyDenied: true,
 	CodeApprovalRequired: true, CodeUnsupported: true, CodeUnavailable: true, CodeTimeout: true,
-	CodeAgentFailed: false, CodeGateBlocked: false, CodeContractViolation: false, CodeToolspecViolation: false, CodeLeaseExpired: false, CodeInternal: false,
+	CodeAgentFailed: false, CodeGateBlocked: false, CodeContractViolation: false, CodeToolspecViolation: false, CodeLeaseExpired: false, CodeNodeStopped: false, CodeInternal: false,
 }
 
 // Exposed reports whether a transport shows an error of code c to its

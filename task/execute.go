@@ -101,9 +101,12 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 	}
 	if err != nil {
 		if parent.Err() != nil {
-			// Shutting down: leave the lease to expire so the task is
-			// requeued by whoever runs next.
-			log.Info("attempt interrupted by shutdown")
+			// Shutting down, the drain is over: the attempt has returned
+			// (its processes are gone), so release the task now rather
+			// than leave it to its lease.
+			p := c.released(t)
+			log.Info("attempt interrupted by shutdown; task released", "to", p.To)
+			finish(ended(p))
 			return
 		}
 		p := c.failure(ctx, spec, t, err)
@@ -154,6 +157,22 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 		}
 	}
 	finish(ended(p))
+}
+
+// released is the end of an attempt that this node's shutdown cut: like
+// an expired lease, the attempt counts, and the task is queued again at
+// once (no backoff: the agent did nothing wrong) or, when that was its
+// turn's last attempt, dead-lettered.
+func (c *Coordinator) released(t *Task) TransitionParams {
+	p := TransitionParams{ErrorCode: CodeNodeStopped}
+	if _, spent := c.turnAttempts(t); spent {
+		p.To = StateDeadLetter
+		p.Reason = fmt.Sprintf("node %s stopped during attempt %d of %d, the last", c.node, t.TurnAttempt(), t.MaxAttempts)
+		return p
+	}
+	p.To, p.RunAfter = StateQueued, c.now()
+	p.Reason = fmt.Sprintf("node %s stopped during attempt %d of %d; queued again", c.node, t.TurnAttempt(), t.MaxAttempts)
+	return p
 }
 
 // runningHere reports whether an attempt of task id is still executing on

@@ -151,7 +151,7 @@ func (c *Coordinator) publishDescendants(ctx context.Context, parent string) {
 // the dispatcher for them.
 func (c *Coordinator) spawned(ctx context.Context, parent string, spawn []CreateParams) {
 	for _, cp := range spawn {
-		c.observeSteps(cp.Task.Agent, cp.Steps)
+		c.observeSteps(cp.Task.ID, cp.Task.Agent, cp.Steps)
 	}
 	defer c.kick()
 	kids, err := c.children(ctx, parent)

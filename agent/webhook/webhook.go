@@ -74,13 +74,48 @@ var defaultAnswers = []answer.Pointer{
 var chunkFields = []string{"text", "content", "output", "answer", "response", "delta"}
 
 func init() {
-	agent.Register(Type, func(_ context.Context, spec agent.Spec) (agent.Agent, error) {
+	agent.Register(Type, func(ctx context.Context, spec agent.Spec) (agent.Agent, error) {
 		var s Settings
 		if err := spec.DecodeInto(&s); err != nil {
 			return nil, err
 		}
-		return New(s)
+		r, err := New(s)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.checkDestination(ctx); err != nil {
+			_ = r.Close()
+			return nil, err
+		}
+		return r, nil
 	})
+}
+
+// destinationLookup bounds the name lookup of checkDestination.
+const destinationLookup = 3 * time.Second
+
+// checkDestination refuses, when the agent is built from configuration
+// (pactum serve, pactum config check), a URL whose host can only reach
+// loopback, private or link-local addresses without allow_private: such an
+// agent would fail every task at run time (the dialer's guard refuses
+// them), so it is a configuration error. The dialer's guard still judges
+// every address actually dialed.
+func (r *Runtime) checkDestination(ctx context.Context) error {
+	if r.s.AllowPrivate {
+		return nil
+	}
+	u, _ := url.Parse(r.s.URL) // validated by New
+	ctx, cancel := context.WithTimeout(ctx, destinationLookup)
+	defer cancel()
+	err := netguard.CheckHost(ctx, nil, u.Hostname(), strings.HasPrefix(u.Host, "["))
+	var blocked *netguard.BlockedError
+	if errors.As(err, &blocked) {
+		return fmt.Errorf("url: host %s: %w; set allow_private: true in the agent's webhook settings to allow loopback, private and link-local destinations", u.Hostname(), blocked)
+	}
+	if err != nil {
+		return fmt.Errorf("url: %w", err)
+	}
+	return nil
 }
 
 // Settings configures a webhook runtime: the mapping under `webhook:` in an

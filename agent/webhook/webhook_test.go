@@ -573,7 +573,15 @@ func TestRefusesPrivateByDefault(t *testing.T) {
 		{"http://169.254.169.254/latest/meta-data", "a link-local address"},
 	}
 	for _, tt := range tests {
-		a, err := agent.New(context.Background(), agenttest.Spec(t, "webhook", "url: "+tt.url))
+		// From configuration (serve, config check), such a URL is an
+		// error at once, at the url.
+		_, err := agent.New(context.Background(), agenttest.Spec(t, "webhook", "url: "+tt.url))
+		if err == nil || !strings.Contains(err.Error(), "url: host ") || !strings.Contains(err.Error(), tt.kind) || !strings.Contains(err.Error(), "allow_private: true") {
+			t.Errorf("%s: agent.New err = %v, want a url error saying %q and how to allow it", tt.url, err, tt.kind)
+		}
+		// The dialer's guard refuses it at run time too (a name may
+		// resolve elsewhere by then).
+		a, err := webhook.New(webhook.Settings{URL: tt.url})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -52,11 +55,11 @@ func newConfigCmd() *cobra.Command {
 	check := &cobra.Command{
 		Use: "check FILE", Short: "Validate a configuration file without serving", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := config.Load(args[0])
-			if err != nil {
+			if err := checkConfig(cmd.Context(), args[0]); err != nil {
 				return err
 			}
-			if err := server.Check(cmd.Context(), cfg, dirOf(args[0])); err != nil {
+			cfg, err := config.Load(args[0])
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: OK (%d agents; runtimes known: %v)\n", args[0], len(cfg.Agents), agent.Types())
@@ -115,4 +118,61 @@ func listWorkflows(out io.Writer, cfg *config.Config, baseDir string) error {
 		fmt.Fprintf(w, "%s\t%s\t%s\n", name, strings.Join(phases, " -> "), cmp.Or(strings.Join(missing, ", "), "-"))
 	}
 	return w.Flush()
+}
+
+// checkConfig reports every problem of the configuration file at path at
+// once, one per line in file order: what parsing finds and, on the parts
+// that parsed, what server.Check finds (runtimes, contracts, definitions).
+// A check error inside a field parsing already refused is left out: it
+// says the same thing again.
+func checkConfig(ctx context.Context, path string) error {
+	cfg, perr := config.LoadPartial(path)
+	if cfg == nil {
+		return perr
+	}
+	var parsed config.Errors
+	if perr != nil && !errors.As(perr, &parsed) {
+		return perr
+	}
+	cerr := checkPartial(ctx, cfg, dirOf(path), perr != nil)
+	if cerr == nil {
+		return perr
+	}
+	var checked config.Errors
+	if !errors.As(cerr, &checked) {
+		if perr != nil {
+			return errors.Join(perr, cerr)
+		}
+		return cerr
+	}
+	all := slices.Clone(parsed)
+	for _, e := range checked {
+		if !slices.ContainsFunc(parsed, func(p *config.Error) bool { return within(e.Path, p.Path) }) {
+			all = append(all, e)
+		}
+	}
+	return all.Err()
+}
+
+// checkPartial runs server.Check; on a configuration that did not parse
+// cleanly (partial) a panic in a check is a consequence of what parsing
+// already reported, and is dropped with that check's results.
+func checkPartial(ctx context.Context, cfg *config.Config, baseDir string, partial bool) (err error) {
+	if partial {
+		defer func() {
+			if recover() != nil {
+				err = nil
+			}
+		}()
+	}
+	return server.Check(ctx, cfg, baseDir)
+}
+
+// within reports whether field path p is field path of or inside it.
+func within(p, of string) bool {
+	if of == "" || !strings.HasPrefix(p, of) {
+		return of == "" && p == ""
+	}
+	rest := p[len(of):]
+	return rest == "" || rest[0] == '.' || rest[0] == '['
 }

@@ -45,14 +45,14 @@ Client configuration (Claude Desktop and most others):
 			if err != nil {
 				return err
 			}
+			now, release := secondSignal()
+			defer release()
 			if err := srv.Start(cmd.Context()); err != nil {
 				_ = srv.Stop(context.Background())
 				return err
 			}
 			runErr := srv.MCP().RunStdio(cmd.Context())
-			sctx, cancel := context.WithTimeout(context.Background(), drain)
-			defer cancel()
-			if err := srv.Stop(sctx); err != nil && runErr == nil {
+			if err := srv.Drain(server.Shutdown{Drain: drain, Now: now, Hint: stopNowHint}, nil); err != nil && runErr == nil {
 				runErr = err
 			}
 			if runErr != nil && cmd.Context().Err() == nil {

@@ -3,7 +3,9 @@ package cli
 import (
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime/debug"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -65,7 +67,9 @@ embedded SQLite store, so a first run shows something working at once.`,
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "agent %-16s %s/agents/%s/.well-known/agent-card.json\n", a.Name, cfg.BaseURL, a.Name)
 			}
-			return srv.Serve(cmd.Context(), drain)
+			now, release := secondSignal()
+			defer release()
+			return srv.ServeUntil(cmd.Context(), nil, server.Shutdown{Drain: drain, Now: now, Hint: stopNowHint})
 		},
 	}
 	cf.register(cmd)
@@ -89,4 +93,34 @@ func tuneGC() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(serveGCPercent)
 	}
+}
+
+// stopNowHint ends the line a node logs when a signal starts its drain.
+const stopNowHint = "press Ctrl-C again to stop now"
+
+// secondSignal returns a channel closed when the process gets its second
+// SIGINT or SIGTERM: the first ends the command's context (Main's signal
+// context) and starts the drain, the second cuts it short. Call release
+// when serving is over.
+func secondSignal() (now <-chan struct{}, release func()) {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	ch, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		// Count signals rather than wait for ctx first: a quick second
+		// Ctrl-C must not be lost in between.
+		seen := 0
+		for {
+			select {
+			case <-sig:
+				if seen++; seen == 2 {
+					close(ch)
+					return
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return ch, func() { signal.Stop(sig); close(done) }
 }

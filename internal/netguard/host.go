@@ -1,8 +1,10 @@
 package netguard
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 	"unicode/utf8"
@@ -174,4 +176,40 @@ func parseIPv4Number(s string) (uint64, bool) {
 		}
 	}
 	return n, true
+}
+
+// CheckHost tells before any connection whether host, the host of an http
+// or https URL (as ParseHost takes it), can only reach addresses Control
+// refuses: it returns the *BlockedError of a literal address that is not
+// public, or of the first address of a name that resolves (with r, nil for
+// the default resolver) to no public address at all. A name that does not
+// resolve now, or that resolves to a public address among others, is
+// left to Control, which judges each address actually dialed; CheckHost
+// is an early warning (at configuration time), not the guard.
+func CheckHost(ctx context.Context, r *net.Resolver, host string, bracketed bool) error {
+	addr, err := ParseHost(host, bracketed)
+	if err != nil {
+		return err
+	}
+	if addr.IsValid() {
+		return Check(addr)
+	}
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	addrs, err := r.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(addrs) == 0 {
+		return nil
+	}
+	var first error
+	for _, a := range addrs {
+		err := Check(a)
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
 }

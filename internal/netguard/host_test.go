@@ -1,9 +1,11 @@
 package netguard
 
 import (
+	"context"
 	"errors"
 	"net/netip"
 	"testing"
+	"time"
 )
 
 func TestParseHost(t *testing.T) {
@@ -91,4 +93,34 @@ func FuzzParseHost(f *testing.F) {
 			t.Fatalf("ParseHost(%q) = %v, netip reads %v", host, a, std)
 		}
 	})
+}
+
+func TestCheckHost(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		host      string
+		bracketed bool
+		kind      string // "" when allowed
+	}{
+		{"127.0.0.1", false, KindLoopback},
+		{"0x7f.1", false, KindLoopback},
+		{"::1", true, KindLoopback},
+		{"10.1.2.3", false, KindPrivate},
+		{"169.254.169.254", false, KindLinkLocal},
+		{"localhost", false, KindLoopback}, // resolved from /etc/hosts
+		{"93.184.216.34", false, ""},
+		{"no-such-host.invalid", false, ""}, // does not resolve: left to the dialer's guard
+	}
+	for _, tt := range tests {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := CheckHost(ctx, nil, tt.host, tt.bracketed)
+		cancel()
+		var b *BlockedError
+		switch {
+		case tt.kind == "" && err != nil:
+			t.Errorf("%s: refused: %v", tt.host, err)
+		case tt.kind != "" && (!errors.As(err, &b) || b.Kind != tt.kind):
+			t.Errorf("%s: err = %v, want a refusal as %s", tt.host, err, tt.kind)
+		}
+	}
 }

@@ -420,11 +420,84 @@ func (s *Server) closeAgents() {
 // Serve listens on the configured address and serves until ctx ends, then
 // shuts down gracefully (in-flight requests and attempts get drain time).
 func (s *Server) Serve(ctx context.Context, drain time.Duration) error {
-	ln, err := net.Listen("tcp", s.cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", s.cfg.Listen, err)
+	return s.ServeUntil(ctx, nil, Shutdown{Drain: drain})
+}
+
+// Shutdown says how a node shuts down once the context it serves under
+// ends.
+type Shutdown struct {
+	// Drain bounds how long running attempts may finish. Attempts still
+	// running then are stopped and their tasks released in the store at
+	// once (see task.Coordinator.Stop).
+	Drain time.Duration
+	// Now, when it is closed, cuts the drain short as if Drain had
+	// passed: the CLI closes it on a second Ctrl-C. Nil: never.
+	Now <-chan struct{}
+	// Hint ends the line that says what the drain waits for, e.g.
+	// "press Ctrl-C again to stop now" ("" for none).
+	Hint string
+}
+
+// ServeUntil is Serve on ln (nil: listen on the configured address) with
+// the shutdown sd.
+func (s *Server) ServeUntil(ctx context.Context, ln net.Listener, sd Shutdown) error {
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", s.cfg.Listen); err != nil {
+			return fmt.Errorf("listen on %s: %w", s.cfg.Listen, err)
+		}
 	}
-	return s.ServeListener(ctx, ln, drain)
+	return s.serve(ctx, ln, sd)
+}
+
+// Drain stops the node as sd says and logs what it does: how many
+// attempts the drain waits for and for how long, then a line once the node
+// has stopped. It is what Serve does when its context ends; a caller that
+// serves by other means (the stdio MCP node) calls it itself. before, when
+// not nil, runs once the node claims no more work, bounded by the drain's
+// context (ServeUntil shuts its HTTP server down there).
+func (s *Server) Drain(sd Shutdown, before func(ctx context.Context)) error {
+	start := time.Now()
+	n := s.coord.Drain()
+	msg := "shutting down: no task running"
+	if n > 0 {
+		msg = fmt.Sprintf("draining %d %s (up to %s)", n, plural(n, "task", "tasks"), sd.Drain)
+		if sd.Hint != "" {
+			msg += "; " + sd.Hint
+		}
+	}
+	s.log.Info(msg, "running", n, "drain", sd.Drain)
+	ctx, cancel := context.WithTimeout(context.Background(), sd.Drain)
+	defer cancel()
+	if sd.Now != nil {
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			select {
+			case <-sd.Now:
+				s.log.Info("stopping now: running attempts are stopped and their tasks queued again")
+				cancel()
+			case <-stop:
+			}
+		}()
+	}
+	if before != nil {
+		before(ctx)
+	}
+	err := s.Stop(ctx)
+	cut := ctx.Err() != nil
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	s.log.Info("pactum stopped", "took", time.Since(start).Round(time.Millisecond), "drain_cut", cut)
+	return err
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // readHeaderTimeout bounds reading a request's headers.
@@ -445,6 +518,10 @@ func (s *Server) connectionsFull() func() {
 
 // ServeListener is Serve on an existing listener.
 func (s *Server) ServeListener(ctx context.Context, ln net.Listener, drain time.Duration) error {
+	return s.serve(ctx, ln, Shutdown{Drain: drain})
+}
+
+func (s *Server) serve(ctx context.Context, ln net.Listener, sd Shutdown) error {
 	if err := s.Start(ctx); err != nil {
 		ln.Close()
 		return err
@@ -465,10 +542,7 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, drain time.
 	case <-ctx.Done():
 	case serveErr = <-errc:
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), drain)
-	defer cancel()
-	_ = hs.Shutdown(sctx)
-	if err := s.Stop(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	if err := s.Drain(sd, func(ctx context.Context) { _ = hs.Shutdown(ctx) }); err != nil {
 		s.log.Warn("stop", "err", err)
 	}
 	if errors.Is(serveErr, http.ErrServerClosed) {
