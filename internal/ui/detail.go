@@ -137,6 +137,8 @@ type segment struct {
 type tick struct {
 	X     float64
 	Label string
+	// End says the label ends at X (near the right edge).
+	End bool
 }
 
 const (
@@ -192,14 +194,19 @@ func drawTimeline(t *task.Task, recs []task.Record, now time.Time) timeline {
 		})
 		tl.Ticks = append(tl.Ticks, tick{X: x0, Label: "+" + dur(rec.At.Sub(start))})
 	}
-	// Labels that would overlap the previous one are dropped.
-	last := -1000.0
-	for i := range tl.Ticks {
-		if tl.Ticks[i].X-last < 70 {
-			tl.Ticks[i].Label = ""
+	// The end gets a tick too; labels that would overlap a later one are
+	// dropped (the end's is kept), and the last ones are drawn ending at
+	// their tick so that they stay inside the picture.
+	tl.Ticks = append(tl.Ticks, tick{X: x(end), Label: "+" + dur(total)})
+	next := 1e9
+	for i := len(tl.Ticks) - 1; i >= 0; i-- {
+		tk := &tl.Ticks[i]
+		if next-tk.X < 70 {
+			tk.Label = ""
 			continue
 		}
-		last = tl.Ticks[i].X
+		next = tk.X
+		tk.End = tk.X > float64(timelineWidth)-70
 	}
 	for i := range tl.Segments {
 		if tl.Segments[i].W < 60 {
