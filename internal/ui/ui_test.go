@@ -509,3 +509,29 @@ func TestPagesWithAuth(t *testing.T) {
 		t.Errorf("cancel twice: %d", status)
 	}
 }
+
+// TestLiveResync: when the broker drops the stream's subscription (a slow
+// reader, or a relay that restarted), the stream tells the page to resync
+// and ends, rather than go on with a gap.
+func TestLiveResync(t *testing.T) {
+	t.Parallel()
+	b := setup(t, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.base+"/ui/events", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	// The stream is open once its headers arrived; its subscription was
+	// made before them.
+	b.coord.Broker().Reset()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), "event: resync\n") {
+		t.Fatalf("stream after a broker reset: %q", body)
+	}
+}
