@@ -25,6 +25,7 @@ import (
 	"github.com/pactum/pactum/audit"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/internal/httpguard"
+	"github.com/pactum/pactum/internal/ui"
 	"github.com/pactum/pactum/internal/version"
 	"github.com/pactum/pactum/mcpserver"
 	"github.com/pactum/pactum/metrics"
@@ -297,7 +298,27 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 			MaxBodyBytes: cfg.MaxBodyBytes,
 		}), func(invalid bool) { s.metrics.AuthRefused("mcp", invalid) }))
 	}
-	mux.Handle("/", s.a2a)
+	runtimes := make(map[string]string, len(cfg.Agents))
+	for _, ac := range cfg.Agents {
+		runtimes[ac.Name] = ac.Type
+	}
+	dash, err := ui.New(ui.Options{
+		Coordinator: s.coord, Authenticate: tokens.authenticate(), Runtimes: runtimes, Logger: log,
+		Card: func(agent, base string) (any, bool) { return s.a2a.Card(agent, base) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux.Handle(ui.Prefix, dash)
+	// A browser opening the node's root gets the dashboard; A2A clients
+	// (JSON-RPC POSTs, JSON requests) reach the default agent as before.
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ui.IsBrowserRoot(r) {
+			http.Redirect(w, r, ui.Prefix, http.StatusFound)
+			return
+		}
+		s.a2a.ServeHTTP(w, r)
+	}))
 	guard, err := httpguard.New(httpguard.Options{
 		// mcp.allowed_hosts is an alias of http.allowed_hosts.
 		AllowedHosts:   append(slices.Clip(cfg.HTTP.AllowedHosts), cfg.MCP.AllowedHosts...),
