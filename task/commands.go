@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"go.opentelemetry.io/otel/trace"
 )
 
 // SubmitRequest asks the Coordinator to run a new task.
@@ -36,7 +34,7 @@ func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (_ *SubmitR
 	// The submission's span: a child of the caller's span when a transport
 	// put an incoming traceparent in ctx. Its context is stored with the
 	// task (Envelope.TraceParent), the parent of every attempt.
-	ctx, span := c.tracer.Start(ctx, "submit", trace.WithSpanKind(trace.SpanKindServer))
+	ctx, span := c.tracer.Start(ctx, "submit", submitSpanOpts...)
 	var res *SubmitResult
 	defer func() {
 		if res != nil && span.IsRecording() {

@@ -32,6 +32,10 @@ const (
 	AttrGenAIConvID = attribute.Key("gen_ai.conversation.id")
 )
 
+// submitSpanOpts are the submission span's options, built once: with
+// tracing off, a submission allocates no option slice.
+var submitSpanOpts = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+
 // traceContext is the W3C Trace Context propagator. The core and the edges
 // use it directly rather than otel's global propagator, which is a no-op
 // until someone sets it: pactum always reads an incoming traceparent and

@@ -456,3 +456,33 @@ func TestTracingOff(t *testing.T) {
 		t.Errorf("the collector got %d exports with tracing off", requests)
 	}
 }
+
+// BenchmarkSendMessageTraced is BenchmarkSendMessage with tracing on:
+// every span exported over OTLP/HTTP, in batches, to a collector on
+// loopback that decodes them. Run:
+// go test -run x -bench SendMessageTraced -benchtime 3000x ./internal/server
+func BenchmarkSendMessageTraced(b *testing.B) {
+	col := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req coltracepb.ExportTraceServiceRequest
+		if err := proto.Unmarshal(body, &req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		out, _ := proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(out)
+	}))
+	defer col.Close()
+	b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", col.URL)
+	shutdown, err := telemetry.Setup(context.Background(), "bench", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = shutdown(context.Background())
+		otel.SetTracerProvider(noop.NewTracerProvider())
+	})
+	base := startServer(b, "workers: 64\nlog: {level: error}\nagents:\n  - name: echo\n    type: echo\n")
+	benchSend(b, base+"/agents/echo")
+}
