@@ -29,7 +29,9 @@ type SubmitResult struct {
 // Submit validates an envelope, records it and queues it (or records its
 // rejection). Caller errors (unknown agent, malformed envelope, idempotency
 // conflict, an envelope naming another actor than the authenticated caller
-// in ctx) return an *Error and store nothing.
+// in ctx) return an *Error and store nothing. The submission is a span
+// (a child of the span context in ctx, such as an incoming traceparent's)
+// whose context is stored with the task for its attempts to continue.
 func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (_ *SubmitResult, err error) {
 	// The submission's span: a child of the caller's span when a transport
 	// put an incoming traceparent in ctx. Its context is stored with the
@@ -37,6 +39,9 @@ func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (_ *SubmitR
 	ctx, span := c.tracer.Start(ctx, "submit", submitSpanOpts...)
 	var res *SubmitResult
 	defer func() {
+		if res == nil && span.IsRecording() {
+			span.SetName("submit " + orElse(req.Agent, req.Envelope.Action))
+		}
 		if res != nil && span.IsRecording() {
 			span.SetName("submit " + res.Task.Agent)
 			span.SetAttributes(AttrTaskID.String(res.Task.ID), AttrAgent.String(res.Task.Agent),
@@ -50,6 +55,7 @@ func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (_ *SubmitR
 	return res, err
 }
 
+// submit is Submit inside the submission's span.
 func (c *Coordinator) submit(ctx context.Context, req SubmitRequest) (*SubmitResult, error) {
 	env := req.Envelope
 	spec, err := c.resolve(req.Agent, env.Action)
