@@ -23,7 +23,9 @@ func TestTasksGetShowsTraceID(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, err := task.NewCoordinator(task.Options{Store: st, Agents: []task.AgentSpec{{Name: "echo", Runner: task.RunnerFunc(
-		func(ctx context.Context, req *task.Request, _ task.Emit) (*task.Result, error) { return &task.Result{}, nil })}}})
+		func(ctx context.Context, req *task.Request, _ task.Emit) (*task.Result, error) {
+			return &task.Result{}, nil
+		})}}})
 	if err != nil {
 		t.Fatal(err)
 	}
