@@ -18,6 +18,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/pactum/pactum/internal/bearer"
 	"github.com/pactum/pactum/task"
@@ -264,6 +265,7 @@ func (s *Server) Card(agent, base string) (*a2a.AgentCard, bool) {
 
 // ServeHTTP routes a request to an agent's card or transports.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r = withTraceContext(r)
 	path := r.URL.Path
 	if rest, ok := strings.CutPrefix(path, "/agents/"); ok {
 		name, sub, _ := strings.Cut(rest, "/")
@@ -544,4 +546,15 @@ func restRoutes(h http.Handler, prefix string) http.Handler {
 		writeRESTError(w, http.StatusNotFound, "NOT_FOUND", a2a.ErrMethodNotFound, msg)
 	})
 	return mux
+}
+
+// withTraceContext returns r with the W3C trace context of its traceparent
+// (and tracestate) header in its context, so that a task it submits is
+// part of the caller's trace (docs/observability.md, "Traces"); r itself
+// when it has none.
+func withTraceContext(r *http.Request) *http.Request {
+	if r.Header.Get("Traceparent") == "" {
+		return r
+	}
+	return r.WithContext(propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/pactum/pactum/task"
 )
@@ -376,6 +377,13 @@ func scoped[In, Out any](s *Server, h mcp.ToolHandlerFor[In, Out]) mcp.ToolHandl
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		if a := s.authActor(ctx, req); a != "" && a != task.Caller(ctx) {
 			ctx = task.WithCaller(ctx, a)
+		}
+		// The SDK runs tools in the session's context, not the HTTP
+		// request's: the request's W3C trace context comes from its
+		// header, so that a task the tool submits joins the caller's
+		// trace.
+		if req != nil && req.Extra != nil && req.Extra.Header.Get("Traceparent") != "" {
+			ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(req.Extra.Header))
 		}
 		return h(ctx, req, in)
 	}

@@ -29,8 +29,34 @@ type SubmitResult struct {
 // Submit validates an envelope, records it and queues it (or records its
 // rejection). Caller errors (unknown agent, malformed envelope, idempotency
 // conflict, an envelope naming another actor than the authenticated caller
-// in ctx) return an *Error and store nothing.
-func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (*SubmitResult, error) {
+// in ctx) return an *Error and store nothing. The submission is a span
+// (a child of the span context in ctx, such as an incoming traceparent's)
+// whose context is stored with the task for its attempts to continue.
+func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (_ *SubmitResult, err error) {
+	// The submission's span: a child of the caller's span when a transport
+	// put an incoming traceparent in ctx. Its context is stored with the
+	// task (Envelope.TraceParent), the parent of every attempt.
+	ctx, span := c.tracer.Start(ctx, "submit", submitSpanOpts...)
+	var res *SubmitResult
+	defer func() {
+		if res == nil && span.IsRecording() {
+			span.SetName("submit " + orElse(req.Agent, req.Envelope.Action))
+		}
+		if res != nil && span.IsRecording() {
+			span.SetName("submit " + res.Task.Agent)
+			span.SetAttributes(AttrTaskID.String(res.Task.ID), AttrAgent.String(res.Task.Agent),
+				AttrAction.String(res.Task.Envelope.Action), AttrActor.String(res.Task.Envelope.Actor),
+				AttrContextID.String(res.Task.ContextID), AttrState.String(string(res.Task.State)),
+				AttrDuplicate.Bool(res.Duplicate))
+		}
+		endSpan(span, err)
+	}()
+	res, err = c.submit(ctx, req)
+	return res, err
+}
+
+// submit is Submit inside the submission's span.
+func (c *Coordinator) submit(ctx context.Context, req SubmitRequest) (*SubmitResult, error) {
 	env := req.Envelope
 	spec, err := c.resolve(req.Agent, env.Action)
 	if err != nil {
@@ -111,6 +137,9 @@ func (c *Coordinator) newTask(ctx context.Context, spec *AgentSpec, env Envelope
 		env.CorrelationID = env.TaskID
 	}
 	env.CreatedAt = now
+	// The span in ctx (a submission's, or the spawning parent's attempt)
+	// is what the task's attempts continue.
+	env.TraceParent = TraceParent(ctx)
 	env.Input.TaskID = env.TaskID
 	env.Input.ContextID = env.ContextID
 	if env.Input.Role == "" {

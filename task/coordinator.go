@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // AgentSpec registers an agent with the Coordinator: the capability
@@ -89,6 +91,10 @@ type Options struct {
 	// Now, when Clock is nil, replaces only the real clock's current time
 	// (default time.Now).
 	Now func() time.Time
+	// TracerProvider makes the spans of submissions, attempts, pipeline
+	// steps and runtime calls (default otel's global provider, a no-op
+	// unless the process configured one; docs/observability.md, "Traces").
+	TracerProvider trace.TracerProvider
 }
 
 // Coordinator is the one orchestration core every transport calls: it
@@ -111,6 +117,7 @@ type Coordinator struct {
 	observer Observer
 	log      *slog.Logger
 	clock    Clock
+	tracer   trace.Tracer
 
 	wake    chan struct{}
 	slots   chan struct{}
@@ -154,6 +161,7 @@ func NewCoordinator(opts Options) (*Coordinator, error) {
 		observer:    opts.Observer,
 		log:         opts.Logger,
 		clock:       opts.Clock,
+		tracer:      tracerOf(opts.TracerProvider),
 		wake:        make(chan struct{}, 1),
 		running:     map[string]*runEntry{},
 		stopPending: map[string]time.Time{},

@@ -12,7 +12,12 @@ import (
 func (c *Coordinator) execute(parent context.Context, t *Task) {
 	log := c.log.With("task", t.ID, "agent", t.Agent, "attempt", t.Attempt)
 	spec, ok := c.agents[t.Agent]
+	// The attempt's span; parent itself stays span-free, as the record's
+	// writes below use it.
+	spanCtx, span := c.startAttempt(parent, t)
+	defer span.End()
 	finish := func(p TransitionParams) {
+		attemptEnded(span, p)
 		p.TaskID, p.From, p.LeaseOwner = t.ID, StateInProgress, t.LeaseOwner
 		// The attempt's own context may be canceled; the record must still
 		// be written.
@@ -36,7 +41,7 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 		return
 	}
 
-	ctx, cancel := context.WithTimeout(parent, spec.Timeout)
+	ctx, cancel := context.WithTimeout(spanCtx, spec.Timeout)
 	defer cancel()
 	entry := c.register(t.ID, cancel)
 	defer func() {
@@ -87,7 +92,7 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 		c.publish(Event{Kind: EventArtifact, TaskID: t.ID, ContextID: t.ContextID, Seq: t.Seq, Chunk: &ch, At: c.now()})
 		return ctx.Err()
 	}
-	run := pipeline(spec.pipeline, a, func(ctx context.Context) (*Result, error) {
+	run := c.tracedPipeline(ctx, spec.pipeline, a, func(ctx context.Context) (*Result, error) {
 		start := c.clock.Now()
 		res, err := spec.Runner.Run(ctx, a.Request, emit)
 		if c.observer != nil {

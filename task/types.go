@@ -116,9 +116,15 @@ type Envelope struct {
 	ParentTaskID string `json:"parentTaskId,omitempty"`
 	// Step is the parent's name for the step this child performs, unique
 	// among the parent's children; empty without a parent.
-	Step      string         `json:"step,omitempty"`
-	Metadata  map[string]any `json:"metadata,omitempty"`
-	CreatedAt time.Time      `json:"createdAt"`
+	Step     string         `json:"step,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+	// TraceParent is the W3C traceparent of the span the task's attempts
+	// continue: the submission's span, or the attempt of the parent task
+	// that spawned it. Only pactum sets it (a submitted value is replaced);
+	// empty when the task was submitted with tracing off and no incoming
+	// trace context (docs/design.md, "Trace context").
+	TraceParent string    `json:"traceparent,omitempty"`
+	CreatedAt   time.Time `json:"createdAt"`
 }
 
 // PayloadHash is the idempotency fingerprint of the envelope: everything the

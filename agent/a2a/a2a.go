@@ -71,6 +71,7 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/header"
+	"github.com/pactum/pactum/agent/internal/traced"
 	"github.com/pactum/pactum/internal/a2amap"
 	"github.com/pactum/pactum/task"
 )
@@ -170,7 +171,7 @@ func New(s Settings, opts ...Option) (*Runtime, error) {
 		// A transport of its own, so that Close can drop its connections.
 		base = t.Clone()
 	}
-	hc := &http.Client{Transport: &httpTransport{base: base, headers: h}}
+	hc := &http.Client{Transport: &httpTransport{base: traced.Transport(base), headers: h}}
 	r := &Runtime{
 		cfg:       cfg,
 		log:       slog.Default(),

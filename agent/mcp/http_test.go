@@ -33,6 +33,8 @@ type httpServer struct {
 	canceled chan struct{}
 	// close stops the server.
 	close func()
+	// traceparents receives the traceparent header of each greet call.
+	traceparents chan string
 }
 
 type greetIn struct {
@@ -64,10 +66,16 @@ func newHTTPServer(t *testing.T) *httpServer {
 // serveHTTP serves a new MCP server on ln until the test ends.
 func serveHTTP(t *testing.T, ln net.Listener) *httpServer {
 	t.Helper()
-	hs := &httpServer{canceled: make(chan struct{}, 1)}
+	hs := &httpServer{canceled: make(chan struct{}, 1), traceparents: make(chan string, 16)}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "pactum-test", Version: "1.0.0"}, nil)
 	sdk.AddTool(srv, &sdk.Tool{Name: "greet", Description: "Greets someone by name"},
-		func(_ context.Context, _ *sdk.CallToolRequest, in greetIn) (*sdk.CallToolResult, any, error) {
+		func(_ context.Context, req *sdk.CallToolRequest, in greetIn) (*sdk.CallToolResult, any, error) {
+			if req.Extra != nil {
+				select {
+				case hs.traceparents <- req.Extra.Header.Get("Traceparent"):
+				default:
+				}
+			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "Hello, " + in.Name + "!"}}}, nil, nil
 		})
 	sdk.AddTool(srv, &sdk.Tool{Name: "add", Description: "Adds two integers"},

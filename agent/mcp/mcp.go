@@ -15,12 +15,16 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
 	"github.com/pactum/pactum/agent/internal/header"
 	"github.com/pactum/pactum/agent/internal/procgroup"
 	"github.com/pactum/pactum/agent/internal/tmpl"
+	"github.com/pactum/pactum/agent/internal/traced"
 	"github.com/pactum/pactum/task"
 )
 
@@ -150,7 +154,7 @@ func New(s Settings, opts ...Option) (*Runtime, error) {
 		}
 		// No client timeout: responses stream for as long as a tool runs,
 		// and every call carries the attempt's deadline.
-		r.httpClient = &http.Client{Transport: &httpTransport{base: base, header: h, onProgress: r.dispatchProgress}}
+		r.httpClient = &http.Client{Transport: &httpTransport{base: traced.Transport(base), header: h, onProgress: r.dispatchProgress}}
 	}
 	for _, o := range opts {
 		o(r)
@@ -275,7 +279,17 @@ func (r *Runtime) call(ctx context.Context, s *session, args json.RawMessage, si
 		r.progress.Store(token, sink)
 		defer r.progress.Delete(token)
 	}
-	return s.cs.CallTool(cctx, params)
+	// A GenAI "execute_tool" span (OpenTelemetry GenAI semantic
+	// conventions), the parent of the HTTP request's own span.
+	cctx, span := traced.Start(cctx, "github.com/pactum/pactum/agent/mcp", "execute_tool "+r.s.Tool, trace.SpanKindInternal,
+		attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.name", r.s.Tool),
+		attribute.String("gen_ai.tool.type", "extension"))
+	res, err := s.cs.CallTool(cctx, params)
+	if err == nil && res != nil && res.IsError && span.IsRecording() {
+		span.SetStatus(codes.Error, "tool returned an error result")
+	}
+	traced.End(span, err)
+	return res, err
 }
 
 // result maps a tool result to the attempt's result, or to a permanent

@@ -30,9 +30,12 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
+	"github.com/pactum/pactum/agent/internal/traced"
 	"github.com/pactum/pactum/internal/httpstatus"
 	"github.com/pactum/pactum/task"
 )
@@ -185,7 +188,7 @@ func New(s Settings) (*Runtime, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	r := &Runtime{s: s, host: u.Host, transport: tr}
 	r.client = openai.NewClient(
-		option.WithHTTPClient(&http.Client{Transport: tr}),
+		option.WithHTTPClient(&http.Client{Transport: traced.Transport(tr)}),
 		option.WithBaseURL(strings.TrimRight(s.BaseURL, "/")+"/"),
 		// Always set, so that OPENAI_API_KEY is not sent when no key
 		// is configured: an empty key sends no Authorization header.
@@ -277,11 +280,24 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 		model string
 		usage *Usage
 	)
+	// A GenAI "chat" span (OpenTelemetry GenAI semantic conventions),
+	// the parent of the HTTP request's own span.
+	ctx, span := traced.Start(ctx, "github.com/pactum/pactum/agent/openai", "chat "+string(params.Model), trace.SpanKindClient,
+		attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.provider.name", "openai"),
+		attribute.String("gen_ai.request.model", string(params.Model)))
 	if *r.s.Stream {
 		text, model, usage, err = r.stream(ctx, params, answer.NewStream(emit, id, artifactName))
 	} else {
 		text, model, usage, err = r.complete(ctx, params)
 	}
+	if err == nil && span.IsRecording() {
+		span.SetAttributes(attribute.String("gen_ai.response.model", model))
+		if usage != nil {
+			span.SetAttributes(attribute.Int64("gen_ai.usage.input_tokens", usage.PromptTokens),
+				attribute.Int64("gen_ai.usage.output_tokens", usage.CompletionTokens))
+		}
+	}
+	traced.End(span, err)
 	if err != nil {
 		return nil, err
 	}

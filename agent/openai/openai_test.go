@@ -37,6 +37,8 @@ type fakeServer struct {
 	mu      sync.Mutex
 	replies []reply
 	calls   int
+	// traceparents are the traceparent headers of the calls, in order.
+	traceparents []string
 }
 
 // reply is one scripted answer: a status with headers and a JSON error,
@@ -80,6 +82,7 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 	t := f.t
 	f.mu.Lock()
 	f.calls++
+	f.traceparents = append(f.traceparents, r.Header.Get("Traceparent"))
 	if len(f.replies) == 0 {
 		f.mu.Unlock()
 		t.Errorf("unexpected call %s %s: no reply left in the script", r.Method, r.URL.Path)

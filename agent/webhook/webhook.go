@@ -35,6 +35,7 @@ import (
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
 	"github.com/pactum/pactum/agent/internal/tmpl"
+	"github.com/pactum/pactum/agent/internal/traced"
 	"github.com/pactum/pactum/internal/httpstatus"
 	"github.com/pactum/pactum/internal/netguard"
 	"github.com/pactum/pactum/task"
@@ -344,7 +345,7 @@ func New(s Settings) (*Runtime, error) {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
-	r.client = &http.Client{Transport: r.transport}
+	r.client = &http.Client{Transport: traced.Transport(r.transport)}
 	return r, nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pactum/pactum/internal/server"
+	"github.com/pactum/pactum/internal/telemetry"
+	"github.com/pactum/pactum/internal/version"
 	"github.com/pactum/pactum/store"
 )
 
@@ -41,6 +43,11 @@ Client configuration (Claude Desktop and most others):
 			if err != nil {
 				return err
 			}
+			stopTracing, err := telemetry.Setup(cmd.Context(), version.String(), log)
+			if err != nil {
+				return err
+			}
+			defer flushTracing(stopTracing, log)
 			srv, err := server.New(cmd.Context(), cfg, baseDir, nil, log)
 			if err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +15,8 @@ import (
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/internal/server"
+	"github.com/pactum/pactum/internal/telemetry"
+	"github.com/pactum/pactum/internal/version"
 	"github.com/pactum/pactum/task"
 )
 
@@ -90,18 +93,25 @@ func startNode(ctx context.Context, cmd *cobra.Command, cfg *config.Config, base
 	if err != nil {
 		return nil, nil, err
 	}
+	stopTracing, err := telemetry.Setup(ctx, version.String(), log)
+	if err != nil {
+		return nil, nil, err
+	}
 	srv, err = server.New(ctx, cfg, baseDir, nil, log)
 	if err != nil {
+		flushTracing(stopTracing, log)
 		return nil, nil, err
 	}
 	if err := srv.Start(ctx); err != nil {
 		_ = srv.Stop(context.Background())
+		flushTracing(stopTracing, log)
 		return nil, nil, err
 	}
 	return srv, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		_ = srv.Stop(sctx)
+		flushTracing(stopTracing, log)
 	}, nil
 }
 
@@ -281,4 +291,14 @@ func failedChecks(vr *contract.VerifiedResult) string {
 		return vr.Error
 	}
 	return strings.Join(parts, "; ")
+}
+
+// flushTracing sends the spans still buffered (tracing's shutdown from
+// telemetry.Setup), for up to five seconds, logging a failure.
+func flushTracing(stop func(context.Context) error, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := stop(ctx); err != nil {
+		log.Warn("tracing: spans lost at shutdown", "err", err)
+	}
 }

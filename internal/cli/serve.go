@@ -12,6 +12,8 @@ import (
 
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/internal/server"
+	"github.com/pactum/pactum/internal/telemetry"
+	"github.com/pactum/pactum/internal/version"
 )
 
 func newServeCmd() *cobra.Command {
@@ -57,6 +59,11 @@ embedded SQLite store, so a first run shows something working at once.`,
 			if err != nil {
 				return err
 			}
+			stopTracing, err := telemetry.Setup(cmd.Context(), version.String(), log)
+			if err != nil {
+				return err
+			}
+			defer flushTracing(stopTracing, log)
 			srv, err := server.New(cmd.Context(), cfg, baseDir, nil, log)
 			if err != nil {
 				return err

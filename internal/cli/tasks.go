@@ -165,6 +165,9 @@ func newTasksCmd() *cobra.Command {
 			if t.Envelope.ParentTaskID != "" {
 				fmt.Fprintf(out, "parent   %s (step %s)\n", t.Envelope.ParentTaskID, t.Envelope.Step)
 			}
+			if id := t.TraceID(); id != "" {
+				fmt.Fprintf(out, "trace    %s\n", id)
+			}
 			if t.Reason != "" {
 				labeled(out, "reason", string(t.ErrorCode)+": "+t.Reason)
 			}

@@ -22,6 +22,8 @@ import (
 // children has no "childTasks".
 type taskNode struct {
 	*task.Task
+	// TraceID is the task's trace id, from its stored traceparent.
+	TraceID        string                   `json:"traceId,omitempty"`
 	Timeline       []task.Record            `json:"timeline"`
 	VerifiedResult *contract.VerifiedResult `json:"verifiedResult,omitempty"`
 	ChildTasks     []*taskNode              `json:"childTasks,omitempty"`
@@ -55,7 +57,7 @@ func loadTree(ctx context.Context, c *task.Coordinator, t *task.Task, o treeOpti
 }
 
 func loadNode(ctx context.Context, c *task.Coordinator, t *task.Task, o treeOptions, depth int) (*taskNode, error) {
-	n := &taskNode{Task: t}
+	n := &taskNode{Task: t, TraceID: t.TraceID()}
 	if o.timeline {
 		recs, err := c.Timeline(ctx, t.ID)
 		if err != nil {
