@@ -535,3 +535,25 @@ func TestLiveResync(t *testing.T) {
 		t.Fatalf("stream after a broker reset: %q", body)
 	}
 }
+
+// TestTaskPageShowsTraceID: a task submitted in a caller's trace shows
+// the trace id its envelope stores; one without shows no trace row.
+func TestTaskPageShowsTraceID(t *testing.T) {
+	t.Parallel()
+	b := setup(t, false)
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	ctx, cancel := context.WithTimeout(task.ContextWithTraceParent(context.Background(), tp), 60*time.Second)
+	defer cancel()
+	res, err := b.coord.Submit(ctx, task.SubmitRequest{Agent: "echo", Envelope: task.Envelope{
+		Actor: "carol", Input: task.Message{ID: task.NewID(), Role: task.RoleUser, Parts: []task.Part{task.TextPart("traced")}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, body := b.get(t, "/ui/tasks/"+res.Task.ID, nil)
+	mustContain(t, "traced task page", body, "<th>trace</th>", "4bf92f3577b34da6a3ce929d0e0e4736")
+	plain := b.submit(t, "carol", "echo", "not traced", false)
+	if _, _, body := b.get(t, "/ui/tasks/"+plain.ID, nil); strings.Contains(body, "<th>trace</th>") {
+		t.Fatal("a task without a trace shows a trace row")
+	}
+}
