@@ -21,7 +21,9 @@
 # COMPARE_SERVERS="js pactum" limits the servers (default "js a2ago
 # pactum"); COMPARE_PORT_BASE moves the ports (default 9931, three in a
 # row). Every client run has a 5-minute timeout and every server is
-# stopped on exit, error or interrupt.
+# stopped on exit, error or interrupt (an interrupt takes effect when the
+# client run in progress ends, within seconds at the defaults). A port
+# already in use stops the script rather than measuring someone else.
 #
 # Not measured here (issue 15's other targets): SubscribeToTask fan-out and
 # PostgreSQL with one and three nodes.
