@@ -1,33 +1,65 @@
 #!/usr/bin/env bash
-# compare.sh: blocking SendMessage throughput of pactum against the official
-# JS SDK's in-memory echo server (bench/js-baseline), each in its own
-# process on loopback, measured by the same Go client
-# (BenchmarkSendMessageExternal). Every round starts both servers fresh
-# (pactum on a new SQLite file), warms each up with 2,000 requests, measures
-# it, and stops it; the two alternate so that machine drift hits both.
+# compare.sh: pactum against the in-memory servers of the official SDKs,
+# each in its own process on loopback, measured by the same Go client
+# (BenchmarkSendMessageExternal and BenchmarkSendStreamingMessageExternal
+# in internal/server):
+#
+#   js      the official JS SDK's in-memory echo server (bench/js-baseline)
+#   a2ago   a2a-go v2's in-memory echo server (bench/a2ago-baseline)
+#   pactum  `pactum serve`, echo agent, a new SQLite file, audit on
+#
+# Per round every server is started fresh, warmed up with 2,000 requests
+# at 1 and at 32 clients, measured (blocking SendMessage at 1 and 32
+# clients, then SendStreamingMessage at 32 clients), and stopped; the
+# servers take turns (the starting one rotates each round) so that drift in
+# the machine hits all of them. Prints one line per server, measurement and
+# round, then the medians of the rounds, then the ratios (pactum / peer for
+# req/s, and pactum's p99 / the peer's).
 #
 #   bash bench/compare.sh [rounds] [requests]     (defaults: 5 rounds, 8000)
 #
-# Needs Go and Node 20+ with npm. Prints one line per server and round.
+# COMPARE_SERVERS="js pactum" limits the servers (default "js a2ago
+# pactum"); COMPARE_PORT_BASE moves the ports (default 9931, three in a
+# row). Every client run has a 5-minute timeout and every server is
+# stopped on exit, error or interrupt (an interrupt takes effect when the
+# client run in progress ends, within seconds at the defaults). A port
+# already in use stops the script rather than measuring someone else.
+#
+# Not measured here (issue 15's other targets): SubscribeToTask fan-out and
+# PostgreSQL with one and three nodes.
+#
+# Needs Go and Node 20+ with npm.
 set -euo pipefail
 
 rounds=${1:-5}
 n=${2:-8000}
+servers=(${COMPARE_SERVERS:-js a2ago pactum})
+port_base=${COMPARE_PORT_BASE:-9931}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
 	rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-(cd "$root/bench/js-baseline" && npm ci --silent --no-audit --no-fund >/dev/null)
-go build -o "$work/pactum" "$root/cmd/pactum"
+js_port=$port_base
+pactum_port=$((port_base + 1))
+a2ago_port=$((port_base + 2))
+
+for s in "${servers[@]}"; do
+	case $s in
+	js) (cd "$root/bench/js-baseline" && npm ci --silent --no-audit --no-fund >/dev/null) ;;
+	a2ago) go build -o "$work/a2ago" "$root/bench/a2ago-baseline" ;;
+	pactum) go build -o "$work/pactum" "$root/cmd/pactum" ;;
+	*) echo "unknown server $s (js, a2ago, pactum)" >&2; exit 2 ;;
+	esac
+done
 go test -c -o "$work/bench.test" "$root/internal/server"
 
-js_port=9931
-pactum_port=9932
 cat >"$work/pactum.yaml" <<EOF
 listen: 127.0.0.1:$pactum_port
 store: sqlite://$work/bench.db
@@ -39,6 +71,15 @@ agents:
     type: echo
 EOF
 
+# port_free fails if something already listens on 127.0.0.1:$1 (another
+# run of this script, say), which would be measured instead.
+port_free() {
+	if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+		echo "127.0.0.1:$1 is already in use (set COMPARE_PORT_BASE)" >&2
+		return 1
+	fi
+}
+
 # wait_port waits until something accepts connections on 127.0.0.1:$1.
 wait_port() {
 	for _ in $(seq 100); do
@@ -49,30 +90,94 @@ wait_port() {
 	return 1
 }
 
-# measure runs the client against $2 and prints req/s, p50 and p99 per
-# client count, labelled $1.
-measure() {
-	PACTUM_BENCH_URL=$2 "$work/bench.test" -test.run x -test.bench External -test.benchtime 2000x >/dev/null
-	PACTUM_BENCH_URL=$2 "$work/bench.test" -test.run x -test.bench External -test.benchtime "${n}x" |
-		awk -v label="$1" '/^BenchmarkSendMessageExternal/ {
-			split($1, a, "="); sub(/-[0-9]+$/, "", a[2]);
-			for (i = 1; i <= NF; i++) { if ($i == "req/s") r = $(i-1); if ($i == "p50-ms") p50 = $(i-1); if ($i == "p99-ms") p99 = $(i-1) }
-			printf "%-7s clients=%-3s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms\n", label, a[2], r, p50, p99 }'
+# run_client runs the benchmark client against URL $1 with -test.bench $2
+# and -test.benchtime $3.
+run_client() {
+	PACTUM_BENCH_URL=$1 "$work/bench.test" -test.run x -test.timeout 5m \
+		-test.bench "$2" -test.benchtime "$3"
 }
 
+# measure runs the client against $2 and prints, labelled $1, req/s, p50
+# and p99 per call and client count; the lines also go to $work/results.
+measure() {
+	run_client "$2" '^BenchmarkSendMessageExternal$' 2000x >/dev/null
+	{
+		run_client "$2" '^BenchmarkSendMessageExternal$' "${n}x"
+		run_client "$2" '^BenchmarkSendStreamingMessageExternal$/^clients=32$' "${n}x"
+	} | awk -v label="$1" '/FAIL|panic|Error|_test\.go/ { print > "/dev/stderr" }
+	/^BenchmarkSend/ {
+		mode = ($1 ~ /Streaming/) ? "stream" : "send";
+		split($1, a, "="); sub(/-[0-9]+$/, "", a[2]);
+		for (i = 1; i <= NF; i++) { if ($i == "req/s") r = $(i-1); if ($i == "p50-ms") p50 = $(i-1); if ($i == "p99-ms") p99 = $(i-1) }
+		printf "%-7s %-6s clients=%-3s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms\n", label, mode, a[2], r, p50, p99 }' |
+		tee -a "$work/results"
+}
+
+# start_server starts server $1 fresh and sets url to its endpoint.
+start_server() {
+	case $1 in
+	js)
+		port_free "$js_port"
+		(cd "$root/bench/js-baseline" && exec node server.mjs "$js_port" >"$work/js.log" 2>&1) &
+		pids=($!)
+		wait_port "$js_port"
+		url="http://127.0.0.1:$js_port/"
+		;;
+	a2ago)
+		port_free "$a2ago_port"
+		"$work/a2ago" "127.0.0.1:$a2ago_port" >"$work/a2ago.log" 2>&1 &
+		pids=($!)
+		wait_port "$a2ago_port"
+		url="http://127.0.0.1:$a2ago_port/"
+		;;
+	pactum)
+		port_free "$pactum_port"
+		rm -f "$work"/bench.db*
+		"$work/pactum" serve --config "$work/pactum.yaml" >"$work/pactum.log" 2>&1 &
+		pids=($!)
+		wait_port "$pactum_port"
+		url="http://127.0.0.1:$pactum_port/agents/echo"
+		;;
+	esac
+}
+
+count=${#servers[@]}
 for round in $(seq "$rounds"); do
 	echo "# round $round"
-	(cd "$root/bench/js-baseline" && exec node server.mjs "$js_port" >"$work/js.log" 2>&1) &
-	pids=($!)
-	wait_port "$js_port"
-	measure js "http://127.0.0.1:$js_port/"
-	kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
-
-	rm -f "$work"/bench.db*
-	"$work/pactum" serve --config "$work/pactum.yaml" >"$work/pactum.log" 2>&1 &
-	pids=($!)
-	wait_port "$pactum_port"
-	measure pactum "http://127.0.0.1:$pactum_port/agents/echo"
-	kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
-	pids=()
+	for i in $(seq 0 $((count - 1))); do
+		s=${servers[$(((round - 1 + i) % count))]}
+		start_server "$s"
+		measure "$s" "$url"
+		kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
+		pids=()
+	done
 done
+
+# Medians of the rounds, then the ratios.
+sort -s -k2,2 -k3,3 "$work/results" | awk -v rounds="$rounds" '
+function median(list,    v, k, i, j, t) {
+	k = split(list, v, " ")
+	for (i = 2; i <= k; i++) for (j = i; j > 1 && v[j-1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
+	return (k % 2) ? v[(k+1)/2] : (v[k/2] + v[k/2+1]) / 2
+}
+{
+	key = $2 " " $3 " " $1
+	if (!(key in r)) order[++nk] = key
+	r[key] = r[key] " " $4; p50[key] = p50[key] " " $7; p99[key] = p99[key] " " $10
+}
+END {
+	printf "# medians of %d rounds\n", rounds
+	for (i = 1; i <= nk; i++) {
+		k = order[i]; split(k, f, " ")
+		mr[k] = median(r[k]); m99[k] = median(p99[k])
+		printf "%-7s %-6s %-11s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms\n", f[3], f[1], f[2], mr[k], median(p50[k]), m99[k]
+	}
+	print "# ratios (pactum / peer: req/s, p99)"
+	for (i = 1; i <= nk; i++) {
+		k = order[i]; split(k, f, " ")
+		if (f[3] == "pactum") continue
+		pk = f[1] " " f[2] " pactum"
+		if (!(pk in mr) || mr[k] == 0 || m99[k] == 0) continue
+		printf "pactum/%-6s %-6s %-11s req/s %5.2fx  p99 %5.2fx\n", f[3], f[1], f[2], mr[pk] / mr[k], m99[pk] / m99[k]
+	}
+}'

@@ -147,6 +147,25 @@ func BenchmarkSendMessageExternal(b *testing.B) {
 	benchSend(b, url)
 }
 
+// BenchmarkSendStreamingMessage is BenchmarkSendMessage with
+// SendStreamingMessage: every request reads the whole SSE stream up to the
+// task's completed status. Run:
+// go test -run x -bench SendStreamingMessage$ -benchtime 6000x ./internal/server
+func BenchmarkSendStreamingMessage(b *testing.B) {
+	base := startServer(b, "workers: 64\nlog: {level: error}\nagents:\n  - name: echo\n    type: echo\n")
+	benchCall(b, base+"/agents/echo", "SendStreamingMessage")
+}
+
+// BenchmarkSendStreamingMessageExternal is BenchmarkSendMessageExternal
+// with SendStreamingMessage (bench/compare.sh drives it).
+func BenchmarkSendStreamingMessageExternal(b *testing.B) {
+	url := os.Getenv("PACTUM_BENCH_URL")
+	if url == "" {
+		b.Skip("set PACTUM_BENCH_URL to an A2A JSON-RPC endpoint")
+	}
+	benchCall(b, url, "SendStreamingMessage")
+}
+
 type memEcho struct{}
 
 func (memEcho) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
@@ -170,6 +189,15 @@ func (memEcho) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2
 // benchSend runs b.N blocking SendMessage calls against url from 1 and 32
 // concurrent clients and reports req/s, p50 and p99.
 func benchSend(b *testing.B, url string) {
+	benchCall(b, url, "SendMessage")
+}
+
+// benchCall runs b.N JSON-RPC calls of method (SendMessage or
+// SendStreamingMessage) against url from 1 and 32 concurrent clients and
+// reports req/s, p50 and p99. A call counts when its whole answer (for a
+// stream, every event until the server ends it) arrived with status 200
+// and contains TASK_STATE_COMPLETED.
+func benchCall(b *testing.B, url, method string) {
 	for _, clients := range []int{1, 32} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
@@ -192,10 +220,13 @@ func benchSend(b *testing.B, url string) {
 					defer wg.Done()
 					for range n {
 						id := seq.Add(1)
-						body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"SendMessage","params":{"message":{"messageId":"bench-%d-%d","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`, id, time.Now().UnixNano(), id)
+						body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s","params":{"message":{"messageId":"bench-%d-%d","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`, id, method, time.Now().UnixNano(), id)
 						req, _ := http.NewRequest(http.MethodPost, url, bytes.NewBufferString(body))
 						req.Header.Set("Content-Type", "application/json")
 						req.Header.Set("A2A-Version", "1.0")
+						if method == "SendStreamingMessage" {
+							req.Header.Set("Accept", "text/event-stream")
+						}
 						t0 := time.Now()
 						resp, err := hc.Do(req)
 						if err != nil {
@@ -205,7 +236,8 @@ func benchSend(b *testing.B, url string) {
 						out, _ := io.ReadAll(resp.Body)
 						resp.Body.Close()
 						lat[c] = append(lat[c], time.Since(t0))
-						if resp.StatusCode != 200 || !bytes.Contains(out, []byte("TASK_STATE_COMPLETED")) {
+						if resp.StatusCode != 200 || !bytes.Contains(out, []byte("TASK_STATE_COMPLETED")) ||
+							(method == "SendStreamingMessage" && !bytes.Contains(out, []byte("data:"))) {
 							failed.Add(1)
 						}
 					}
