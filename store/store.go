@@ -45,6 +45,12 @@ type Options struct {
 	// sessions default to read-only transactions. It implies SkipMigrate.
 	// Default false.
 	ReadOnly bool
+	// SkipIntegrityCheck opens the store without its integrity check at
+	// open (SQLite's PRAGMA quick_check, which reads the whole file): for
+	// callers that only glance at it and must answer at once, such as shell
+	// completion. A corrupt store then fails on the reads that reach the
+	// damage instead of at open. Default false: every open is checked.
+	SkipIntegrityCheck bool
 }
 
 // Errors drivers return for conditions callers test.

@@ -69,8 +69,9 @@ func taskCompletions(ctx context.Context, cf *configFlags, prefix string, keep f
 	}
 	ctx, cancel := context.WithTimeout(ctx, completeTimeout)
 	defer cancel()
-	// Opened read-only, a missing store is an error, never created.
-	c, done, err := openCore(ctx, cf, readOnly)
+	// Opened read-only, a missing store is an error, never created; a TAB
+	// does not wait for the integrity check to read the whole file.
+	c, done, err := openCore(ctx, cf, glance)
 	if err != nil {
 		return nil, none
 	}

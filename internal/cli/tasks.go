@@ -19,15 +19,18 @@ import (
 )
 
 // access says whether a command only reads the store or also writes it.
-type access bool
+type access int
 
 const (
+	// readWrite commands (tasks cancel|retry) open it as the server does.
+	readWrite access = iota
 	// readOnly commands (tasks list|get|timeline|export, runs list|report,
 	// audit verify) open the store read-only: they never create, migrate
 	// or write it, and they work on a read-only file.
-	readOnly access = true
-	// readWrite commands (tasks cancel|retry) open it as the server does.
-	readWrite access = false
+	readOnly
+	// glance is readOnly without the integrity check at open, which reads
+	// the whole file: for shell completion, which must answer at once.
+	glance
 )
 
 // openCore opens the configured store and a Coordinator without agents: it
@@ -54,7 +57,9 @@ func openStore(ctx context.Context, cf *configFlags, mode access) (task.Store, e
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.OpenWith(ctx, cfg.Store, store.Options{Logger: slog.New(slog.DiscardHandler), ReadOnly: bool(mode)})
+	st, err := store.OpenWith(ctx, cfg.Store, store.Options{
+		Logger: slog.New(slog.DiscardHandler), ReadOnly: mode != readWrite, SkipIntegrityCheck: mode == glance,
+	})
 	if err != nil {
 		if errors.Is(err, store.ErrNoStore) {
 			from := "the built-in default (no --config)"

@@ -40,7 +40,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			cfg.Logger, cfg.SkipMigrate, cfg.ReadOnly = opts.Logger, opts.SkipMigrate, opts.ReadOnly
+			cfg.Logger, cfg.SkipMigrate, cfg.ReadOnly, cfg.SkipIntegrityCheck = opts.Logger, opts.SkipMigrate, opts.ReadOnly, opts.SkipIntegrityCheck
 			s, err := New(ctx, cfg)
 			if err != nil {
 				return nil, err
@@ -115,6 +115,9 @@ type Config struct {
 	// write-ahead log is pending, nothing is migrated or checkpointed, and
 	// writes fail with store.ErrReadOnly. Default false.
 	ReadOnly bool
+	// SkipIntegrityCheck leaves out PRAGMA quick_check at open
+	// (store.Options SkipIntegrityCheck). Default false.
+	SkipIntegrityCheck bool
 	// Now is the clock used where the caller passes no time (AppendAudit).
 	// Default: time.Now, in UTC, truncated to the microsecond.
 	Now func() time.Time
@@ -313,7 +316,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if !strings.EqualFold(mode, "wal") {
 		return nil, fmt.Errorf("sqlite: open %s: journal mode is %q, WAL could not be enabled (is the file on a network file system?)", cfg.Path, mode)
 	}
-	if err := quickCheck(ctx, s.write); err != nil {
+	if err := s.quickCheck(ctx, s.write); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
 	if s.applied, err = s.migrate(ctx, !cfg.SkipMigrate); err != nil {
