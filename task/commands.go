@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // SubmitRequest asks the Coordinator to run a new task.
@@ -32,7 +33,12 @@ type SubmitResult struct {
 // in ctx) return an *Error and store nothing. The submission is a span
 // (a child of the span context in ctx, such as an incoming traceparent's)
 // whose context is stored with the task for its attempts to continue.
-func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (_ *SubmitResult, err error) {
+func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (*SubmitResult, error) {
+	return c.submitSpan(ctx, req, nil)
+}
+
+// submitSpan is Submit; lost is submit's.
+func (c *Coordinator) submitSpan(ctx context.Context, req SubmitRequest, lost chan<- error) (_ *SubmitResult, err error) {
 	// The submission's span: a child of the caller's span when a transport
 	// put an incoming traceparent in ctx. Its context is stored with the
 	// task (Envelope.TraceParent), the parent of every attempt.
@@ -51,12 +57,15 @@ func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (_ *SubmitR
 		}
 		endSpan(span, err)
 	}()
-	res, err = c.submit(ctx, req)
+	res, err = c.submit(ctx, req, lost)
 	return res, err
 }
 
-// submit is Submit inside the submission's span.
-func (c *Coordinator) submit(ctx context.Context, req SubmitRequest) (*SubmitResult, error) {
+// submit is Submit inside the submission's span. With lost set (a blocking
+// submission: SubmitAndWait) a task this node runs at once is created
+// speculatively (CreateParams.Speculative): its creation may commit with
+// its end, and lost receives the error if the creation never commits.
+func (c *Coordinator) submit(ctx context.Context, req SubmitRequest, lost chan<- error) (*SubmitResult, error) {
 	env := req.Envelope
 	spec, err := c.resolve(req.Agent, env.Action)
 	if err != nil {
@@ -87,8 +96,32 @@ func (c *Coordinator) submit(ctx context.Context, req SubmitRequest) (*SubmitRes
 	// With a worker free, claim the task in the same transaction and run it
 	// at once: one transaction and no dispatcher round trip saved.
 	runCtx, slot := c.trySlot()
+	var ann *announcement
 	if slot {
 		p.Claim = &ClaimParams{Owner: c.nextOwner(), Node: c.node, LeaseFor: c.leaseFor}
+		if lost != nil && len(p.Steps) > 0 && p.Steps[len(p.Steps)-1].To == StateQueued {
+			// Nobody hears of the task before its final state is
+			// committed: the caller waits for it, and the worker's
+			// writes of the task return only once the creation is
+			// committed with them or before them. (A task admission
+			// refused or held is answered at once: not speculative.)
+			p.Speculative = true
+			id := t.ID
+			ann = &announcement{c: c}
+			p.Committed = func(err error) {
+				if err == nil {
+					ann.committed()
+					return
+				}
+				c.log.Error("task creation did not commit; its attempt is stopped", "task", id, "err", err)
+				// Remembered if its attempt has not registered yet.
+				c.stopAttempt(id, true)
+				select {
+				case lost <- err:
+				default:
+				}
+			}
+		}
 	}
 	stored, err := c.store.CreateTask(ctx, p)
 	if slot && (err != nil || stored.State != StateInProgress) {
@@ -108,7 +141,11 @@ func (c *Coordinator) submit(ctx context.Context, req SubmitRequest) (*SubmitRes
 	case StateInProgress:
 		c.observe(spec.Name, StateQueued, StateInProgress)
 		c.logStep(stored.ID, spec.Name, StateQueued, StateInProgress, "claimed")
-		c.publishStatus(stored)
+		if ann != nil {
+			ann.stored(stored)
+		} else {
+			c.publishStatus(stored)
+		}
 		c.launch(runCtx, stored)
 	case StateQueued:
 		c.publishStatus(stored)
@@ -303,4 +340,38 @@ func (c *Coordinator) Continue(ctx context.Context, id string, msg Message) (*Ta
 		msg.Role = RoleUser
 	}
 	return c.requeue(ctx, t, TransitionParams{From: StateInputRequired, Reason: "input received", Messages: []Message{msg}})
+}
+
+// announcement publishes a speculatively created task's status once it is
+// both stored (committed) and returned to submit, whichever comes last:
+// observers (the dashboard, the pusher) read what an event names, so a
+// task is announced only once readers can find it.
+type announcement struct {
+	c    *Coordinator
+	mu   sync.Mutex
+	snap *Task // set by stored
+	done bool  // set by committed
+}
+
+// stored hands over the task as CreateTask returned it, before it runs.
+func (a *announcement) stored(t *Task) {
+	snap := *t
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.done {
+		a.c.publishStatus(&snap)
+		return
+	}
+	a.snap = &snap
+}
+
+// committed says the creation committed.
+func (a *announcement) committed() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.snap != nil {
+		a.c.publishStatus(a.snap)
+		return
+	}
+	a.done = true
 }

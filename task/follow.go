@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"sync"
 )
@@ -196,7 +197,8 @@ func (c *Coordinator) SubmitAndWait(ctx context.Context, req SubmitRequest) (*Su
 	}
 	ch, cancel := c.broker.subscribe(req.Envelope.TaskID, waiterBuffer)
 	defer cancel()
-	res, err := c.Submit(ctx, req)
+	lost := make(chan error, 1)
+	res, err := c.submitSpan(ctx, req, lost)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +209,7 @@ func (c *Coordinator) SubmitAndWait(ctx context.Context, req SubmitRequest) (*Su
 		return res, nil
 	}
 	if !res.Duplicate {
-		whole, err := finalEvent(ctx, ch)
+		whole, err := finalEvent(ctx, ch, lost)
 		if err != nil {
 			return nil, err
 		}
@@ -225,12 +227,16 @@ func (c *Coordinator) SubmitAndWait(ctx context.Context, req SubmitRequest) (*Su
 }
 
 // finalEvent waits for the final event on ch and returns its task when the
-// event carries it whole; nil when it does not or ch closed first.
-func finalEvent(ctx context.Context, ch <-chan Event) (*Task, error) {
+// event carries it whole; nil when it does not or ch closed first. An error
+// on lost (the task's speculative creation did not commit) ends the wait
+// with that error.
+func finalEvent(ctx context.Context, ch <-chan Event, lost <-chan error) (*Task, error) {
 	for {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case err := <-lost:
+			return nil, fmt.Errorf("submit task: the store did not commit it: %w", err)
 		case ev, ok := <-ch:
 			if !ok {
 				return nil, nil

@@ -142,6 +142,26 @@ type CreateParams struct {
 	// and Limit are ignored). A node with a free worker uses it to run a new
 	// task at once without a second transaction.
 	Claim *ClaimParams
+	// Speculative lets CreateTask return before the transaction that
+	// creates the task commits. Everything is checked and written as
+	// usual (ErrDuplicate and every refusal are still returned), but the
+	// store may keep the transaction open for a moment, so that the
+	// task's next writes commit with it: a task that ends at once is
+	// created, run and settled in one commit. Until that commit the task
+	// is seen only by the store's own later writes and a crash loses it;
+	// a later write of the task returns only once the creation is
+	// committed with it or before it. Only a caller that tells no one
+	// of the task before one of its later writes has returned may set it
+	// (a blocking submission, whose answer is the task's final state).
+	// A store may ignore it and commit before returning, as PostgreSQL
+	// does; see docs/storage.md.
+	Speculative bool
+	// Committed, with Speculative, is called once CreateTask returned the
+	// task: with nil when the creation committed, or with the error that
+	// rolled it back (the task then does not exist). A store that
+	// committed before returning calls it with nil before it returns. It
+	// may run on the store's writer: it must not block.
+	Committed func(error)
 }
 
 // TransitionParams describes a conditional state change.

@@ -96,6 +96,10 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 	}
 	t.History = driver.CloneMessages(p.Task.History)
 	t.MarkComplete()
+	if p.Speculative && p.Committed != nil {
+		// Never speculative here: the creation committed above.
+		p.Committed(nil)
+	}
 	return t, nil
 }
 

@@ -5,24 +5,49 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Group commit. SQLite has one writer; with many concurrent callers most of
 // a commit's cost is writing the same hot pages (the task table's newest
 // leaf, the record and audit indexes) to the WAL again for every caller.
 // The batcher runs the write functions that queued up while the previous
-// commit was under way in ONE transaction, each inside its own SAVEPOINT:
-// a function that fails is rolled back to its savepoint alone, the others
-// commit together, and every caller is answered only after the commit (or
-// with the commit's error). A lone caller gets a transaction of its own.
+// commit was under way in ONE transaction: a function that fails is undone
+// alone (see runGroup), the others commit together, and every caller is
+// answered only after the commit (or with the commit's error). A lone
+// caller gets a transaction of its own.
+//
+// Speculative creations (task.CreateParams.Speculative) are answered as
+// soon as their function ran, before the commit, and the transaction is
+// then held open (up to Config.SpeculativeHold) for the next write of each
+// such task: a blocking request's task is created, run and settled in one
+// commit. Writes that arrive meanwhile join the transaction; each is
+// answered after the commit, as any other, so nothing that depends on a
+// speculative creation is answered before it is durable.
 
 // maxBatch bounds how many write functions share one transaction.
 const maxBatch = 64
+
+// maxHeld bounds the write functions of a transaction held open for
+// speculative creations' next writes.
+const maxHeld = 4 * maxBatch
 
 type writeReq struct {
 	ctx  context.Context
 	fn   func(*txn) error
 	done chan error
+	writeOpts
+}
+
+// writeOpts says what a write is about, for holding a transaction open.
+type writeOpts struct {
+	// task is the task the write changes ("" for none in particular).
+	task string
+	// early answers the caller once fn succeeded, before the commit (a
+	// speculative creation); committed, when set, then learns the commit's
+	// outcome.
+	early     bool
+	committed func(error)
 }
 
 var errClosed = errors.New("sqlite: store is closed")
@@ -32,10 +57,16 @@ var errClosed = errors.New("sqlite: store is closed")
 // transaction committed. fn returning errRollback undoes its own writes and
 // reports success.
 func (s *Store) inWriteTx(ctx context.Context, fn func(*txn) error) error {
+	return s.inWriteTxOpts(ctx, writeOpts{}, fn)
+}
+
+// inWriteTxOpts is inWriteTx for a write about o.task; with o.early it
+// returns once fn ran, before the commit.
+func (s *Store) inWriteTxOpts(ctx context.Context, o writeOpts, fn func(*txn) error) error {
 	if s.cfg.ReadOnly {
 		return errReadOnly
 	}
-	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1), writeOpts: o}
 	select {
 	case s.writes <- req:
 	case <-s.stop:
@@ -58,152 +89,260 @@ func (s *Store) batcher() {
 		select {
 		case first = <-s.writes:
 		case <-s.stop:
-			// Refuse what is still queued.
-			for {
-				select {
-				case r := <-s.writes:
-					r.done <- errClosed
-				default:
-					return
-				}
-			}
+			s.refuseQueued()
+			return
 		}
-		batch = append(batch[:0], first)
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case r := <-s.writes:
-				batch = append(batch, r)
-			default:
-				break fill
-			}
-		}
-		s.runBatch(batch)
+		s.runBatch(s.fill(append(batch[:0], first), maxBatch))
 	}
 }
 
-// runBatch runs batch in one transaction. Several functions first run
-// without savepoints, which spares each two statements and SQLite's
-// statement journal; if one of them fails (or undoes itself with
-// errRollback) the transaction is rolled back and the batch runs again with
-// a savepoint around each function. Write functions are safe to run twice:
-// they only read the transaction and assign their results.
+// refuseQueued answers every queued write with errClosed.
+func (s *Store) refuseQueued() {
+	for {
+		select {
+		case r := <-s.writes:
+			r.done <- errClosed
+		default:
+			return
+		}
+	}
+}
+
+// fill adds the writes already queued to batch, up to limit in all.
+func (s *Store) fill(batch []*writeReq, limit int) []*writeReq {
+	for len(batch) < limit {
+		select {
+		case r := <-s.writes:
+			batch = append(batch, r)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// runBatch runs batch in one transaction and answers every caller; with
+// speculative creations in it, it holds the transaction open for their
+// tasks' next writes first (hold).
 func (s *Store) runBatch(batch []*writeReq) {
-	if len(batch) > 1 && s.runOptimistic(batch) {
-		return
-	}
-	s.runIsolated(batch)
-}
-
-// runOptimistic runs batch in one transaction without savepoints and
-// commits it if every function succeeded. It reports false, having written
-// nothing and answered no one, when a function failed.
-func (s *Store) runOptimistic(batch []*writeReq) bool {
-	ctx := context.Background()
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return false // runIsolated tries again and answers
-	}
-	defer func() { _ = tx.Rollback() }()
-	errs := make([]error, len(batch))
-	var head txn
-	for i, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			errs[i] = err // skipped: it wrote nothing
-			continue
-		}
-		x := s.batchTxn(ctx, tx, &head)
-		if err := r.fn(x); err != nil {
-			return false
-		}
-		head = *x
-	}
-	commitErr := tx.Commit()
-	for i, r := range batch {
-		if errs[i] == nil && commitErr != nil {
-			errs[i] = fmt.Errorf("commit: %w", commitErr)
-		}
-		r.done <- errs[i]
-	}
-	return true
-}
-
-// runIsolated runs batch in one transaction, each function of several
-// inside its own savepoint, so that one that fails is undone alone.
-func (s *Store) runIsolated(batch []*writeReq) {
-	errs := make([]error, len(batch))
-	answer := func(commitErr error) {
-		for i, r := range batch {
-			if errs[i] == nil && commitErr != nil {
-				errs[i] = commitErr
-			}
-			r.done <- errs[i]
-		}
-	}
 	// The transaction must not die with one caller's context: a canceled
 	// statement inside an explicit transaction makes SQLite roll the whole
 	// transaction back. Callers' contexts are checked before their turn.
 	ctx := context.Background()
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
-		answer(fmt.Errorf("begin: %w", err))
+		err = fmt.Errorf("begin: %w", err)
+		for _, r := range batch {
+			r.done <- err
+		}
 		return
 	}
 	defer func() { _ = tx.Rollback() }()
-	single := len(batch) == 1
-	var head txn // carries the audit head from one function to the next
-	for i, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			errs[i] = err
-			continue
+	b := &held{tx: tx}
+	if err := s.runGroup(ctx, b, batch, true); err != nil {
+		b.finish(err)
+		return
+	}
+	if len(b.reqs) == 1 && b.errs[0] != nil {
+		// A lone function that failed (or undid itself): nothing to
+		// commit. The deferred Rollback undoes it.
+		if errors.Is(b.errs[0], errRollback) {
+			b.errs[0] = nil
 		}
-		x := s.batchTxn(ctx, tx, &head)
-		if single {
-			errs[i] = r.fn(x)
-			if errors.Is(errs[i], errRollback) {
-				errs[i] = nil
-				_ = tx.Rollback()
-				answer(nil)
-				return
-			}
-			if errs[i] != nil {
-				_ = tx.Rollback()
-				answer(nil)
-				return
-			}
-			head = *x
-			continue
-		}
-		if _, err := tx.StmtContext(ctx, s.w.savepoint).ExecContext(ctx); err != nil {
-			errs[i] = fmt.Errorf("savepoint: %w", err)
-			continue
-		}
-		ferr := r.fn(x)
-		if ferr != nil {
-			if _, err := tx.StmtContext(ctx, s.w.rollbackTo).ExecContext(ctx); err != nil {
-				// The transaction is unusable; fail everything.
-				answer(fmt.Errorf("roll back to savepoint after %v: %w", ferr, err))
-				return
-			}
-			// The audit head may have moved inside the rolled-back part.
-			head.headLoaded = false
-			if errors.Is(ferr, errRollback) {
-				ferr = nil
-			}
-			errs[i] = ferr
-		} else {
-			head = *x
-		}
-		if _, err := tx.StmtContext(ctx, s.w.release).ExecContext(ctx); err != nil {
-			answer(fmt.Errorf("release savepoint: %w", err))
+		b.finish(nil)
+		return
+	}
+	if len(b.pending) > 0 && s.cfg.SpeculativeHold > 0 {
+		if err := s.hold(ctx, b); err != nil {
+			b.finish(err)
 			return
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		answer(fmt.Errorf("commit: %w", err))
+		b.finish(fmt.Errorf("commit: %w", err))
 		return
 	}
-	answer(nil)
+	s.commits.Add(1)
+	b.finish(nil)
+}
+
+// held is one write transaction and the requests it ran.
+type held struct {
+	tx   *sql.Tx
+	head txn // the audit head as the last function left it
+	reqs []*writeReq
+	errs []error
+	// answered marks the requests answered before the commit.
+	answered []bool
+	// pending holds the tasks created speculatively in the transaction
+	// whose next write has not run in it yet.
+	pending map[string]bool
+}
+
+// hold keeps b's transaction open while it has speculative creations
+// whose tasks have not been written again, running the writes that arrive
+// meanwhile in it, until each such task was written again, maxHeld writes
+// ran or Config.SpeculativeHold passed. An error means the transaction is
+// unusable.
+func (s *Store) hold(ctx context.Context, b *held) error {
+	timer := time.NewTimer(s.cfg.SpeculativeHold)
+	defer timer.Stop()
+	next := make([]*writeReq, 0, maxBatch)
+	for len(b.pending) > 0 && len(b.reqs) < maxHeld {
+		var r *writeReq
+		select {
+		case r = <-s.writes:
+		case <-timer.C:
+			return nil
+		case <-s.stop:
+			return nil
+		}
+		more := s.fill(append(next[:0], r), min(maxBatch, maxHeld-len(b.reqs)))
+		if err := s.runGroup(ctx, b, more, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish answers every request of b not answered yet: with its own error,
+// or err (the commit's) when its function succeeded. Speculative
+// creations answered before learn err through their committed function.
+func (b *held) finish(err error) {
+	for i, r := range b.reqs {
+		if b.answered[i] {
+			if r.committed != nil {
+				r.committed(err)
+			}
+			continue
+		}
+		e := b.errs[i]
+		if e == nil {
+			e = err
+		}
+		r.done <- e
+	}
+}
+
+// runGroup runs reqs in b's transaction after what it holds already, and
+// answers the speculative creations among them that succeeded. Several
+// functions first run together without savepoints of their own (which
+// spares each two statements and SQLite's statement journal) inside one
+// savepoint; if one of them fails (or undoes itself with errRollback) the
+// group is rolled back to that savepoint and runs again with a savepoint
+// around each function. Write functions are safe to run twice: they only
+// read the transaction and assign their results. A lone function of a
+// fresh transaction (first) runs bare: the caller rolls the transaction
+// back if it fails. runGroup returns an error only when the transaction is
+// unusable; every request of reqs has then been added to b.
+func (s *Store) runGroup(ctx context.Context, b *held, reqs []*writeReq, first bool) error {
+	base := len(b.reqs)
+	b.reqs = append(b.reqs, reqs...)
+	for range reqs {
+		b.errs = append(b.errs, nil)
+		b.answered = append(b.answered, false)
+	}
+	errs := b.errs[base:]
+	undone := make([]bool, len(reqs))
+	if first && len(reqs) == 1 {
+		r := reqs[0]
+		if errs[0] = r.ctx.Err(); errs[0] == nil {
+			x := s.batchTxn(ctx, b.tx, &b.head)
+			if errs[0] = r.fn(x); errs[0] == nil {
+				b.head = *x
+			}
+		}
+	} else {
+		if _, err := b.tx.StmtContext(ctx, s.w.savepointG).ExecContext(ctx); err != nil {
+			return fmt.Errorf("savepoint: %w", err)
+		}
+		if !s.runBare(ctx, b, reqs, errs) {
+			if _, err := b.tx.StmtContext(ctx, s.w.rollbackToG).ExecContext(ctx); err != nil {
+				return fmt.Errorf("roll back to savepoint: %w", err)
+			}
+			if err := s.runIsolated(ctx, b, reqs, errs, undone); err != nil {
+				return err
+			}
+		}
+		if _, err := b.tx.StmtContext(ctx, s.w.releaseG).ExecContext(ctx); err != nil {
+			return fmt.Errorf("release savepoint: %w", err)
+		}
+	}
+	// Every write about a task created speculatively in the transaction
+	// ends its wait; then the new speculative creations are answered.
+	for _, r := range reqs {
+		if !r.early {
+			delete(b.pending, r.task)
+		}
+	}
+	for i, r := range reqs {
+		if !r.early || errs[i] != nil || undone[i] {
+			continue
+		}
+		if b.pending == nil {
+			b.pending = map[string]bool{}
+		}
+		b.pending[r.task] = true
+		b.answered[base+i] = true
+		r.done <- nil
+	}
+	return nil
+}
+
+// runBare runs reqs one after the other without savepoints and reports
+// whether every one succeeded; errs gets the contexts that had ended (those
+// functions are skipped and write nothing).
+func (s *Store) runBare(ctx context.Context, b *held, reqs []*writeReq, errs []error) bool {
+	head := b.head
+	for i, r := range reqs {
+		if errs[i] = r.ctx.Err(); errs[i] != nil {
+			continue
+		}
+		x := s.batchTxn(ctx, b.tx, &head)
+		if err := r.fn(x); err != nil {
+			errs[i] = nil
+			return false
+		}
+		head = *x
+	}
+	b.head = head
+	return true
+}
+
+// runIsolated runs reqs each inside its own savepoint, so that one that
+// fails is undone alone; undone marks those that undid themselves
+// (errRollback, reported as success).
+func (s *Store) runIsolated(ctx context.Context, b *held, reqs []*writeReq, errs []error, undone []bool) error {
+	// The audit head may have moved inside the rolled-back part.
+	b.head.headLoaded = false
+	for i, r := range reqs {
+		if errs[i] = r.ctx.Err(); errs[i] != nil {
+			continue
+		}
+		if _, err := b.tx.StmtContext(ctx, s.w.savepoint).ExecContext(ctx); err != nil {
+			errs[i] = fmt.Errorf("savepoint: %w", err)
+			continue
+		}
+		x := s.batchTxn(ctx, b.tx, &b.head)
+		ferr := r.fn(x)
+		if ferr != nil {
+			if _, err := b.tx.StmtContext(ctx, s.w.rollbackTo).ExecContext(ctx); err != nil {
+				// The transaction is unusable; fail everything.
+				return fmt.Errorf("roll back to savepoint after %v: %w", ferr, err)
+			}
+			b.head.headLoaded = false
+			if errors.Is(ferr, errRollback) {
+				ferr, undone[i] = nil, true
+			}
+			errs[i] = ferr
+		} else {
+			b.head = *x
+		}
+		if _, err := b.tx.StmtContext(ctx, s.w.release).ExecContext(ctx); err != nil {
+			return fmt.Errorf("release savepoint: %w", err)
+		}
+	}
+	return nil
 }
 
 // batchTxn returns the txn of the next function of a batch in tx, carrying

@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -103,6 +104,13 @@ type Config struct {
 	// 1s; negative leaves checkpoints to SQLite, which runs them inside
 	// the commit that grows the log past 1000 pages.
 	CheckpointInterval time.Duration
+	// SpeculativeHold is how long the writer keeps a transaction open,
+	// after it created a task speculatively (task.CreateParams
+	// Speculative), for that task's next write, so that both commit
+	// together. Writes that arrive meanwhile join the transaction and
+	// wait for its commit, so this is also the most it delays them.
+	// Default 1ms; negative commits at once.
+	SpeculativeHold time.Duration
 	// Logger receives the store's logs. Default: logs are discarded.
 	Logger *slog.Logger
 	// SkipMigrate makes New refuse a database whose schema is not current
@@ -151,6 +159,9 @@ func (c *Config) validate() error {
 	}
 	if c.CheckpointInterval == 0 {
 		c.CheckpointInterval = time.Second
+	}
+	if c.SpeculativeHold == 0 {
+		c.SpeculativeHold = time.Millisecond
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -246,6 +257,8 @@ type Store struct {
 	done        chan struct{}
 	writes      chan *writeReq
 	batcherDone chan struct{}
+	// commits counts the write transactions committed (tests read it).
+	commits atomic.Int64
 }
 
 var _ task.Store = (*Store)(nil)

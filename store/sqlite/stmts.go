@@ -62,18 +62,23 @@ type stmts struct {
 	savepoint      *sql.Stmt
 	rollbackTo     *sql.Stmt
 	release        *sql.Stmt
-	claimNext      *sql.Stmt
-	claimOne       *sql.Stmt
-	renewLease     *sql.Stmt
-	expiredLeases  *sql.Stmt
-	nextRunAfter   *sql.Stmt
-	putPush        *sql.Stmt
-	getPush        *sql.Stmt
-	listPush       *sql.Stmt
-	anyPush        *sql.Stmt
-	deletePush     *sql.Stmt
-	markPush       *sql.Stmt
-	pushBacklog    *sql.Stmt
+	// savepointG, rollbackToG and releaseG wrap a group of write
+	// functions run without savepoints of their own (batch.go runGroup).
+	savepointG    *sql.Stmt
+	rollbackToG   *sql.Stmt
+	releaseG      *sql.Stmt
+	claimNext     *sql.Stmt
+	claimOne      *sql.Stmt
+	renewLease    *sql.Stmt
+	expiredLeases *sql.Stmt
+	nextRunAfter  *sql.Stmt
+	putPush       *sql.Stmt
+	getPush       *sql.Stmt
+	listPush      *sql.Stmt
+	anyPush       *sql.Stmt
+	deletePush    *sql.Stmt
+	markPush      *sql.Stmt
+	pushBacklog   *sql.Stmt
 }
 
 func (s *stmts) list(write bool) []struct {
@@ -153,6 +158,9 @@ func (s *stmts) list(write bool) []struct {
 		{&s.savepoint, `SAVEPOINT w`},
 		{&s.rollbackTo, `ROLLBACK TO w`},
 		{&s.release, `RELEASE w`},
+		{&s.savepointG, `SAVEPOINT g`},
+		{&s.rollbackToG, `ROLLBACK TO g`},
+		{&s.releaseG, `RELEASE g`},
 		// Takes the key unless a live one holds it: an expired key (expiry
 		// at or before the last parameter, now) is replaced; a live one
 		// leaves the statement with no row changed.

@@ -40,7 +40,8 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 	actor, key, idem := plan.Actor, plan.Key, plan.Idempotent
 
 	var dup *task.Task
-	err = s.inWriteTx(ctx, func(x *txn) error {
+	o := writeOpts{task: id, early: p.Speculative, committed: p.Committed}
+	err = s.inWriteTxOpts(ctx, o, func(x *txn) error {
 		if err := x.insertTask(plan); err != nil {
 			return err
 		}
@@ -101,7 +102,7 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 	}
 	var t *task.Task
 	var env []byte
-	err = s.inWriteTx(ctx, func(x *txn) error {
+	err = s.inWriteTxOpts(ctx, writeOpts{task: p.TaskID}, func(x *txn) error {
 		// One statement in the common case; when it matches nothing, read
 		// the row to say why.
 		var err error

@@ -1,0 +1,245 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pactum/pactum/audit"
+	"github.com/pactum/pactum/store/internal/driver"
+	"github.com/pactum/pactum/task"
+)
+
+// specStore opens a store whose writer holds a transaction open for hold
+// after a speculative creation.
+func specStore(t *testing.T, hold time.Duration) *Store {
+	t.Helper()
+	s, err := New(t.Context(), Config{Path: filepath.Join(t.TempDir(), "pactum.db"), SpeculativeHold: hold})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// committedCalls records the calls of a CreateParams.Committed.
+type committedCalls struct {
+	n   atomic.Int32
+	err atomic.Value
+}
+
+func (c *committedCalls) fn(err error) {
+	c.n.Add(1)
+	if err != nil {
+		c.err.Store(err)
+	}
+}
+
+// specCreate creates task id speculatively, claimed by "w1", as a blocking
+// submission on a node with a free worker does.
+func specCreate(t *testing.T, s *Store, id string, calls *committedCalls) *task.Task {
+	t.Helper()
+	now := driver.Norm(time.Now())
+	got, err := s.CreateTask(t.Context(), task.CreateParams{
+		Task: &task.Task{ID: id, ContextID: "c-" + id, Agent: "echo", MaxAttempts: 3, Envelope: task.Envelope{
+			TaskID: id, Actor: "alice", Action: "echo", IdempotencyKey: "m-" + id,
+			Input: task.Message{ID: "m-" + id, Role: task.RoleUser, Parts: []task.Part{task.TextPart("hi")}},
+		}, History: []task.Message{{ID: "m-" + id, Role: task.RoleUser, Parts: []task.Part{task.TextPart("hi")}}}},
+		Steps:          []task.Step{{To: task.StateValidated}, {To: task.StateQueued}},
+		Audit:          []task.AuditInput{{Kind: task.AuditSubmitted, TaskID: id, Actor: "alice"}},
+		Now:            now,
+		IdempotencyTTL: time.Hour,
+		Claim:          &task.ClaimParams{Owner: "w1", Node: "n1", LeaseFor: time.Minute},
+		Speculative:    true,
+		Committed:      calls.fn,
+	})
+	if err != nil {
+		t.Fatalf("speculative create of %s: %v", id, err)
+	}
+	if got.State != task.StateInProgress {
+		t.Fatalf("speculative create of %s: state %s, want in_progress (claimed)", id, got.State)
+	}
+	return got
+}
+
+func succeed(ctx context.Context, s *Store, id string) error {
+	_, err := s.Transition(ctx, task.TransitionParams{
+		TaskID: id, From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: "w1", Node: "n1",
+		Now:      driver.Norm(time.Now()),
+		Messages: []task.Message{{ID: "a-" + id, Role: task.RoleAgent, Parts: []task.Part{task.TextPart("hi")}}},
+	})
+	return err
+}
+
+// TestSpeculativeCreateCommitsWithItsEnd: a task created speculatively is
+// invisible to readers until its next write, which commits the creation
+// and itself in ONE transaction; the record and the audit chain are whole.
+func TestSpeculativeCreateCommitsWithItsEnd(t *testing.T) {
+	t.Parallel()
+	// A hold far longer than the test: only the task's next write can end it.
+	s := specStore(t, time.Hour)
+	before := s.commits.Load()
+	var calls committedCalls
+	specCreate(t, s, "t1", &calls)
+	if _, err := s.GetTask(t.Context(), "t1", -1); !errors.Is(err, task.ErrNotFound) {
+		t.Fatalf("GetTask before the creation committed: %v, want ErrNotFound (readers must not see it yet)", err)
+	}
+	if n := calls.n.Load(); n != 0 {
+		t.Fatalf("Committed called %d times before the commit", n)
+	}
+	if err := succeed(t.Context(), s, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.commits.Load() - before; got != 1 {
+		t.Errorf("creation and end took %d commits, want 1", got)
+	}
+	if n, err := calls.n.Load(), calls.err.Load(); n != 1 || err != nil {
+		t.Errorf("Committed called %d times (error %v), want once with nil", n, err)
+	}
+	got, err := s.GetTask(t.Context(), "t1", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != task.StateSucceeded || len(got.History) != 2 {
+		t.Fatalf("after its end: state %s with %d messages, want succeeded with 2", got.State, len(got.History))
+	}
+	recs, err := s.Records(t.Context(), "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var path []task.State
+	for _, r := range recs {
+		path = append(path, r.To)
+	}
+	if want := []task.State{task.StateValidated, task.StateQueued, task.StateInProgress, task.StateSucceeded}; fmt.Sprint(path) != fmt.Sprint(want) {
+		t.Errorf("records lead through %v, want %v", path, want)
+	}
+	rep, err := audit.Verify(t.Context(), s)
+	if err != nil || !rep.OK {
+		t.Fatalf("audit verify: %v %+v", err, rep)
+	}
+}
+
+// TestSpeculativeCreateCommitsAfterHold: with no next write the creation
+// commits once the hold has passed, and Committed says so.
+func TestSpeculativeCreateCommitsAfterHold(t *testing.T) {
+	t.Parallel()
+	s := specStore(t, 20*time.Millisecond)
+	var calls committedCalls
+	specCreate(t, s, "t1", &calls)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := s.GetTask(t.Context(), "t1", -1)
+		if err == nil {
+			if got.State != task.StateInProgress {
+				t.Fatalf("state %s, want in_progress", got.State)
+			}
+			break
+		}
+		if !errors.Is(err, task.ErrNotFound) || time.Now().After(deadline) {
+			t.Fatalf("the creation never committed: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Committed is called right after the commit, before the writer
+	// takes the next write: one more write through the writer orders it.
+	if err := s.AppendAudit(t.Context(), []task.AuditInput{{Kind: task.AuditKind("test")}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := calls.n.Load(), calls.err.Load(); n != 1 || err != nil {
+		t.Errorf("Committed called %d times (error %v), want once with nil", n, err)
+	}
+	if err := succeed(t.Context(), s, "t1"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWriteJoiningAHeldTransactionWaitsForItsCommit: a write that arrives
+// while the writer holds a speculative creation open joins its
+// transaction and is answered only after the commit, so nothing written
+// after a speculative creation is acknowledged before it is durable.
+func TestWriteJoiningAHeldTransactionWaitsForItsCommit(t *testing.T) {
+	t.Parallel()
+	s := specStore(t, time.Hour)
+	var calls committedCalls
+	specCreate(t, s, "t1", &calls)
+	done := make(chan error, 1)
+	go func() {
+		done <- s.AppendAudit(context.Background(), []task.AuditInput{{Kind: task.AuditKind("joined"), TaskID: "x"}})
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("a write joining the held transaction returned (%v) before the transaction committed", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := succeed(t.Context(), s, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	entries, err := s.AuditEntries(t.Context(), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range entries {
+		found = found || e.Kind == "joined"
+	}
+	if !found {
+		t.Error("the joined write's audit entry is not stored")
+	}
+	rep, err := audit.Verify(t.Context(), s)
+	if err != nil || !rep.OK {
+		t.Fatalf("audit verify: %v %+v", err, rep)
+	}
+}
+
+// TestSpeculativeCreateSurvivesAFailingNeighbour: a speculative creation
+// answered before the commit is kept when a write run after it in the same
+// transaction fails (that one alone is undone), and a duplicate
+// speculative creation is refused as any other.
+func TestSpeculativeCreateSurvivesAFailingNeighbour(t *testing.T) {
+	t.Parallel()
+	s := specStore(t, time.Hour)
+	var calls committedCalls
+	specCreate(t, s, "t1", &calls)
+	// A transition from the wrong state fails inside the held transaction.
+	_, err := s.Transition(t.Context(), task.TransitionParams{
+		TaskID: "t1", From: task.StateQueued, To: task.StateCanceled, Node: "n1", Now: driver.Norm(time.Now()),
+	})
+	if !errors.Is(err, task.ErrStateConflict) {
+		t.Fatalf("transition from the wrong state: %v, want ErrStateConflict", err)
+	}
+	// That failed write of t1 ended the hold: the creation is committed.
+	got, err := s.GetTask(t.Context(), "t1", -1)
+	if err != nil || got.State != task.StateInProgress {
+		t.Fatalf("after a failing neighbour: %v, %v; want t1 stored in_progress", got, err)
+	}
+	// The same (actor, key) again: a duplicate, nothing new written.
+	now := driver.Norm(time.Now())
+	_, err = s.CreateTask(t.Context(), task.CreateParams{
+		Task: &task.Task{ID: "t2", ContextID: "c", Agent: "echo", MaxAttempts: 3, Envelope: task.Envelope{
+			TaskID: "t2", Actor: "alice", Action: "echo", IdempotencyKey: "m-t1",
+			Input: task.Message{ID: "m-t1", Role: task.RoleUser, Parts: []task.Part{task.TextPart("hi")}},
+		}},
+		Steps: []task.Step{{To: task.StateValidated}, {To: task.StateQueued}}, Now: now,
+		IdempotencyTTL: time.Hour, Speculative: true, Committed: calls.fn,
+	})
+	if !errors.Is(err, task.ErrDuplicate) {
+		t.Fatalf("duplicate speculative create: %v, want ErrDuplicate", err)
+	}
+	if _, err := s.GetTask(t.Context(), "t2", 0); !errors.Is(err, task.ErrNotFound) {
+		t.Errorf("the duplicate was stored: %v", err)
+	}
+	if err := succeed(t.Context(), s, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls.n.Load(); n != 1 {
+		t.Errorf("Committed called %d times, want once (the duplicate is refused, not committed)", n)
+	}
+}

@@ -1,0 +1,145 @@
+package task_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pactum/pactum/task"
+)
+
+// createSpy records whether each CreateTask was speculative; with fail set
+// it also reports a speculative creation as lost (Committed with an error)
+// once the real store created it: the fault a failed commit would be. The
+// store itself cannot be made to fail its commit on demand, so the fault
+// is injected here.
+type createSpy struct {
+	task.Store
+	mu   sync.Mutex
+	spec []bool
+	// claimed says whether each CreateTask also claimed the task.
+	claimed []bool
+	fail    error
+	// before, when set, is waited for before the loss is reported.
+	before <-chan struct{}
+}
+
+func (s *createSpy) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task, error) {
+	s.mu.Lock()
+	s.spec = append(s.spec, p.Speculative)
+	s.claimed = append(s.claimed, p.Claim != nil)
+	fail := s.fail
+	s.mu.Unlock()
+	committed := p.Committed
+	if fail != nil {
+		p.Speculative, p.Committed = false, nil
+	}
+	t, err := s.Store.CreateTask(ctx, p)
+	if err == nil && fail != nil && committed != nil {
+		go func() {
+			if s.before != nil {
+				<-s.before
+			}
+			committed(fail)
+		}()
+	}
+	return t, err
+}
+
+func (s *createSpy) calls() (spec, claimed []bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]bool(nil), s.spec...), append([]bool(nil), s.claimed...)
+}
+
+// A blocking submission that runs at once (it took a free worker: the
+// dispatcher's poll holds them all for a moment, and a submission then
+// queues its task instead) creates its task speculatively, one commit with
+// its end on SQLite, and still answers the whole, stored task; a
+// submission that does not wait never does.
+func TestBlockingSubmitIsSpeculative(t *testing.T) {
+	t.Parallel()
+	spy := &createSpy{}
+	b := setupWrapped(t, task.Options{Agents: []task.AgentSpec{{Name: "echo", Runner: echoRunner(nil)}}},
+		func(s task.Store) task.Store { spy.Store = s; return spy })
+	ctx := context.Background()
+	want := []task.State{task.StateRequested, task.StateValidated, task.StateQueued, task.StateInProgress, task.StateSucceeded}
+	const n = 10
+	for i := range n {
+		res, err := b.coord.SubmitAndWait(ctx, task.SubmitRequest{Envelope: envelope("echo", "a", "hello")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Task.State != task.StateSucceeded {
+			t.Fatalf("blocking submit %d ended %s", i, res.Task.State)
+		}
+		// Answered only once durable: the store has it, whole, for any reader.
+		stored, err := b.store.GetTask(ctx, res.Task.ID, -1)
+		if err != nil || stored.State != task.StateSucceeded || len(stored.Artifacts) != 1 {
+			t.Fatalf("stored task after the answer: %+v, %v", stored, err)
+		}
+		if got := states(t, b, res.Task.ID); !equalStates(got, want) {
+			t.Fatalf("timeline %v, want %v", got, want)
+		}
+	}
+	for range n {
+		sub, err := b.coord.Submit(ctx, task.SubmitRequest{Envelope: envelope("echo", "a", "again")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait(t, b, sub.Task.ID)
+	}
+	spec, claimed := spy.calls()
+	speculative := 0
+	for i := range spec {
+		if i >= n && spec[i] {
+			t.Fatalf("Submit %d created its task speculatively", i-n)
+		}
+		if i < n && spec[i] != claimed[i] {
+			t.Fatalf("SubmitAndWait %d: speculative %v, claimed %v; want speculative exactly when claimed", i, spec[i], claimed[i])
+		}
+		if spec[i] {
+			speculative++
+		}
+	}
+	if len(spec) != 2*n || speculative == 0 {
+		t.Fatalf("%d creations, %d speculative; want %d, and some speculative", len(spec), speculative, 2*n)
+	}
+}
+
+// A speculative creation that never commits fails the blocking submission
+// with an error instead of leaving it waiting, and stops the attempt.
+func TestLostSpeculativeCreationFailsTheSubmit(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{})
+	// The loss is reported once the attempt runs, so that it must be
+	// stopped (a loss reported before it registers stops it at once, as
+	// a cancel does).
+	spy := &createSpy{fail: errors.New("disk I/O error"), before: started}
+	stopped := make(chan error, 1)
+	block := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		close(started)
+		<-ctx.Done()
+		stopped <- ctx.Err()
+		return nil, ctx.Err()
+	})
+	b := setupWrapped(t, task.Options{Agents: []task.AgentSpec{{Name: "block", Runner: block, Timeout: time.Hour}}},
+		func(s task.Store) task.Store { spy.Store = s; return spy })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := b.coord.SubmitAndWait(ctx, task.SubmitRequest{Envelope: envelope("block", "a", "x")})
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "disk I/O error") {
+		t.Fatalf("SubmitAndWait after a lost creation: %v (ctx %v), want the commit's error", err, ctx.Err())
+	}
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("attempt stopped with %v, want canceled", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the attempt of a task whose creation was lost kept running")
+	}
+}
