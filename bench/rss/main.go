@@ -10,7 +10,8 @@
 // (cumulative) it waits -settle with no load, then reads the server's
 // /proc/<pid>/status (VmRSS, VmHWM, RssAnon, RssFile), its /metrics (the Go
 // runtime's go_memstats_* and the store's succeeded-task count) and the
-// sizes of the database files, and prints one line. The last line is the
+// sizes of the database files, and prints one line with how long the
+// scrape took. The last line is the
 // ratio of the last VmRSS to the first.
 //
 // No GC is forced: after the settle the Go heap holds whatever the last
@@ -160,12 +161,19 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		if r.completed != target {
+		count := strconv.Itoa(r.completed)
+		switch {
+		case r.completed < 0:
+			// The gauge is missing when counting took longer than the
+			// collector's 5 s timeout.
+			count = "none"
+		case r.completed != target:
 			return fmt.Errorf("store counts %d succeeded tasks, want %d", r.completed, target)
 		}
-		fmt.Printf("%-8d %9s %9s %9s %9s %10s %10s %9s %9s %9s %9s %6d   (%.0f req/s)\n", target,
+		fmt.Printf("%-8d %9s %9s %9s %9s %10s %10s %9s %9s %9s %9s %6d   (%.0f req/s; scrape %s, succeeded %s)\n", target,
 			mb(r.rss), mb(r.hwm), mb(r.anon), mb(r.file), mb(r.heapInuse), mb(r.heapAlloc),
-			mb(r.goRes()), mb(r.rss-r.goRes()), mb(r.db), mb(r.wal), r.goroutines, float64(target-prevCount(o.at, i))/took.Seconds())
+			mb(r.goRes()), mb(r.rss-r.goRes()), mb(r.db), mb(r.wal), r.goroutines, float64(target-prevCount(o.at, i))/took.Seconds(),
+			r.scrape.Round(time.Millisecond), count)
 		if i == 0 {
 			first = r
 		}
@@ -288,6 +296,9 @@ type reading struct {
 	heapInuse, heapAlloc, goSys, goRel int64
 	goroutines, completed              int
 	db, wal                            int64
+	// scrape is how long /metrics took to answer (it counts the store's
+	// tasks by state).
+	scrape time.Duration
 }
 
 // goRes approximates what the Go runtime holds resident: what it obtained
@@ -295,7 +306,7 @@ type reading struct {
 func (r reading) goRes() int64 { return r.goSys - r.goRel }
 
 func read(ctx context.Context, hc *http.Client, base string, pid int, db string) (reading, error) {
-	var r reading
+	r := reading{completed: -1}
 	// /proc first: the scrape below allocates and reads the store.
 	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -326,12 +337,18 @@ func read(ctx context.Context, hc *http.Client, base string, pid int, db string)
 	if err != nil {
 		return r, err
 	}
+	t0 := time.Now()
 	resp, err := hc.Do(req)
 	if err != nil {
 		return r, fmt.Errorf("scrape /metrics: %w", err)
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return r, fmt.Errorf("scrape /metrics: %w", err)
+	}
+	r.scrape = time.Since(t0)
+	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		name, val, ok := strings.Cut(sc.Text(), " ")
