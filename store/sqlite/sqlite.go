@@ -366,7 +366,7 @@ func commonParams(cfg Config) url.Values {
 	common.Add("_pragma", "temp_store(memory)")
 	// Each connection (the writer and ReadConns readers) has a page cache
 	// of its own, outside the Go heap, that fills as the file grows; at
-	// 32 MB each it held ~55 MB more after 10,000 tasks than after 1,000
+	// 32 MB each it held ~50 MB more after 10,000 tasks than after 1,000
 	// (docs/benchmarks.md, "Memory after 100,000 tasks"), with no measured
 	// gain in throughput. 2 MB (SQLite's default) bounds the node's page
 	// caches at (ReadConns+1) × 2 MB; pages missed are read from the
