@@ -53,9 +53,10 @@ func (s *Store) AuditEntries(ctx context.Context, after int64, limit int) ([]tas
 	return out, nil
 }
 
-// seal appends entries to the audit chain at now, in order, and moves the
-// head record (audit_head) with them. The head is read inside the
-// transaction, so it is right even when another process wrote to the file.
+// seal appends entries to the audit chain at now, in order; the head
+// record (audit_head) follows them when the transaction commits (moveHead).
+// The head is read inside the transaction, so it is right even when
+// another process wrote to the file.
 func (x *txn) seal(now time.Time, entries []task.AuditInput) error {
 	if len(entries) == 0 {
 		return nil
@@ -97,6 +98,18 @@ func (x *txn) seal(now time.Time, entries []task.AuditInput) error {
 		if _, err := x.stmt(x.st.insertAuditN[n]).ExecContext(x.ctx, args...); err != nil {
 			return fmt.Errorf("append audit entries %d–%d: %w", first, x.headSeq, err)
 		}
+	}
+	// The head record is written once per transaction, just before the
+	// commit (runBatch), not once per operation of a group commit.
+	x.headMoved = true
+	return nil
+}
+
+// moveHead writes the head record (audit_head) where x's seals left the
+// chain, if they moved it.
+func (x *txn) moveHead() error {
+	if !x.headMoved {
+		return nil
 	}
 	if _, err := x.stmt(x.st.moveHead).ExecContext(x.ctx, x.headSeq, x.headHash); err != nil {
 		return fmt.Errorf("move audit head to %d: %w", x.headSeq, err)

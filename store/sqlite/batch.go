@@ -158,6 +158,10 @@ func (s *Store) runBatch(batch []*writeReq) {
 			return
 		}
 	}
+	if err := s.batchTxn(ctx, tx, &b.head).moveHead(); err != nil {
+		b.finish(err)
+		return
+	}
 	if err := tx.Commit(); err != nil {
 		b.finish(fmt.Errorf("commit: %w", err))
 		return
@@ -313,8 +317,9 @@ func (s *Store) runBare(ctx context.Context, b *held, reqs []*writeReq, errs []e
 // fails is undone alone; undone marks those that undid themselves
 // (errRollback, reported as success).
 func (s *Store) runIsolated(ctx context.Context, b *held, reqs []*writeReq, errs []error, undone []bool) error {
-	// The audit head may have moved inside the rolled-back part.
-	b.head.headLoaded = false
+	// b.head is where the chain stood at the group's savepoint (runBare
+	// keeps its moves to itself until all succeeded), and each function's
+	// rollback below puts it back where that function found it.
 	for i, r := range reqs {
 		if errs[i] = r.ctx.Err(); errs[i] != nil {
 			continue
@@ -330,7 +335,6 @@ func (s *Store) runIsolated(ctx context.Context, b *held, reqs []*writeReq, errs
 				// The transaction is unusable; fail everything.
 				return fmt.Errorf("roll back to savepoint after %v: %w", ferr, err)
 			}
-			b.head.headLoaded = false
 			if errors.Is(ferr, errRollback) {
 				ferr, undone[i] = nil, true
 			}
@@ -348,5 +352,5 @@ func (s *Store) runIsolated(ctx context.Context, b *held, reqs []*writeReq, errs
 // batchTxn returns the txn of the next function of a batch in tx, carrying
 // the audit head the previous one left (head).
 func (s *Store) batchTxn(ctx context.Context, tx *sql.Tx, head *txn) *txn {
-	return &txn{ctx: ctx, tx: tx, st: &s.w, headLoaded: head.headLoaded, headSeq: head.headSeq, headHash: head.headHash}
+	return &txn{ctx: ctx, tx: tx, st: &s.w, headLoaded: head.headLoaded, headMoved: head.headMoved, headSeq: head.headSeq, headHash: head.headHash}
 }

@@ -494,6 +494,9 @@ type txn struct {
 	st  *stmts
 	// head of the audit chain, loaded on the first seal.
 	headLoaded bool
+	// headMoved: entries were sealed after the head record was last
+	// written; moveHead writes it.
+	headMoved bool
 	headSeq    int64
 	headHash   string
 }
