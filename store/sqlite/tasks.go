@@ -497,8 +497,8 @@ type txn struct {
 	// headMoved: entries were sealed after the head record was last
 	// written; moveHead writes it.
 	headMoved bool
-	headSeq    int64
-	headHash   string
+	headSeq   int64
+	headHash  string
 }
 
 // errRollback ends a write transaction without committing and without
