@@ -138,7 +138,8 @@ func (s *Store) runBatch(batch []*writeReq) {
 		return
 	}
 	defer func() { _ = tx.Rollback() }()
-	b := &held{tx: tx}
+	b := &held{tx: tx, head: txn{bound: s.bound}}
+	clear(s.bound)
 	if err := s.runGroup(ctx, b, batch, true); err != nil {
 		b.finish(err)
 		return
@@ -352,5 +353,6 @@ func (s *Store) runIsolated(ctx context.Context, b *held, reqs []*writeReq, errs
 // batchTxn returns the txn of the next function of a batch in tx, carrying
 // the audit head the previous one left (head).
 func (s *Store) batchTxn(ctx context.Context, tx *sql.Tx, head *txn) *txn {
-	return &txn{ctx: ctx, tx: tx, st: &s.w, headLoaded: head.headLoaded, headMoved: head.headMoved, headSeq: head.headSeq, headHash: head.headHash}
+	return &txn{ctx: ctx, tx: tx, st: &s.w, headLoaded: head.headLoaded, headMoved: head.headMoved,
+		headSeq: head.headSeq, headHash: head.headHash, bound: head.bound}
 }

@@ -259,6 +259,9 @@ type Store struct {
 	batcherDone chan struct{}
 	// commits counts the write transactions committed (tests read it).
 	commits atomic.Int64
+	// bound is the batcher's cache of statements bound to its current
+	// transaction (txn.stmt), emptied for each transaction.
+	bound map[*sql.Stmt]*sql.Stmt
 }
 
 var _ task.Store = (*Store)(nil)
@@ -353,6 +356,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s.stop = make(chan struct{})
 	s.writes, s.batcherDone = make(chan *writeReq), make(chan struct{})
+	s.bound = map[*sql.Stmt]*sql.Stmt{}
 	go s.batcher()
 	if cfg.CheckpointInterval > 0 {
 		s.done = make(chan struct{})

@@ -499,6 +499,8 @@ type txn struct {
 	headMoved bool
 	headSeq   int64
 	headHash  string
+	// bound caches the statements bound to tx (write transactions only).
+	bound map[*sql.Stmt]*sql.Stmt
 }
 
 // errRollback ends a write transaction without committing and without
@@ -514,7 +516,20 @@ func (s *Store) inReadTx(ctx context.Context, fn func(*txn) error) error {
 	return fn(&txn{ctx: ctx, tx: tx, st: &s.r})
 }
 
-func (x *txn) stmt(s *sql.Stmt) *sql.Stmt { return x.tx.StmtContext(x.ctx, s) }
+// stmt returns s bound to x's transaction. A write transaction binds each
+// statement once (database/sql makes a new *sql.Stmt at every bind) and
+// shares it between the functions of a group commit.
+func (x *txn) stmt(s *sql.Stmt) *sql.Stmt {
+	if x.bound == nil {
+		return x.tx.StmtContext(x.ctx, s)
+	}
+	if b, ok := x.bound[s]; ok {
+		return b
+	}
+	b := x.tx.StmtContext(x.ctx, s)
+	x.bound[s] = b
+	return b
+}
 
 // task loads a task's row: no history, no artifacts.
 func (x *txn) task(id string) (*task.Task, error) {
