@@ -267,6 +267,11 @@ func (c *Coordinator) transition(ctx context.Context, t *Task, p TransitionParam
 	if p.Node == "" {
 		p.Node = c.node
 	}
+	if p.Envelope == nil && t.ID == p.TaskID && t.Envelope.TaskID == t.ID {
+		// The caller read the task whole: the store need not decode
+		// the (immutable) envelope again.
+		p.Envelope = &t.Envelope
+	}
 	nt, err := c.store.Transition(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("task %s %s → %s: %w", p.TaskID, p.From, p.To, err)

@@ -197,6 +197,10 @@ type TransitionParams struct {
 	Audit []AuditInput
 	// Evidence is stored on this transition's record (Record.Evidence).
 	Evidence []Evidence
+	// Envelope, when set, is the task's envelope as the caller holds it
+	// (it never changes once stored): the returned task carries it, and
+	// a store may skip decoding its own copy.
+	Envelope *Envelope
 	// Spawn creates child tasks in the same transaction (only with From ==
 	// StateInProgress). Each Task's Envelope.ParentTaskID must be p.TaskID
 	// and its Envelope.Step unique among the parent's children (a step

@@ -169,6 +169,10 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: transition task %q %s → %s: %w", p.TaskID, p.From, p.To, err)
 	}
+	if p.Envelope != nil {
+		t.Envelope = *p.Envelope
+		return t, nil
+	}
 	// Decoded here, outside the single writer.
 	if err := json.Unmarshal(env, &t.Envelope); err != nil {
 		return nil, fmt.Errorf("sqlite: transition task %q: decode envelope: %w", p.TaskID, err)
