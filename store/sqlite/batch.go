@@ -168,6 +168,7 @@ func (s *Store) runBatch(batch []*writeReq) {
 		return
 	}
 	s.commits.Add(1)
+	s.committed(len(b.reqs))
 	b.finish(nil)
 }
 

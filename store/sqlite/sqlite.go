@@ -259,6 +259,14 @@ type Store struct {
 	batcherDone chan struct{}
 	// commits counts the write transactions committed (tests read it).
 	commits atomic.Int64
+	// ckptWake wakes the checkpointer early: the batcher sends (without
+	// waiting) after every checkpointEvery write operations it committed,
+	// so a busy writer's log is copied before SQLite's own automatic
+	// checkpoint would run it inside a commit.
+	ckptWake chan struct{}
+	// sinceCkpt counts the write operations committed since the last wake
+	// (the batcher's alone).
+	sinceCkpt int
 	// bound is the batcher's cache of statements bound to its current
 	// transaction (txn.stmt), emptied for each transaction.
 	bound map[*sql.Stmt]*sql.Stmt
@@ -359,7 +367,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.bound = map[*sql.Stmt]*sql.Stmt{}
 	go s.batcher()
 	if cfg.CheckpointInterval > 0 {
-		s.done = make(chan struct{})
+		s.done, s.ckptWake = make(chan struct{}), make(chan struct{}, 1)
 		go s.checkpoints(cfg.CheckpointInterval)
 	}
 	ok = true
@@ -414,9 +422,34 @@ func (s *Store) Close() error {
 	return s.cerr
 }
 
-// checkpoints runs a PASSIVE checkpoint every interval on a read-pool
+// checkpointEvery is how many committed write operations wake the
+// checkpointer before its interval ends. A blocking request is two
+// operations that append some 20 to 25 pages to the log at one client
+// (fewer each in a group commit), so this stays well below the automatic
+// checkpoint's 10,000 pages.
+const checkpointEvery = 512
+
+// committed counts n more committed write operations and wakes the
+// checkpointer after every checkpointEvery.
+func (s *Store) committed(n int) {
+	if s.ckptWake == nil {
+		return
+	}
+	if s.sinceCkpt += n; s.sinceCkpt < checkpointEvery {
+		return
+	}
+	s.sinceCkpt = 0
+	select {
+	case s.ckptWake <- struct{}{}:
+	default:
+	}
+}
+
+// checkpoints runs a PASSIVE checkpoint every interval, and whenever the
+// batcher says the log grew by checkpointEvery operations, on a read-pool
 // connection (a checkpoint writes the database file, not its content, so
-// query_only does not stop it) until Close.
+// query_only does not stop it) until Close. Off the writer, the copy and
+// its fsyncs do not stall every request queued behind a commit.
 func (s *Store) checkpoints(every time.Duration) {
 	defer close(s.done)
 	tick := time.NewTicker(every)
@@ -426,6 +459,7 @@ func (s *Store) checkpoints(every time.Duration) {
 		case <-s.stop:
 			return
 		case <-tick.C:
+		case <-s.ckptWake:
 		}
 		var busy, logFrames, done int
 		if err := s.read.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logFrames, &done); err != nil {
