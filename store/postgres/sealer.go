@@ -1,0 +1,106 @@
+package postgres
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// DefaultSealEvery is Options.SealEvery's default.
+const DefaultSealEvery = 50 * time.Millisecond
+
+// sealer is a store's background sealer: it seals the entries the store's
+// own transactions leave pending as soon as they commit (wake), and, every
+// Options.SealEvery, whatever else is pending (entries of a node that
+// stopped before its sealer got to them).
+type sealer struct {
+	wake   chan struct{}
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// startSealer starts s's background sealer.
+func (s *Store) startSealer(every time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.sealer = &sealer{wake: make(chan struct{}, 1), cancel: cancel, done: make(chan struct{})}
+	go s.runSealer(ctx, every)
+}
+
+// wakeSealer tells the background sealer, if there is one, that a
+// transaction committed pending entries. It never blocks: wake-ups that
+// arrive while the sealer is at work make it go round once more.
+func (s *Store) wakeSealer() {
+	if s.sealer == nil {
+		return
+	}
+	select {
+	case s.sealer.wake <- struct{}{}:
+	default:
+	}
+}
+
+// stopSealer stops the background sealer and waits for it. A seal in
+// flight is cancelled and rolled back: its entries stay pending for the
+// next sealer.
+func (s *Store) stopSealer() {
+	if s.sealer == nil {
+		return
+	}
+	s.sealer.cancel()
+	<-s.sealer.done
+}
+
+func (s *Store) runSealer(ctx context.Context, every time.Duration) {
+	defer close(s.sealer.done)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.sealer.wake:
+		case <-tick.C:
+			// Cheap when there is nothing to do, as on an idle cluster.
+			pending, err := s.pendingExists(ctx)
+			if err != nil || !pending {
+				if err != nil && ctx.Err() == nil {
+					s.log.Warn("postgres: sealer: look for pending audit entries", slog.Any("err", err))
+				}
+				continue
+			}
+		}
+		s.sealAll(ctx)
+	}
+}
+
+// sealAll seals until nothing that committed before is pending. When
+// another session is sealing, it tries again shortly after: that sealer
+// may have read the pending rows before this store's last commit.
+func (s *Store) sealAll(ctx context.Context) {
+	for ctx.Err() == nil {
+		var n int
+		var busy bool
+		err := s.inTx(ctx, func(x *txn) error {
+			var err error
+			n, busy, err = x.sealPending(true, sealBatch)
+			return err
+		})
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				s.log.Warn("postgres: sealer: seal pending audit entries", slog.Any("err", err))
+			}
+			return
+		case busy:
+			t := time.NewTimer(time.Millisecond)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		case n < sealBatch:
+			return
+		}
+	}
+}
