@@ -26,6 +26,9 @@
 # PG_POOL is each node's pool_max_conns (default 24: three nodes stay
 # under PostgreSQL's default max_connections of 100); PG_PORT_BASE the
 # first of the nodes' ports (default 9941, three in a row; 9944 for JS).
+# PG_LABEL prefixes the labels (default pg: pg-1, pg-3); PG_PACTUM_BIN
+# and PG_BENCH_BIN use a pactum binary and a client (go test -c of
+# internal/server) built elsewhere, e.g. from another commit for an A/B run.
 # Every client run has a 5-minute timeout; nodes and databases are removed
 # on exit, error or interrupt.
 #
@@ -42,8 +45,17 @@ pg_setup() {
 	pg_pids=()
 	pg_dbs=()
 	pg_seq=0
-	go build -o "$pg_work/pactum" "$pg_root/cmd/pactum"
-	go test -c -o "$pg_work/bench.test" "$pg_root/internal/server"
+	pg_label=${PG_LABEL:-pg}
+	if [[ -n ${PG_PACTUM_BIN:-} ]]; then
+		cp "$PG_PACTUM_BIN" "$pg_work/pactum"
+	else
+		go build -o "$pg_work/pactum" "$pg_root/cmd/pactum"
+	fi
+	if [[ -n ${PG_BENCH_BIN:-} ]]; then
+		cp "$PG_BENCH_BIN" "$pg_work/bench.test"
+	else
+		go test -c -o "$pg_work/bench.test" "$pg_root/internal/server"
+	fi
 	if [[ ${PG_JS:-0} == 1 ]]; then
 		(cd "$pg_root/bench/js-baseline" && npm ci --silent --no-audit --no-fund >/dev/null)
 	fi
@@ -138,10 +150,10 @@ pg_measure() {
 pg_round() {
 	local n=$1 js_port
 	pg_start_nodes 1
-	pg_measure pg-1 "$pg_urls" "$n"
+	pg_measure "$pg_label-1" "$pg_urls" "$n"
 	pg_stop
 	pg_start_nodes 3
-	pg_measure pg-3 "$pg_urls" "$n"
+	pg_measure "$pg_label-3" "$pg_urls" "$n"
 	pg_stop
 	if [[ ${PG_JS:-0} == 1 ]]; then
 		js_port=$((pg_port_base + 3))
@@ -156,7 +168,7 @@ pg_round() {
 
 # pg_report prints the medians of the rounds and the ratios.
 pg_report() {
-	awk -v rounds="$1" '
+	awk -v rounds="$1" -v label="$pg_label" '
 function median(list,    v, k, i, j, t) {
 	k = split(list, v, " ")
 	for (i = 2; i <= k; i++) for (j = i; j > 1 && v[j-1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
@@ -170,8 +182,9 @@ END {
 		printf "%-7s %-6s clients=%-3s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms\n", k, "send", 32, mr[k], median(p50[k]), m99[k]
 	}
 	print "# ratios (req/s)"
-	if (mr["pg-1"] > 0) printf "pg-3/pg-1   send   clients=32  req/s %5.2fx\n", mr["pg-3"] / mr["pg-1"]
-	if (mr["js"] > 0) printf "pg-1/js     send   clients=32  req/s %5.2fx  p99 %5.2fx\n", mr["pg-1"] / mr["js"], m99["pg-1"] / m99["js"]
+	one = label "-1"; three = label "-3"
+	if (mr[one] > 0) printf "%s/%s   send   clients=32  req/s %5.2fx\n", three, one, mr[three] / mr[one]
+	if (mr["js"] > 0) printf "%s/js     send   clients=32  req/s %5.2fx  p99 %5.2fx\n", one, mr[one] / mr["js"], m99[one] / m99["js"]
 }' "$pg_work/results"
 }
 

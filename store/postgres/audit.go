@@ -324,6 +324,10 @@ func (s *Store) ScanAudit(ctx context.Context, head func(seq int64, hash string,
 	if err != nil {
 		return err
 	}
+	if len(skip) > 0 {
+		s.log.Info("postgres: scan audit: transitions still pending; their records are left out of this scan",
+			slog.Int("records", len(skip)))
+	}
 	if err := head(seq, hash, found); err != nil {
 		return err
 	}

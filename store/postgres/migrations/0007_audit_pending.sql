@@ -73,3 +73,12 @@ BEGIN
     RETURN pactum_pend(p_at, p_kinds, p_task_ids, p_actors, p_datas);
 END
 $$;
+
+-- audit_log refuses UPDATE and DELETE statements themselves, not only the
+-- rows they would touch (0001's row triggers): the sealer only ever
+-- inserts, and a statement that would rewrite history is refused even
+-- when it finds no row yet (the entries of a commit that is moments old
+-- may still be pending). Like the row triggers, this catches bugs, not
+-- attackers.
+CREATE TRIGGER audit_log_append_only_statement BEFORE UPDATE OR DELETE ON audit_log
+    FOR EACH STATEMENT EXECUTE FUNCTION pactum_append_only();
