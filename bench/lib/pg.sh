@@ -26,7 +26,9 @@
 # PG_POOL is each node's pool_max_conns (default 24: three nodes stay
 # under PostgreSQL's default max_connections of 100); PG_PORT_BASE the
 # first of the nodes' ports (default 9941, three in a row; 9944 for JS).
-# PG_LABEL prefixes the labels (default pg: pg-1, pg-3); PG_PACTUM_BIN
+# PG_DSN_EXTRA is appended to the nodes' DSN, for diagnostics (e.g.
+# '&synchronous_commit=off' to see what the WAL flushes cost; not a setting
+# to measure pactum with). PG_LABEL prefixes the labels (default pg: pg-1, pg-3); PG_PACTUM_BIN
 # and PG_BENCH_BIN use a pactum binary and a client (go test -c of
 # internal/server) built elsewhere, e.g. from another commit for an A/B run.
 # Every client run has a 5-minute timeout; nodes and databases are removed
@@ -104,7 +106,7 @@ pg_start_nodes() {
 	psql "$pg_admin" -qAtc "CREATE DATABASE $db" >/dev/null
 	pg_dbs+=("$db")
 	dsn=$(printf '%s' "$pg_admin" | sed -E "s#/[^/?]*(\\?|$)#/$db\\1#")
-	dsn="$dsn&pool_max_conns=$pg_pool"
+	dsn="$dsn&pool_max_conns=$pg_pool${PG_DSN_EXTRA:-}"
 	pg_urls=""
 	for i in $(seq 0 $((nodes - 1))); do
 		port=$((pg_port_base + i))

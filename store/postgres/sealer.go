@@ -50,15 +50,26 @@ func (s *Store) stopSealer() {
 	<-s.sealer.done
 }
 
+// sealGap is the least time between two background seal attempts of a
+// store. Under load the commits that wake the sealer come far faster than
+// seals complete; the gap lets one seal take many transactions' entries,
+// and keeps the sealers of several nodes from trying the lock in a tight
+// loop while one of them holds it.
+const sealGap = 2 * time.Millisecond
+
 func (s *Store) runSealer(ctx context.Context, every time.Duration) {
 	defer close(s.sealer.done)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	// retry is set when another session was sealing: it may have read the
+	// pending rows before this store's last commit, so look again soon.
+	var retry <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.sealer.wake:
+		case <-retry:
 		case <-tick.C:
 			// Cheap when there is nothing to do, as on an idle cluster.
 			pending, err := s.pendingExists(ctx)
@@ -69,17 +80,27 @@ func (s *Store) runSealer(ctx context.Context, every time.Duration) {
 				continue
 			}
 		}
-		s.sealAll(ctx)
+		retry = nil
+		if s.sealAll(ctx) {
+			retry = time.After(sealGap)
+			continue
+		}
+		pause := time.NewTimer(sealGap)
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return
+		case <-pause.C:
+		}
 	}
 }
 
-// sealAll seals until nothing that committed before is pending. When
-// another session is sealing, it tries again shortly after: that sealer
-// may have read the pending rows before this store's last commit.
-func (s *Store) sealAll(ctx context.Context) {
+// sealAll seals until nothing that committed before is pending, and
+// reports whether it found another session sealing (then it stops: that
+// sealer is taking the entries, and runSealer looks again shortly).
+func (s *Store) sealAll(ctx context.Context) (busy bool) {
 	for ctx.Err() == nil {
 		var n int
-		var busy bool
 		err := s.inTx(ctx, func(x *txn) error {
 			var err error
 			n, busy, err = x.sealPending(true, sealBatch)
@@ -90,17 +111,12 @@ func (s *Store) sealAll(ctx context.Context) {
 			if ctx.Err() == nil {
 				s.log.Warn("postgres: sealer: seal pending audit entries", slog.Any("err", err))
 			}
-			return
+			return false
 		case busy:
-			t := time.NewTimer(time.Millisecond)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
+			return true
 		case n < sealBatch:
-			return
+			return false
 		}
 	}
+	return false
 }
