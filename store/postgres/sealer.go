@@ -39,16 +39,25 @@ func (s *Store) wakeSealer() {
 	}
 }
 
-// stopSealer stops the background sealer and waits for it. A seal in
-// flight is cancelled and rolled back: its entries stay pending for the
-// next sealer.
+// stopSealer stops the background sealer and waits for it, then seals
+// what is still pending, for at most stopSealTimeout: a node that shuts
+// down cleanly leaves nothing for the others to pick up. A seal that fails
+// or is cut short leaves its entries pending for the next sealer.
 func (s *Store) stopSealer() {
 	if s.sealer == nil {
 		return
 	}
 	s.sealer.cancel()
 	<-s.sealer.done
+	ctx, cancel := context.WithTimeout(context.Background(), stopSealTimeout)
+	defer cancel()
+	if err := s.sealBeforeRead(ctx); err != nil {
+		s.log.Warn("postgres: close: audit entries left pending for another node", slog.Any("err", err))
+	}
 }
+
+// stopSealTimeout bounds the last seal of Close.
+const stopSealTimeout = 5 * time.Second
 
 // sealGap is the least time between two background seal attempts of a
 // store. Under load the commits that wake the sealer come far faster than
