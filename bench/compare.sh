@@ -25,8 +25,9 @@
 # client run in progress ends, within seconds at the defaults). A port
 # already in use stops the script rather than measuring someone else.
 #
-# Not measured here (issue 15's other targets): SubscribeToTask fan-out and
-# PostgreSQL with one and three nodes.
+# Not measured here (issue 15's other targets): SubscribeToTask fan-out.
+# PostgreSQL with one and three nodes: COMPARE_PG=1 adds bench/lib/pg.sh
+# as a last stage (see there).
 #
 # Needs Go and Node 20+ with npm.
 set -euo pipefail
@@ -181,3 +182,15 @@ END {
 		printf "pactum/%-6s %-6s %-11s req/s %5.2fx  p99 %5.2fx\n", f[3], f[1], f[2], mr[pk] / mr[k], m99[pk] / m99[k]
 	}
 }'
+
+# Optional stage, COMPARE_PG=1: pactum on PostgreSQL, one node and three
+# nodes on one database, with the JS server measured again in the same
+# rounds for the pactum-PG / JS ratio (bench/lib/pg.sh; PG_ADMIN_DSN names
+# the server, default postgres@127.0.0.1:5432).
+if [[ ${COMPARE_PG:-0} == 1 ]]; then
+	(
+		source "$root/bench/lib/pg.sh"
+		trap pg_cleanup EXIT
+		PG_JS=1 pg_main "$rounds" "$n"
+	)
+fi

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -139,12 +140,16 @@ func BenchmarkSendMessageA2AGoInMemory(b *testing.B) {
 // JSON-RPC endpoint named by PACTUM_BENCH_URL, e.g. another SDK's echo
 // server, so baselines are measured with this harness too (see
 // docs/benchmarks.md). Without the variable there is nothing to measure.
+//
+// PACTUM_BENCH_URL may name several endpoints, comma-separated (the nodes
+// of one cluster, as bench/lib/pg.sh runs them): the requests then go to
+// them in turn.
 func BenchmarkSendMessageExternal(b *testing.B) {
 	url := os.Getenv("PACTUM_BENCH_URL")
 	if url == "" {
 		b.Skip("set PACTUM_BENCH_URL to an A2A JSON-RPC endpoint")
 	}
-	benchSend(b, url)
+	benchCallURLs(b, strings.Split(url, ","), "SendMessage")
 }
 
 // BenchmarkSendStreamingMessage is BenchmarkSendMessage with
@@ -198,6 +203,11 @@ func benchSend(b *testing.B, url string) {
 // stream, every event until the server ends it) arrived with status 200
 // and contains TASK_STATE_COMPLETED.
 func benchCall(b *testing.B, url, method string) {
+	benchCallURLs(b, []string{url}, method)
+}
+
+// benchCallURLs is benchCall with requests spread over urls in turn.
+func benchCallURLs(b *testing.B, urls []string, method string) {
 	for _, clients := range []int{1, 32} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
@@ -221,7 +231,7 @@ func benchCall(b *testing.B, url, method string) {
 					for range n {
 						id := seq.Add(1)
 						body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s","params":{"message":{"messageId":"bench-%d-%d","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`, id, method, time.Now().UnixNano(), id)
-						req, _ := http.NewRequest(http.MethodPost, url, bytes.NewBufferString(body))
+						req, _ := http.NewRequest(http.MethodPost, urls[id%int64(len(urls))], bytes.NewBufferString(body))
 						req.Header.Set("Content-Type", "application/json")
 						req.Header.Set("A2A-Version", "1.0")
 						if method == "SendStreamingMessage" {

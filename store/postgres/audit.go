@@ -1,9 +1,13 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,7 +18,9 @@ import (
 
 // AppendAudit implements task.Store. Entries are sealed at the store's
 // clock (Options.Now), since the caller passes no time. Data, when set,
-// must be valid JSON.
+// must be valid JSON. The entries are sealed before AppendAudit returns, in
+// the transaction that writes them, after every entry committed before it
+// began (see sealPending).
 func (s *Store) AppendAudit(ctx context.Context, entries []task.AuditInput) error {
 	if len(entries) == 0 {
 		return nil
@@ -24,8 +30,9 @@ func (s *Store) AppendAudit(ctx context.Context, entries []task.AuditInput) erro
 	}
 	now := driver.Norm(s.now())
 	err := s.inTx(ctx, func(x *txn) error {
-		x.sealAudit(now, entries)
-		return nil
+		x.queue(sqlPend, pendArgs(now, entries)...)
+		_, _, err := x.sealPending(false, 0)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: append audit: %w", err)
@@ -35,10 +42,15 @@ func (s *Store) AppendAudit(ctx context.Context, entries []task.AuditInput) erro
 
 // AuditEntries implements task.Store. A limit below 1 means 100. Entries
 // become visible in sequence order: a reader never sees an entry before
-// the one it follows.
+// the one it follows. Entries committed but not sealed yet are sealed
+// first (Seal), so that every entry committed before the call is read; a
+// read-only store cannot seal, and reads the entries sealed so far.
 func (s *Store) AuditEntries(ctx context.Context, after int64, limit int) ([]task.AuditEntry, error) {
 	if limit < 1 {
 		limit = driver.DefaultAuditLimit
+	}
+	if err := s.sealBeforeRead(ctx); err != nil {
+		return nil, fmt.Errorf("postgres: audit entries after %d: %w", after, err)
 	}
 	var out []task.AuditEntry
 	err := s.retry(ctx, func() (bool, error) {
@@ -63,28 +75,28 @@ func (s *Store) AuditEntries(ctx context.Context, after int64, limit int) ([]tas
 	return out, nil
 }
 
-// sealAudit has the transaction append entries to the audit chain at now
-// when it commits: pactum_seal (migration 0003) hashes and inserts them in
-// the server and moves the chain's head, which it locks until the
-// transaction ends. The statement travels with COMMIT (txn.commit), so the
-// lock is held for that statement and the commit only. A transaction seals
-// once.
+// sealAudit has the transaction write entries, at now, to audit_pending
+// when it commits (pactum_pend, migration 0007): a sealer hashes them into
+// the chain after the commit (sealPending). The statement travels with
+// COMMIT (txn.commit) and takes no lock another writer needs. A
+// transaction seals once.
 func (x *txn) sealAudit(now time.Time, entries []task.AuditInput) {
 	if len(entries) == 0 {
 		return
 	}
-	x.seal, x.sealArgs = sqlSeal, sealArgs(now, entries)
+	x.seal, x.sealArgs = sqlPend, pendArgs(now, entries)
 }
 
 // sealNewTask is sealAudit for the transaction that creates task id under
-// the idempotency key (actor, key): it seals only if that key names the
-// task, and otherwise fails the commit with PTDUP (isDuplicateKey).
+// the idempotency key (actor, key): it writes the entries only if that key
+// names the task, and otherwise fails the commit with PTDUP
+// (isDuplicateKey).
 func (x *txn) sealNewTask(now time.Time, entries []task.AuditInput, actor, key, id string) {
-	x.seal, x.sealArgs = sqlSealNewTask, append(sealArgs(now, entries), actor, key, id)
+	x.seal, x.sealArgs = sqlPendNewTask, append(pendArgs(now, entries), actor, key, id)
 }
 
-// sealArgs are pactum_seal's arguments for entries sealed at now.
-func sealArgs(now time.Time, entries []task.AuditInput) []any {
+// pendArgs are pactum_pend's arguments for entries at now.
+func pendArgs(now time.Time, entries []task.AuditInput) []any {
 	n := len(entries)
 	kinds, taskIDs, actors := make([]string, n), make([]string, n), make([]string, n)
 	datas := make([][]byte, n)
@@ -94,16 +106,169 @@ func sealArgs(now time.Time, entries []task.AuditInput) []any {
 			datas[i] = []byte(in.Data)
 		}
 	}
-	// The time as task.AuditEntry.ComputeHash formats it, so that the
-	// server hashes the same bytes.
-	return []any{now, now.UTC().Format(time.RFC3339Nano), kinds, taskIDs, actors, datas}
+	return []any{now, kinds, taskIDs, actors, datas}
+}
+
+// sealLockClass is the first key of the advisory lock a sealer holds for
+// its transaction; the second is the schema name's hash, so that schemas
+// seal independently.
+const sealLockClass = 0x7365616c // "seal"
+
+// sealBatch bounds how many pending entries one background seal takes, so
+// that a backlog is sealed in transactions of bounded size.
+const sealBatch = 4096
+
+// pendingRow is one row of audit_pending.
+type pendingRow struct {
+	batch int64
+	ord   int32
+	e     task.AuditEntry
+}
+
+// sealPending seals committed pending entries into the chain in the
+// transaction x, and returns how many. It takes the sealer's advisory lock
+// (with try, only if it is free: busy reports that another session holds
+// it), then the head row, then deletes up to limit pending rows (all when
+// limit < 1) in (batch, ord) order, the first ones, and appends them to the
+// chain from the head, hashing them as task.AuditEntry.ComputeHash does;
+// the insert and the head's move are queued for the commit. The statement
+// that reads the pending rows starts after the head is locked, so it sees
+// every transaction committed before, and no other sealer can have taken
+// any of them.
+func (x *txn) sealPending(try bool, limit int) (n int, busy bool, err error) {
+	if try {
+		got := false
+		x.queue(`SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema()))`, int32(sealLockClass)).
+			QueryRow(func(r pgx.Row) error { return r.Scan(&got) })
+		if err := x.flush(); err != nil {
+			return 0, false, fmt.Errorf("seal: lock: %w", err)
+		}
+		if !got {
+			return 0, true, nil
+		}
+	} else {
+		x.queue(`SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, int32(sealLockClass))
+	}
+	var headSeq int64
+	var headHash string
+	x.queue(`SELECT seq, hash FROM audit_head FOR UPDATE`).QueryRow(func(r pgx.Row) error {
+		err := r.Scan(&headSeq, &headHash)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errors.New("audit_head has no row: the schema is damaged (was the table emptied?)")
+		}
+		return err
+	})
+	var lim any // NULL: no limit
+	if limit > 0 {
+		lim = limit
+	}
+	var rows []pendingRow
+	x.queue(sqlTakePending, lim).Query(func(r pgx.Rows) error {
+		for r.Next() {
+			var p pendingRow
+			var kind string
+			var data []byte
+			if err := r.Scan(&p.batch, &p.ord, &p.e.At, &kind, &p.e.TaskID, &p.e.Actor, &data); err != nil {
+				return err
+			}
+			p.e.At, p.e.Kind = p.e.At.UTC(), task.AuditKind(kind)
+			if len(data) > 0 {
+				p.e.Data = json.RawMessage(data)
+			}
+			rows = append(rows, p)
+		}
+		return r.Err()
+	})
+	if err := x.flush(); err != nil {
+		return 0, false, fmt.Errorf("seal: %w", err)
+	}
+	if len(rows) == 0 {
+		return 0, false, nil
+	}
+	slices.SortFunc(rows, func(a, b pendingRow) int {
+		if c := cmp.Compare(a.batch, b.batch); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ord, b.ord)
+	})
+	n = len(rows)
+	seqs, ats := make([]int64, n), make([]time.Time, n)
+	kinds, taskIDs, actors, prevs, hashes := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	datas := make([][]byte, n)
+	for i := range rows {
+		e := &rows[i].e
+		headSeq++
+		e.Seq, e.PrevHash = headSeq, headHash
+		e.Hash = e.ComputeHash()
+		headHash = e.Hash
+		seqs[i], ats[i], kinds[i], taskIDs[i], actors[i], prevs[i], hashes[i] = e.Seq, e.At, string(e.Kind), e.TaskID, e.Actor, e.PrevHash, e.Hash
+		if len(e.Data) > 0 {
+			datas[i] = []byte(e.Data)
+		}
+	}
+	x.queue(sqlInsertSealed, seqs, ats, kinds, taskIDs, actors, datas, prevs, hashes)
+	x.queue(`UPDATE audit_head SET seq = $1, hash = $2`, headSeq, headHash)
+	return n, false, nil
+}
+
+// Seal seals every audit entry committed before the call and not sealed
+// yet, waiting for a sealer that is at work, and returns how many it
+// sealed. Writers leave their entries pending and the store's background
+// sealer seals them within moments (Options.SealEvery); Seal is for
+// readers that must see every committed entry in the chain (AuditEntries,
+// AuditHead and ScanAudit call it first) and for tests.
+func (s *Store) Seal(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		n := 0
+		err := s.inTx(ctx, func(x *txn) error {
+			var err error
+			n, _, err = x.sealPending(false, sealBatch)
+			return err
+		})
+		if err != nil {
+			return total, fmt.Errorf("postgres: seal: %w", err)
+		}
+		total += n
+		if n < sealBatch {
+			return total, nil
+		}
+	}
+}
+
+// pendingExists reports whether audit_pending has a row.
+func (s *Store) pendingExists(ctx context.Context) (bool, error) {
+	var any bool
+	err := s.retry(ctx, func() (bool, error) {
+		return false, s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM audit_pending)`).Scan(&any)
+	})
+	return any, err
+}
+
+// sealBeforeRead seals what is pending before a read that must see every
+// committed entry. A read-only store does not seal: it reads what the
+// writers' sealers sealed.
+func (s *Store) sealBeforeRead(ctx context.Context) error {
+	if s.readOnly {
+		return nil
+	}
+	pending, err := s.pendingExists(ctx)
+	if err != nil || !pending {
+		return err
+	}
+	_, err = s.Seal(ctx)
+	return err
 }
 
 // AuditHead returns the head record, audit_head: the sequence number and
 // hash of the last sealed entry (0 and "" before the first entry), which
-// pactum_seal moves in the transaction that seals. audit.Verify compares
-// the chain's end with it; an anchor publisher reads it at an interval.
+// the sealer moves in the transaction that seals; entries committed before
+// the call are sealed first (see AuditEntries). audit.Verify compares the
+// chain's end with it; an anchor publisher reads it at an interval.
 func (s *Store) AuditHead(ctx context.Context) (int64, string, error) {
+	if err := s.sealBeforeRead(ctx); err != nil {
+		return 0, "", fmt.Errorf("postgres: audit head: %w", err)
+	}
 	var seq int64
 	var hash string
 	err := s.retry(ctx, func() (bool, error) {
@@ -124,8 +289,22 @@ func (s *Store) AuditHead(ctx context.Context) (int64, string, error) {
 // (task id, seq) order. head is called once, with found false when the
 // head record is missing. An error from a callback stops the scan and is
 // returned as is. audit.Verify reads the store through it.
+//
+// Entries committed before the call are sealed first, when the store can
+// write; a failure to seal (a damaged head, say) is logged and the scan
+// goes on, so that Verify reports the damage. The entries of transactions
+// that committed since, or that a read-only store could not seal, are
+// still pending in the snapshot: the records of those transactions are
+// left out with them (pendingRecords), so that the snapshot's sealed
+// entries and records match; the next scan covers them.
 func (s *Store) ScanAudit(ctx context.Context, head func(seq int64, hash string, found bool) error,
 	entry func(*task.AuditEntry) error, record func(*task.Record) error) error {
+	if err := s.sealBeforeRead(ctx); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("postgres: scan audit: %w", err)
+		}
+		s.log.Warn("postgres: scan audit: could not seal pending entries first", slog.Any("err", err))
+	}
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return fmt.Errorf("postgres: scan audit: begin: %w", err)
@@ -140,6 +319,14 @@ func (s *Store) ScanAudit(ctx context.Context, head func(seq int64, hash string,
 	}
 	if err != nil {
 		return fmt.Errorf("postgres: scan audit: head: %w", err)
+	}
+	skip, err := pendingRecords(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if len(skip) > 0 {
+		s.log.Info("postgres: scan audit: transitions still pending; their records are left out of this scan",
+			slog.Int("records", len(skip)))
 	}
 	if err := head(seq, hash, found); err != nil {
 		return err
@@ -158,6 +345,9 @@ func (s *Store) ScanAudit(ctx context.Context, head func(seq int64, hash string,
 		r, err := driver.ScanRecord(rows, time.Time.UTC)
 		if err != nil {
 			return fmt.Errorf("postgres: scan records: %w", err)
+		}
+		if _, pending := skip[recordKey{r.TaskID, r.Seq}]; pending {
+			return nil
 		}
 		return record(&r)
 	})
@@ -180,4 +370,34 @@ func scanRows(ctx context.Context, tx pgx.Tx, query string, fn func(pgx.Rows) er
 		return fmt.Errorf("postgres: scan audit: %w", err)
 	}
 	return nil
+}
+
+// recordKey names an execution record.
+type recordKey struct {
+	taskID string
+	seq    int
+}
+
+// pendingRecords returns the records whose transition entries are pending
+// in tx's snapshot: a transition entry's data is its record (task id and
+// seq). A pending entry whose data does not parse names no record.
+func pendingRecords(ctx context.Context, tx pgx.Tx) (map[recordKey]struct{}, error) {
+	skip := map[recordKey]struct{}{}
+	err := scanRows(ctx, tx, `SELECT task_id, data FROM audit_pending WHERE kind = '`+string(task.AuditTransition)+`'`,
+		func(rows pgx.Rows) error {
+			var id string
+			var data []byte
+			if err := rows.Scan(&id, &data); err != nil {
+				return fmt.Errorf("postgres: scan audit: pending: %w", err)
+			}
+			var r struct {
+				TaskID string `json:"taskId"`
+				Seq    int    `json:"seq"`
+			}
+			if json.Unmarshal(data, &r) == nil && r.TaskID == id {
+				skip[recordKey{r.TaskID, r.Seq}] = struct{}{}
+			}
+			return nil
+		})
+	return skip, err
 }

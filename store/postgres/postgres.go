@@ -13,12 +13,15 @@
 // CONFLICT: duplicate submits racing on several connections still create
 // one task.
 //
-// The audit log is one hash chain whatever the number of writers: each
-// transaction that seals entries ends with pactum_seal (migration 0003),
-// which locks the one-row audit_head table, computes the entries' hashes
-// from the head in the server, inserts them and moves the head, in the
-// pipeline that carries the COMMIT, so the lock is held for that statement
-// and the commit, not across a round trip.
+// The audit log is one hash chain whatever the number of writers, and
+// writers do not wait for each other to extend it: a transaction writes its
+// entries, unhashed, into audit_pending (pactum_pend, migration 0007) in
+// the pipeline that carries its COMMIT, and a sealer appends committed
+// pending entries to the chain after the commit, in one transaction under
+// an advisory lock and the head's row lock (sealPending). Each store runs
+// a background sealer, woken by its own commits; readers of the chain
+// (AuditEntries, AuditHead, ScanAudit) seal what is pending first. See
+// docs/design.md, "Sealing the PostgreSQL audit chain after commit".
 //
 // A transaction that fails with a serialization failure or deadlock, or
 // because its connection was lost before it was committed, is retried a
@@ -126,6 +129,13 @@ type Options struct {
 	// serialization failure, a deadlock or a connection lost before
 	// commit, with a short growing pause. Default 4; negative: never.
 	Retries int
+	// SealEvery is how often the store's background sealer looks for audit
+	// entries left pending by transactions of other stores (nodes) that
+	// did not get to seal them; it seals its own store's entries as soon as
+	// they commit. Default DefaultSealEvery (50ms); negative: no background
+	// sealer (the entries are sealed by other stores' sealers and by
+	// readers, see Store.Seal). A ReadOnly store has none.
+	SealEvery time.Duration
 	// Now is the clock used where the caller passes no time (AppendAudit,
 	// DeletePushConfig). Default: time.Now, in UTC, truncated to the
 	// microsecond.
@@ -148,6 +158,9 @@ func (o *Options) setDefaults() {
 	case o.Retries < 0:
 		o.Retries = 0
 	}
+	if o.SealEvery == 0 {
+		o.SealEvery = DefaultSealEvery
+	}
 	if o.Now == nil {
 		o.Now = func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 	}
@@ -161,6 +174,10 @@ type Store struct {
 	now     func() time.Time
 	schema  string
 	retries int
+	// readOnly: the store cannot seal (Options.ReadOnly).
+	readOnly bool
+	// sealer is the background sealer (sealer.go), nil when there is none.
+	sealer *sealer
 
 	closeOnce sync.Once
 	// relayMu guards relay, made by the first Relay call, and closed, set
@@ -197,7 +214,7 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open %s: %w", target, err)
 	}
-	s := &Store{pool: pool, log: opts.Logger, now: opts.Now, retries: opts.Retries}
+	s := &Store{pool: pool, log: opts.Logger, now: opts.Now, retries: opts.Retries, readOnly: opts.ReadOnly}
 	ok := false
 	defer func() {
 		if !ok {
@@ -221,16 +238,22 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: open %s: %w", target, err)
 	}
 	ok = true
+	if !opts.ReadOnly && opts.SealEvery > 0 {
+		s.startSealer(opts.SealEvery)
+	}
 	s.log.Info("postgres store opened", slog.String("target", target), slog.String("schema", s.schema),
 		slog.Int("max_conns", int(cfg.MaxConns)), slog.String("statement_timeout", cfg.ConnConfig.RuntimeParams["statement_timeout"]))
 	return s, nil
 }
 
-// Close stops the event relay, if one was started, and closes the pool,
-// waiting for connections in use to be released. Closing twice is safe.
+// Close stops the event relay, if one was started, and the background
+// sealer, and closes the pool, waiting for connections in use to be
+// released. Audit entries not sealed yet stay pending for the sealer of
+// another store, or of this database's next one. Closing twice is safe.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closeRelay()
+		s.stopSealer()
 		s.pool.Close()
 	})
 	return nil

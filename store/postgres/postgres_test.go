@@ -816,6 +816,11 @@ var undo = map[int][]string{
 		`ALTER TABLE tasks DROP COLUMN parent_task_id, DROP COLUMN step, DROP COLUMN children`,
 		`ALTER TABLE task_records DROP COLUMN evidence`,
 	},
+	7: {
+		`DROP TRIGGER audit_log_append_only_statement ON audit_log`,
+		`DROP FUNCTION pactum_pend_new_task`, `DROP FUNCTION pactum_pend`,
+		`DROP TABLE audit_pending`, `DROP SEQUENCE audit_pending_batch`,
+	},
 }
 
 // rollBack reverts the schema's migrations newer than version, newest first.

@@ -65,7 +65,7 @@ const (
 
 	// sqlIdemPut takes the key unless a live one holds it: an expired key
 	// (expiry at or before $5, now) is replaced; a live one is left as it
-	// is (sqlSealNewTask then finds it names another task). A key another
+	// is (sqlPendNewTask then finds it names another task). A key another
 	// transaction is taking makes it wait for that transaction, then see
 	// its outcome.
 	sqlIdemPut = `INSERT INTO idempotency_keys (actor, key, task_id, expires_at) VALUES ($1, $2, $3, $4)
@@ -88,12 +88,20 @@ const (
 		WHERE state = 'in_progress' AND lease_expires < $1 ORDER BY lease_expires, id LIMIT $2`
 	sqlNextRunAfter = `SELECT min(coalesce(run_after, updated_at)) FROM tasks WHERE state = 'queued'`
 
-	// sqlSeal appends audit entries (see seal); sqlSealNewTask does so for
-	// the transaction creating task $9, only if the idempotency key ($7,
-	// $8) names it, and raises PTDUP otherwise.
-	sqlSeal        = `SELECT pactum_seal($1, $2, $3::text[], $4::text[], $5::text[], $6::bytea[])`
-	sqlSealNewTask = `SELECT pactum_seal_new_task($1, $2, $3::text[], $4::text[], $5::text[], $6::bytea[], $7, $8, $9)`
-	sqlAuditAfter  = `SELECT seq, at, kind, task_id, actor, data, prev_hash, hash
+	// sqlPend writes audit entries to audit_pending (see sealAudit);
+	// sqlPendNewTask does so for the transaction creating task $8, only if
+	// the idempotency key ($6, $7) names it, and raises PTDUP otherwise.
+	sqlPend        = `SELECT pactum_pend($1, $2::text[], $3::text[], $4::text[], $5::bytea[])`
+	sqlPendNewTask = `SELECT pactum_pend_new_task($1, $2::text[], $3::text[], $4::text[], $5::bytea[], $6, $7, $8)`
+	// sqlTakePending deletes and returns the first $1 pending entries (all
+	// when $1 is NULL); sqlInsertSealed appends sealed entries to the chain
+	// (see sealPending).
+	sqlTakePending = `DELETE FROM audit_pending WHERE (batch, ord) IN (
+		SELECT batch, ord FROM audit_pending ORDER BY batch, ord LIMIT $1)
+		RETURNING batch, ord, at, kind, task_id, actor, data`
+	sqlInsertSealed = `INSERT INTO audit_log (seq, at, kind, task_id, actor, data, prev_hash, hash)
+		SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[], $8::text[])`
+	sqlAuditAfter = `SELECT seq, at, kind, task_id, actor, data, prev_hash, hash
 		FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`
 
 	sqlPutPush = `INSERT INTO push_configs (task_id, id, url, token, auth, created_at, delivered_seq)

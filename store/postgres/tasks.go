@@ -17,7 +17,7 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
-// isDuplicateKey reports whether err is pactum_seal_new_task's refusal: the
+// isDuplicateKey reports whether err is pactum_pend_new_task's refusal: the
 // idempotency key names another live task.
 func isDuplicateKey(err error) bool {
 	var pe *pgconn.PgError

@@ -32,8 +32,9 @@ type txn struct {
 	flushed bool
 	// write marks a read-write transaction (inTx).
 	write bool
-	// seal is the statement that seals the transaction's audit entries,
-	// sent with COMMIT (see txn.seal); "" when there is none.
+	// seal is the statement that writes the transaction's audit entries
+	// to audit_pending, sent with COMMIT (see sealAudit); "" when there is
+	// none.
 	seal     string
 	sealArgs []any
 }
@@ -55,12 +56,12 @@ func (x *txn) flush() error {
 	return x.conn.SendBatch(x.ctx, b).Close()
 }
 
-// commit sends what is queued, then the audit seal and COMMIT. A write
+// commit sends what is queued, then the pending audit entries and COMMIT. A write
 // transaction that has not heard from the server yet flushes first: a
 // connection the server dropped while it sat idle in the pool then fails
 // before COMMIT is sent, and the transaction is retried, instead of leaving
-// its outcome unknown. The seal always travels with COMMIT, so the audit
-// chain's head stays locked for no round trip.
+// its outcome unknown. The audit entries travel with COMMIT: their batch
+// number (pactum_pend) is taken as late as it can be.
 func (x *txn) commit() error {
 	if x.write && !x.flushed {
 		if err := x.flush(); err != nil {
@@ -112,6 +113,9 @@ func (s *Store) inTx(ctx context.Context, fn func(x *txn) error) error {
 			return false, err
 		}
 		err = x.commit()
+		if err == nil && x.seal != "" {
+			s.wakeSealer()
+		}
 		return x.commitSent, err
 	})
 }
