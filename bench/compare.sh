@@ -14,7 +14,10 @@
 # servers take turns (the starting one rotates each round) so that drift in
 # the machine hits all of them. Prints one line per server, measurement and
 # round, then the medians of the rounds, then the ratios (pactum / peer for
-# req/s, and pactum's p99 / the peer's).
+# req/s, and pactum's p99 / the peer's). Right after its echo agent,
+# pactum's "checked" agent (echo with a 3-assertion contract) is measured
+# at 32 clients on the same server ("pactumc"), and the last ratio is
+# contract / none.
 #
 #   bash bench/compare.sh [rounds] [requests]     (defaults: 5 rounds, 8000)
 #
@@ -70,6 +73,16 @@ log:
 agents:
   - name: echo
     type: echo
+  # The same agent with a 3-assertion contract (issue 15: within 10 % of
+  # echo without one), measured as "pactumc" at 32 clients.
+  - name: checked
+    type: echo
+    contract:
+      onViolation: fail
+      assertions:
+        - {type: assert, message: echoes the greeting, check: {type: contains, value: hello}}
+        - {type: assert, message: starts with it, check: {type: regex, pattern: "^hello"}}
+        - {type: assert, message: answers at once, check: {type: max_duration, max: 1s}}
 EOF
 
 # port_free fails if something already listens on 127.0.0.1:$1 (another
@@ -105,7 +118,18 @@ measure() {
 	{
 		run_client "$2" '^BenchmarkSendMessageExternal$' "${n}x"
 		run_client "$2" '^BenchmarkSendStreamingMessageExternal$/^clients=32$' "${n}x"
-	} | awk -v label="$1" '/FAIL|panic|Error|_test\.go/ { print > "/dev/stderr" }
+	} | label "$1"
+	if [[ $1 == pactum ]]; then
+		# The contract agent on the same server, right after.
+		run_client "${2%/echo}/checked" '^BenchmarkSendMessageExternal$/^clients=32$' 2000x >/dev/null
+		run_client "${2%/echo}/checked" '^BenchmarkSendMessageExternal$/^clients=32$' "${n}x" | label pactumc
+	fi
+}
+
+# label turns the client's benchmark lines into result lines labelled $1
+# (also appended to $work/results).
+label() {
+	awk -v label="$1" '/FAIL|panic|Error|_test\.go/ { print > "/dev/stderr" }
 	/^BenchmarkSend/ {
 		mode = ($1 ~ /Streaming/) ? "stream" : "send";
 		split($1, a, "="); sub(/-[0-9]+$/, "", a[2]);
@@ -176,11 +200,14 @@ END {
 	print "# ratios (pactum / peer: req/s, p99)"
 	for (i = 1; i <= nk; i++) {
 		k = order[i]; split(k, f, " ")
-		if (f[3] == "pactum") continue
+		if (f[3] == "pactum" || f[3] == "pactumc") continue
 		pk = f[1] " " f[2] " pactum"
 		if (!(pk in mr) || mr[k] == 0 || m99[k] == 0) continue
 		printf "pactum/%-6s %-6s %-11s req/s %5.2fx  p99 %5.2fx\n", f[3], f[1], f[2], mr[pk] / mr[k], m99[pk] / m99[k]
 	}
+	ck = "send clients=32 pactumc"; pk = "send clients=32 pactum"
+	if ((ck in mr) && (pk in mr) && mr[pk] > 0)
+		printf "contract/none send   clients=32  req/s %5.2fx  p99 %5.2fx\n", mr[ck] / mr[pk], m99[ck] / m99[pk]
 }'
 
 # Optional stage, COMPARE_PG=1: pactum on PostgreSQL, one node and three
