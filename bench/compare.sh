@@ -28,9 +28,9 @@
 # client run in progress ends, within seconds at the defaults). A port
 # already in use stops the script rather than measuring someone else.
 #
-# Not measured here (issue 15's other targets): SubscribeToTask fan-out.
-# PostgreSQL with one and three nodes: COMPARE_PG=1 adds bench/lib/pg.sh
-# as a last stage (see there).
+# Optional last stages (issue 15's other targets): COMPARE_PG=1 adds
+# PostgreSQL with one and three nodes (bench/lib/pg.sh), COMPARE_RSS=1 the
+# memory after 1,000 and 100,000 tasks (bench/lib/rss.sh).
 #
 # Needs Go and Node 20+ with npm.
 set -euo pipefail
@@ -220,4 +220,10 @@ if [[ ${COMPARE_PG:-0} == 1 ]]; then
 		trap pg_cleanup EXIT
 		PG_JS=1 pg_main "$rounds" "$n"
 	)
+fi
+
+# Optional stage, COMPARE_RSS=1: pactum's memory after 1,000 and after
+# 100,000 settled tasks and the ratio (bench/lib/rss.sh; target ≤ 1.20×).
+if [[ ${COMPARE_RSS:-0} == 1 ]]; then
+	bash "$root/bench/lib/rss.sh"
 fi
