@@ -259,11 +259,6 @@ type startedKey struct{}
 // (FollowItem.ChunksLost) every stored artifact is sent whole before the
 // final status, as after a resync to a final state.
 func (h *Handler) stream(ctx context.Context, items iter.Seq2[task.FollowItem, error], id string, hl int, openErr func(error) error, check func(*task.Task) error, yield func(a2a.Event, error) bool) {
-	count, sdkYield := produced(ctx), yield
-	yield = func(ev a2a.Event, err error) bool {
-		count()
-		return sdkYield(ev, err)
-	}
 	streamed := map[string]bool{}
 	started := false
 	// finish sends the stored artifacts not in skip, then the final status.

@@ -2,7 +2,6 @@ package a2aserver
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync/atomic"
 
 	a2alegacy "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -185,40 +183,7 @@ func serveRPC(w http.ResponseWriter, r *http.Request, h http.Handler, q *rpcRequ
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	rw := &rpcWriter{ResponseWriter: w, req: q, legacy: legacy}
-	// a2a-go's 1.0 handler writes exactly one SSE event per item the
-	// handler yields, which the gate's count relies on.
-	if !legacy && (q.method == "SendStreamingMessage" || q.method == "SubscribeToTask") {
-		rw.gate = &flushGate{}
-		r = r.WithContext(context.WithValue(r.Context(), flushGateKey{}, rw.gate))
-	}
-	h.ServeHTTP(rw, r)
-}
-
-// flushGate lets a stream's SSE writer skip the flush of an event when the
-// handler has already produced the next one: that event's flush, right
-// behind, sends both in one write. The SDK writes and flushes each event
-// as its own chunk (one system call each, and one wake-up of the client);
-// several events that are ready at once (the artifacts and the final
-// status at a task's end) now leave together. An event is never held back
-// waiting for one that may not come: the last event produced is always
-// flushed.
-type flushGate struct {
-	// produced counts the items the handler yielded to the SDK; flushes
-	// the SDK's flushes (one per event written, keep-alives included).
-	produced, flushes atomic.Int64
-}
-
-type flushGateKey struct{}
-
-// produced counts an item the handler is about to yield to the SDK's
-// stream of ctx (a no-op outside a JSON-RPC stream).
-func produced(ctx context.Context) func() {
-	g, _ := ctx.Value(flushGateKey{}).(*flushGate)
-	if g == nil {
-		return func() {}
-	}
-	return func() { g.produced.Add(1) }
+	h.ServeHTTP(&rpcWriter{ResponseWriter: w, req: q, legacy: legacy}, r)
 }
 
 // discardWriter is the response writer of a notification: everything
@@ -247,8 +212,6 @@ type rpcWriter struct {
 	req         *rpcRequest
 	legacy      bool
 	wroteHeader bool
-	// gate, on a stream, coalesces flushes (see flushGate).
-	gate *flushGate
 }
 
 var (
@@ -330,12 +293,8 @@ func (w *rpcWriter) paramsError(sdkMsg string) error {
 	return a2a.NewError(a2a.ErrInvalidParams, "invalid params: "+msg)
 }
 
-// Flush implements http.Flusher for the SDK's SSE writer. On a stream it
-// skips the flush while a later event is already on its way (flushGate).
+// Flush implements http.Flusher for the SDK's SSE writer.
 func (w *rpcWriter) Flush() {
-	if w.gate != nil && w.gate.flushes.Add(1) < w.gate.produced.Load() {
-		return
-	}
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
