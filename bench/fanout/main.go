@@ -61,6 +61,7 @@ type options struct {
 	dial    int
 	timeout time.Duration
 	keep    bool
+	hold    time.Duration
 }
 
 func run() error {
@@ -73,6 +74,7 @@ func run() error {
 	flag.IntVar(&o.dial, "dial", 128, "streams being opened at once")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "hard limit on the whole run")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (config, database, server log)")
+	flag.DurationVar(&o.hold, "hold", 0, "keep every stream open this long before releasing the tasks (to inspect the server)")
 	flag.Parse()
 	if o.pactum == "" {
 		return errors.New("-pactum is required (go build -o /tmp/pactum ./cmd/pactum)")
@@ -349,6 +351,14 @@ func measure(ctx context.Context, o options, srv *server) error {
 		}
 	}
 	time.Sleep(2 * time.Second)
+	if o.hold > 0 {
+		fmt.Printf("every stream is open; server pid %s; holding for %s\n", pid, o.hold)
+		select {
+		case <-time.After(o.hold):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	open, err := readMem(pid)
 	if err != nil {
 		return err
