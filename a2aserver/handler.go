@@ -260,6 +260,9 @@ type startedKey struct{}
 // final status, as after a resync to a final state.
 func (h *Handler) stream(ctx context.Context, items iter.Seq2[task.FollowItem, error], id string, hl int, openErr func(error) error, check func(*task.Task) error, yield func(a2a.Event, error) bool) {
 	streamed := map[string]bool{}
+	// chunksLost: some artifact chunks never reached this stream, so the
+	// stored artifacts are all sent whole at the end.
+	chunksLost := false
 	started := false
 	// finish sends the stored artifacts not in skip, then the final status.
 	finish := func(status *a2a.TaskStatusUpdateEvent, skip map[string]bool, stored *task.Task) {
@@ -309,11 +312,9 @@ func (h *Handler) stream(ctx context.Context, items iter.Seq2[task.FollowItem, e
 			}
 		case task.FollowGap:
 			h.log.InfoContext(ctx, "stream fell behind and lost artifact chunks; the stored artifacts will be sent whole", "task", id, "seq", it.Task.Seq)
-			clear(streamed)
+			chunksLost = true
 		case task.FollowResync:
-			if it.ChunksLost {
-				clear(streamed)
-			}
+			chunksLost = chunksLost || it.ChunksLost
 			t := it.Task
 			h.log.InfoContext(ctx, "stream fell behind; resumed from the stored task", "task", id, "seq", t.Seq)
 			if it.Settled() {
@@ -328,7 +329,11 @@ func (h *Handler) stream(ctx context.Context, items iter.Seq2[task.FollowItem, e
 			switch ev.Kind {
 			case task.EventStatus:
 				if ev.Final {
-					finish(statusEvent(ev.Task, ev.At), streamed, it.Whole())
+					skip := streamed
+					if chunksLost {
+						skip = nil
+					}
+					finish(statusEvent(ev.Task, ev.At), skip, it.Whole())
 					return
 				}
 			case task.EventArtifact:
