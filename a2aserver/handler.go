@@ -147,7 +147,7 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 		// Read the caller when the stream starts: an a2asrv interceptor
 		// may set it on the call context only then.
 		ctx := withCaller(ctx)
-		st, ok := ctx.Value(startedKey{}).(*started)
+		st, ok := ctx.Value(startedKey{}).(*startedRequest)
 		if !ok || st == nil {
 			var err error
 			if st, err = h.start(ctx, "SendStreamingMessage", req, submitFollow); err != nil {
@@ -170,16 +170,16 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 	}
 }
 
-// started is a SendStreamingMessage request whose message was submitted
+// startedRequest is a SendStreamingMessage request whose message was submitted
 // (or delivered): the task as stored right after, and, for a new task,
 // its subscription from the submission on.
-type started struct {
+type startedRequest struct {
 	task      *task.Task
 	following *task.Following
 }
 
 // stop ends the subscription if the stream did not.
-func (s *started) stop() {
+func (s *startedRequest) stop() {
 	if s.following != nil {
 		s.following.Stop()
 	}
@@ -241,7 +241,7 @@ func (h *Handler) checkSubscribable(ctx context.Context, id string) error {
 
 // startedKey marks a context whose SendStreamingMessage request was already
 // submitted (by a transport that had to answer its errors before the
-// stream opened); the value is the *started.
+// stream opened); the value is the *startedRequest.
 type startedKey struct{}
 
 // stream follows task id (items, from Coordinator.Follow or
@@ -372,7 +372,7 @@ const (
 //
 // With submitWait, a new task is submitted with Coordinator.SubmitAndWait
 // and the returned task is final (or waiting for input) already.
-func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequest, mode submitMode) (_ *started, err error) {
+func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequest, mode submitMode) (_ *startedRequest, err error) {
 	ctx = withCaller(ctx)
 	if req == nil || req.Message == nil {
 		return nil, invalidParams("message is required")
@@ -402,7 +402,7 @@ func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequ
 		}
 	}
 
-	st := &started{}
+	st := &startedRequest{}
 	var t *task.Task
 	if m.TaskID != "" {
 		id := string(m.TaskID)
