@@ -299,6 +299,9 @@ func measure(ctx context.Context, o options, srv *server) error {
 
 	// Open the streams, -dial at a time; each is open once its first
 	// event (the task) arrived.
+	// sctx ends the streams early when some could not be opened.
+	sctx, closeStreams := context.WithCancel(ctx)
+	defer closeStreams()
 	streams := make([]*stream, o.streams)
 	var opened, failedOpen, settled atomic.Int64
 	allOpen := make(chan struct{})
@@ -329,7 +332,7 @@ func measure(ctx context.Context, o options, srv *server) error {
 					close(allOpen)
 				}
 			}
-			s.err = subscribe(ctx, hc, srv.url, i, s, func() { opened.Add(1); release() })
+			s.err = subscribe(sctx, hc, srv.url, i, s, func() { opened.Add(1); release() })
 			if !released {
 				failedOpen.Add(1)
 				release()
@@ -343,6 +346,8 @@ func measure(ctx context.Context, o options, srv *server) error {
 	}
 	openTook := time.Since(t0)
 	if f := failedOpen.Load(); f > 0 {
+		// The tasks stay blocked: close the open streams, then report.
+		closeStreams()
 		wg.Wait()
 		for _, s := range streams {
 			if s.err != nil {
