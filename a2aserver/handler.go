@@ -113,11 +113,15 @@ func withCaller(ctx context.Context) context.Context {
 // the task is terminal or waits for input.
 func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
 	ctx = withCaller(ctx)
-	wait := req != nil && (req.Config == nil || !req.Config.ReturnImmediately)
-	t, err := h.start(ctx, "SendMessage", req, wait)
+	mode := submitOnly
+	if req != nil && (req.Config == nil || !req.Config.ReturnImmediately) {
+		mode = submitWait
+	}
+	st, err := h.start(ctx, "SendMessage", req, mode)
 	if err != nil {
 		return nil, err
 	}
+	t := st.task
 	var cfg a2a.SendMessageConfig
 	if req.Config != nil {
 		cfg = *req.Config
@@ -135,27 +139,49 @@ func (h *Handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) 
 
 // SendStreamingMessage implements a2asrv.RequestHandler: it submits (or
 // continues) like SendMessage, then streams the task, its status and
-// artifact updates until the task is terminal or waits for input.
+// artifact updates until the task is terminal or waits for input. A new
+// task's stream starts from the task its submission stored
+// (Coordinator.SubmitAndFollow), not from a second read of it.
 func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		// Read the caller when the stream starts: an a2asrv interceptor
 		// may set it on the call context only then.
 		ctx := withCaller(ctx)
-		t, ok := ctx.Value(startedKey{}).(*task.Task)
-		if !ok || t == nil {
+		st, ok := ctx.Value(startedKey{}).(*startedRequest)
+		if !ok || st == nil {
 			var err error
-			if t, err = h.start(ctx, "SendStreamingMessage", req, false); err != nil {
+			if st, err = h.start(ctx, "SendStreamingMessage", req, submitFollow); err != nil {
 				yield(nil, err)
 				return
 			}
 		}
+		defer st.stop()
 		hl := -1
 		if req.Config != nil {
 			hl = historyLen(req.Config.HistoryLength, -1)
 		}
-		h.stream(ctx, t.ID, hl, func(err error) error {
+		items := h.coord.Follow(ctx, st.task.ID)
+		if st.following != nil {
+			items = st.following.Follow(ctx)
+		}
+		h.stream(ctx, items, st.task.ID, hl, func(err error) error {
 			return h.wireErr(ctx, "SendStreamingMessage", err)
 		}, nil, yield)
+	}
+}
+
+// startedRequest is a SendStreamingMessage request whose message was submitted
+// (or delivered): the task as stored right after, and, for a new task,
+// its subscription from the submission on.
+type startedRequest struct {
+	task      *task.Task
+	following *task.Following
+}
+
+// stop ends the subscription if the stream did not.
+func (s *startedRequest) stop() {
+	if s.following != nil {
+		s.following.Stop()
 	}
 }
 
@@ -188,7 +214,7 @@ func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 			}
 			return nil
 		}
-		h.stream(ctx, id, -1, openErr, check, yield)
+		h.stream(ctx, h.coord.Follow(ctx, id), id, -1, openErr, check, yield)
 	}
 }
 
@@ -215,10 +241,11 @@ func (h *Handler) checkSubscribable(ctx context.Context, id string) error {
 
 // startedKey marks a context whose SendStreamingMessage request was already
 // submitted (by a transport that had to answer its errors before the
-// stream opened); the value is the *task.Task.
+// stream opened); the value is the *startedRequest.
 type startedKey struct{}
 
-// stream follows task id (Coordinator.Follow) and yields the snapshot,
+// stream follows task id (items, from Coordinator.Follow or
+// Following.Follow) and yields the snapshot,
 // then the events that follow it, until a final status. openErr maps an
 // error reading the task before the snapshot; check, if set, may refuse the
 // snapshot with an error. Right before the final status it sends, whole,
@@ -228,9 +255,14 @@ type startedKey struct{}
 // behind), Follow re-reads the task and stream resumes from what is stored:
 // a status newer than the last one sent is sent, and when that status is
 // final all stored artifacts are sent whole first, so that nothing the
-// client missed is lost for good.
-func (h *Handler) stream(ctx context.Context, id string, hl int, openErr func(error) error, check func(*task.Task) error, yield func(a2a.Event, error) bool) {
+// client missed is lost for good. When artifact chunks were lost
+// (FollowItem.ChunksLost) every stored artifact is sent whole before the
+// final status, as after a resync to a final state.
+func (h *Handler) stream(ctx context.Context, items iter.Seq2[task.FollowItem, error], id string, hl int, openErr func(error) error, check func(*task.Task) error, yield func(a2a.Event, error) bool) {
 	streamed := map[string]bool{}
+	// chunksLost: some artifact chunks never reached this stream, so the
+	// stored artifacts are all sent whole at the end.
+	chunksLost := false
 	started := false
 	// finish sends the stored artifacts not in skip, then the final status.
 	finish := func(status *a2a.TaskStatusUpdateEvent, skip map[string]bool, stored *task.Task) {
@@ -256,7 +288,7 @@ func (h *Handler) stream(ctx context.Context, id string, hl int, openErr func(er
 		withVerified(status.Metadata, vr)
 		yield(status, nil)
 	}
-	for it, err := range h.coord.Follow(ctx, id) {
+	for it, err := range items {
 		if err != nil {
 			switch {
 			case !started:
@@ -278,7 +310,11 @@ func (h *Handler) stream(ctx context.Context, id string, hl int, openErr func(er
 			if !yield(h.taskWithVerified(ctx, it.Task, hl, true), nil) {
 				return
 			}
+		case task.FollowGap:
+			h.log.InfoContext(ctx, "stream fell behind and lost artifact chunks; the stored artifacts will be sent whole", "task", id, "seq", it.Task.Seq)
+			chunksLost = true
 		case task.FollowResync:
+			chunksLost = chunksLost || it.ChunksLost
 			t := it.Task
 			h.log.InfoContext(ctx, "stream fell behind; resumed from the stored task", "task", id, "seq", t.Seq)
 			if it.Settled() {
@@ -293,7 +329,11 @@ func (h *Handler) stream(ctx context.Context, id string, hl int, openErr func(er
 			switch ev.Kind {
 			case task.EventStatus:
 				if ev.Final {
-					finish(statusEvent(ev.Task, ev.At), streamed, it.Whole())
+					skip := streamed
+					if chunksLost {
+						skip = nil
+					}
+					finish(statusEvent(ev.Task, ev.At), skip, it.Whole())
 					return
 				}
 			case task.EventArtifact:
@@ -312,13 +352,27 @@ func (h *Handler) stream(ctx context.Context, id string, hl int, openErr func(er
 	}
 }
 
+// submitMode says how start submits a new task.
+type submitMode int
+
+const (
+	// submitOnly submits (Coordinator.Submit).
+	submitOnly submitMode = iota
+	// submitWait submits and waits (Coordinator.SubmitAndWait) unless a
+	// push configuration comes with the message.
+	submitWait
+	// submitFollow submits and subscribes (Coordinator.SubmitAndFollow).
+	submitFollow
+)
+
 // start validates a SendMessage request and submits a new task or delivers
 // the message to the task it names. It returns the task as stored right
-// after.
+// after (and, with submitFollow, a new task's subscription: call the
+// result's stop when it is not streamed).
 //
-// With wait, a new task is submitted with Coordinator.SubmitAndWait and the
-// returned task is final (or waiting for input) already.
-func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequest, wait bool) (*task.Task, error) {
+// With submitWait, a new task is submitted with Coordinator.SubmitAndWait
+// and the returned task is final (or waiting for input) already.
+func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequest, mode submitMode) (_ *startedRequest, err error) {
 	ctx = withCaller(ctx)
 	if req == nil || req.Message == nil {
 		return nil, invalidParams("message is required")
@@ -348,6 +402,7 @@ func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequ
 		}
 	}
 
+	st := &startedRequest{}
 	var t *task.Task
 	if m.TaskID != "" {
 		id := string(m.TaskID)
@@ -378,11 +433,21 @@ func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequ
 			env.TaskID = task.NewID()
 			defer h.expectPush(ctx, push, env.TaskID)()
 		}
-		submit := h.coord.Submit
-		if wait && push == nil {
-			submit = h.coord.SubmitAndWait
+		sr := task.SubmitRequest{Envelope: env, Agent: h.agent}
+		var res *task.SubmitResult
+		switch {
+		case mode == submitFollow:
+			res, st.following, err = h.coord.SubmitAndFollow(ctx, sr)
+			defer func() {
+				if err != nil {
+					st.stop()
+				}
+			}()
+		case mode == submitWait && push == nil:
+			res, err = h.coord.SubmitAndWait(ctx, sr)
+		default:
+			res, err = h.coord.Submit(ctx, sr)
 		}
-		res, err := submit(ctx, task.SubmitRequest{Envelope: env, Agent: h.agent})
 		if err != nil {
 			return nil, h.wireErr(ctx, op, err)
 		}
@@ -397,7 +462,8 @@ func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequ
 			return nil, err
 		}
 	}
-	return t, nil
+	st.task = t
+	return st, nil
 }
 
 // expectPush announces a push configuration sent with a message to the

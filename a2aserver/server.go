@@ -380,12 +380,15 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint
 	if version == a2a.Version && r.Method == http.MethodPost && sub == "/message:stream" {
 		var req a2a.SendMessageRequest
 		if json.Unmarshal(body, &req) == nil {
-			t, err := ep.handler.start(r.Context(), "SendStreamingMessage", &req, false)
+			st, err := ep.handler.start(r.Context(), "SendStreamingMessage", &req, submitFollow)
 			if err != nil {
 				writeA2ARESTError(w, err)
 				return
 			}
-			r2 = r2.WithContext(context.WithValue(r2.Context(), startedKey{}, t))
+			// The stream ends the subscription; this, if the SDK never
+			// called the handler.
+			defer st.stop()
+			r2 = r2.WithContext(context.WithValue(r2.Context(), startedKey{}, st))
 		}
 	}
 	if version == a2a.Version {

@@ -52,8 +52,9 @@ type Event struct {
 }
 
 // Broker fans task events out to in-process subscribers. Slow subscribers
-// never block publishers: a subscriber whose buffer is full is dropped and
-// its channel closed, so it can resume from the stored state.
+// never block publishers: a channel subscriber whose buffer is full is
+// dropped and its channel closed, so it can resume from the stored state;
+// a queue subscriber (Follow's) is kept and told that it lost events.
 type Broker struct {
 	mu     sync.Mutex
 	byTask map[string]map[*subscription]struct{}
@@ -65,8 +66,78 @@ type Broker struct {
 type funcSubscription struct{ fn func(Event) }
 
 type subscription struct {
-	ch     chan Event
+	ch chan Event
+	// q, when set, replaces ch: the subscriber is a queue.
+	q      *queue
 	closed bool
+}
+
+// queue is a subscriber's backlog that holds only what is pending (a
+// channel allocates its whole buffer up front: ~40 KB for 256 events, per
+// stream) and is bounded by limit. A queue is never dropped: past its limit
+// it discards its backlog and marks itself lost, and its consumer re-reads
+// the stored task, then goes on with the events published after.
+type queue struct {
+	mu     sync.Mutex
+	events []Event
+	limit  int
+	// lost says events were discarded (or, after Broker.Reset, may have
+	// been missed) since the consumer last took; chunks says an artifact
+	// chunk was among the discarded, which no stored status shows.
+	lost, chunks bool
+	// ready holds a token while something is pending.
+	ready chan struct{}
+}
+
+func newQueue(limit int) *queue {
+	return &queue{limit: limit, ready: make(chan struct{}, 1)}
+}
+
+// push appends ev, or discards the backlog when it is full. It never
+// blocks.
+func (q *queue) push(ev Event) {
+	q.mu.Lock()
+	if len(q.events) >= q.limit {
+		for _, d := range q.events {
+			q.chunks = q.chunks || d.Kind == EventArtifact
+		}
+		q.chunks = q.chunks || ev.Kind == EventArtifact
+		clear(q.events)
+		q.events = q.events[:0]
+		q.lost = true
+	} else {
+		q.events = append(q.events, ev)
+	}
+	q.mu.Unlock()
+	q.signal()
+}
+
+// markLost says events may have been missed (Broker.Reset).
+func (q *queue) markLost() {
+	q.mu.Lock()
+	q.lost = true
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *queue) signal() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take returns what is pending, in publication order, and whether events
+// were lost before them (and whether artifact chunks were). spare, a slice
+// take returned before and the caller is done with, is reused for the
+// backlog that follows.
+func (q *queue) take(spare []Event) (evs []Event, lost, chunks bool) {
+	clear(spare)
+	q.mu.Lock()
+	evs, lost, chunks = q.events, q.lost, q.chunks
+	q.events, q.lost, q.chunks = spare[:0], false, false
+	q.mu.Unlock()
+	return evs, lost, chunks
 }
 
 // NewBroker returns an empty broker.
@@ -92,6 +163,18 @@ func (b *Broker) Subscribe(taskID string) (<-chan Event, func()) {
 
 func (b *Broker) subscribe(taskID string, buffer int) (<-chan Event, func()) {
 	s := &subscription{ch: make(chan Event, buffer)}
+	return s.ch, b.add(taskID, s)
+}
+
+// subscribeQueue subscribes a queue of at most limit pending events to
+// taskID's events ("" for every task).
+func (b *Broker) subscribeQueue(taskID string, limit int) (*queue, func()) {
+	s := &subscription{q: newQueue(limit)}
+	return s.q, b.add(taskID, s)
+}
+
+// add registers s and returns the function that ends it.
+func (b *Broker) add(taskID string, s *subscription) func() {
 	b.mu.Lock()
 	if taskID == "" {
 		b.all[s] = struct{}{}
@@ -104,7 +187,7 @@ func (b *Broker) subscribe(taskID string, buffer int) (<-chan Event, func()) {
 		m[s] = struct{}{}
 	}
 	b.mu.Unlock()
-	return s.ch, func() {
+	return func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		b.remove(taskID, s)
@@ -142,12 +225,15 @@ func (b *Broker) remove(taskID string, s *subscription) {
 	}
 	if !s.closed {
 		s.closed = true
-		close(s.ch)
+		if s.ch != nil {
+			close(s.ch)
+		}
 	}
 }
 
 // Reset ends every channel subscription (their channels close), so each
-// consumer re-reads the stored state, as after an overflow, and tells each
+// consumer re-reads the stored state, as after an overflow, marks every
+// queue lost, which makes its consumer re-read, and tells each
 // SubscribeFunc subscriber with an Event of Kind EventResync.
 func (b *Broker) Reset() {
 	b.mu.Lock()
@@ -157,10 +243,18 @@ func (b *Broker) Reset() {
 	}
 	for id, m := range b.byTask {
 		for s := range m {
+			if s.q != nil {
+				s.q.markLost()
+				continue
+			}
 			b.remove(id, s)
 		}
 	}
 	for s := range b.all {
+		if s.q != nil {
+			s.q.markLost()
+			continue
+		}
 		b.remove("", s)
 	}
 }
@@ -181,6 +275,10 @@ func (b *Broker) Publish(ev Event) {
 }
 
 func (b *Broker) send(taskID string, s *subscription, ev Event) {
+	if s.q != nil {
+		s.q.push(ev)
+		return
+	}
 	select {
 	case s.ch <- ev:
 	default:

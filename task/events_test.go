@@ -86,3 +86,49 @@ func TestBrokerFuncSubscriberSurvivesResetAndBursts(t *testing.T) {
 		t.Fatalf("after the burst got %+v, %+v; want a resync then b's event", got[3*subscriberBuffer], got[3*subscriberBuffer+1])
 	}
 }
+
+// TestBrokerQueueIsNeverDropped: a queue subscriber past its limit keeps
+// its subscription, discards its backlog and says so (and whether chunks
+// were among the discarded); Reset marks it lost without chunks.
+func TestBrokerQueueIsNeverDropped(t *testing.T) {
+	t.Parallel()
+	b := NewBroker()
+	q, cancel := b.subscribeQueue("a", 4)
+	defer cancel()
+	for i := range 4 {
+		b.Publish(Event{TaskID: "a", Kind: EventStatus, Seq: i})
+	}
+	b.Publish(Event{TaskID: "a", Kind: EventStatus, Seq: 4}) // over the limit
+	b.Publish(Event{TaskID: "a", Kind: EventArtifact, Seq: 4})
+	evs, lost, chunks := q.take(nil)
+	if !lost || chunks || len(evs) != 1 || evs[0].Kind != EventArtifact {
+		t.Fatalf("after a status overflow: %+v lost=%v chunks=%v", evs, lost, chunks)
+	}
+	for range 5 {
+		b.Publish(Event{TaskID: "a", Kind: EventArtifact})
+	}
+	b.Publish(Event{TaskID: "b", Kind: EventArtifact})
+	evs, lost, chunks = q.take(evs)
+	if !lost || !chunks || len(evs) != 0 {
+		t.Fatalf("after a chunk overflow: %+v lost=%v chunks=%v", evs, lost, chunks)
+	}
+	if evs, lost, _ = q.take(evs); lost || len(evs) != 0 {
+		t.Fatalf("nothing pending: %+v lost=%v", evs, lost)
+	}
+	b.Reset()
+	b.Publish(Event{TaskID: "a", Kind: EventStatus, Seq: 9})
+	evs, lost, chunks = q.take(evs)
+	if !lost || chunks || len(evs) != 1 || evs[0].Seq != 9 {
+		t.Fatalf("after Reset: %+v lost=%v chunks=%v", evs, lost, chunks)
+	}
+	select {
+	case <-q.ready:
+	default:
+		t.Fatal("no token after publishing")
+	}
+	cancel()
+	b.Publish(Event{TaskID: "a", Kind: EventStatus, Seq: 10})
+	if evs, lost, _ = q.take(evs); lost || len(evs) != 0 {
+		t.Fatalf("after cancel: %+v lost=%v", evs, lost)
+	}
+}

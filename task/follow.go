@@ -56,6 +56,11 @@ const (
 	// behind, or a final status came without its task): Task is the task
 	// as stored again, whole, and newer than every status yielded before.
 	FollowResync
+	// FollowGap says artifact chunks were lost (the subscription fell
+	// behind) while the task's status did not change: Task is the task as
+	// stored again, whole, at the status yielded last. The task's stored
+	// artifacts hold what the chunks add up to once it is terminal.
+	FollowGap
 )
 
 // FollowItem is one step of Coordinator.Follow.
@@ -65,13 +70,20 @@ type FollowItem struct {
 	Task *Task
 	// Event is set for FollowEvent.
 	Event Event
+	// ChunksLost is set on FollowResync and FollowGap items when artifact
+	// chunks published since the previous item were lost: a consumer that
+	// streams chunks should send the stored artifacts whole in the end.
+	ChunksLost bool
 }
 
 // Settled reports whether the item shows the task terminal or waiting for
 // input; it is then the last item Follow yields.
 func (it FollowItem) Settled() bool {
-	if it.Kind == FollowEvent {
+	switch it.Kind {
+	case FollowEvent:
 		return it.Event.Kind == EventStatus && it.Event.Final
+	case FollowGap:
+		return false
 	}
 	return it.Task != nil && it.Task.State.Settled()
 }
@@ -92,82 +104,166 @@ func (it FollowItem) Whole() *Task {
 // Follow yields task id as stored, then every event that follows it, until
 // the task is settled (terminal or waiting for input: FollowItem.Settled)
 // or ctx ends. When the subscription falls behind it re-reads the task and
-// yields it as a FollowResync item if it changed, so that a consumer never
-// misses a status for good. An error (the task cannot be read, or ctx's
-// error) is yielded once and ends the sequence.
+// yields it as a FollowResync item if it changed (FollowGap if only
+// artifact chunks were lost), so that a consumer never misses a status for
+// good nor loses a chunk without being told. An error (the task cannot be
+// read, or ctx's error) is yielded once and ends the sequence.
 func (c *Coordinator) Follow(ctx context.Context, id string) iter.Seq2[FollowItem, error] {
 	return c.follow(ctx, id, subscriberBuffer)
 }
 
 func (c *Coordinator) follow(ctx context.Context, id string, buffer int) iter.Seq2[FollowItem, error] {
 	return func(yield func(FollowItem, error) bool) {
-		snap, ch, cancel, err := c.subscribe(ctx, id, -1, buffer)
+		q, cancel := c.broker.subscribeQueue(id, buffer)
+		defer cancel()
+		snap, err := c.read(ctx, id, -1)
 		if err != nil {
 			yield(FollowItem{}, err)
 			return
 		}
-		defer func() { cancel() }()
-		first := FollowItem{Kind: FollowSnapshot, Task: snap}
-		if !yield(first, nil) || first.Settled() {
-			return
-		}
-		lastSeq := snap.Seq
-		// resync yields t when it is newer than what was yielded, and
-		// reports whether to go on.
-		resync := func(t *Task) bool {
-			if t.Seq <= lastSeq {
+		c.followQueue(ctx, id, q, snap, yield)
+	}
+}
+
+// followQueue yields snap, then the events q receives (it was subscribed
+// before snap was read or stored, so none is missed), until the task is
+// settled, ctx ends or yield returns false.
+func (c *Coordinator) followQueue(ctx context.Context, id string, q *queue, snap *Task, yield func(FollowItem, error) bool) {
+	first := FollowItem{Kind: FollowSnapshot, Task: snap}
+	if !yield(first, nil) || first.Settled() {
+		return
+	}
+	lastSeq := snap.Seq
+	// resync yields t when it is newer than what was yielded (or, when
+	// chunks were lost, as a gap), and reports whether to go on.
+	resync := func(t *Task, chunks bool) bool {
+		if t.Seq <= lastSeq {
+			if !chunks {
 				return true
 			}
-			lastSeq = t.Seq
-			it := FollowItem{Kind: FollowResync, Task: t}
-			return yield(it, nil) && !it.Settled()
+			return yield(FollowItem{Kind: FollowGap, Task: t, ChunksLost: true}, nil)
 		}
-		for {
-			select {
-			case <-ctx.Done():
-				yield(FollowItem{}, ctx.Err())
+		lastSeq = t.Seq
+		it := FollowItem{Kind: FollowResync, Task: t, ChunksLost: chunks}
+		return yield(it, nil) && !it.Settled()
+	}
+	var evs []Event
+	for {
+		if err := ctx.Err(); err != nil {
+			yield(FollowItem{}, err)
+			return
+		}
+		var lost, chunks bool
+		evs, lost, chunks = q.take(evs)
+		if lost {
+			t, err := c.read(ctx, id, -1)
+			if err != nil {
+				yield(FollowItem{}, err)
 				return
-			case ev, ok := <-ch:
-				if !ok {
-					cancel()
-					if snap, ch, cancel, err = c.subscribe(ctx, id, -1, buffer); err != nil {
-						cancel = func() {}
+			}
+			if !resync(t, chunks) {
+				return
+			}
+		}
+		for _, ev := range evs {
+			if ev.Kind == EventStatus {
+				if ev.Seq <= lastSeq {
+					continue
+				}
+				if ev.Task == nil {
+					if !ev.Final {
+						continue
+					}
+					// A final status without its task: read it.
+					t, err := c.Get(ctx, id, -1)
+					if err != nil {
 						yield(FollowItem{}, err)
 						return
 					}
-					if !resync(snap) {
+					if !resync(t, false) {
 						return
 					}
 					continue
 				}
-				if ev.Kind == EventStatus {
-					if ev.Seq <= lastSeq {
-						continue
-					}
-					if ev.Task == nil {
-						if !ev.Final {
-							continue
-						}
-						// A final status without its task: read it.
-						t, err := c.Get(ctx, id, -1)
-						if err != nil {
-							yield(FollowItem{}, err)
-							return
-						}
-						if !resync(t) {
-							return
-						}
-						continue
-					}
-					lastSeq = ev.Seq
-				}
-				it := FollowItem{Kind: FollowEvent, Event: ev}
-				if !yield(it, nil) || it.Settled() {
-					return
-				}
+				lastSeq = ev.Seq
+			}
+			it := FollowItem{Kind: FollowEvent, Event: ev}
+			if !yield(it, nil) || it.Settled() {
+				return
 			}
 		}
+		if len(evs) > 0 || lost {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			yield(FollowItem{}, ctx.Err())
+			return
+		case <-q.ready:
+		}
 	}
+}
+
+// Following is a task followed from its submission (SubmitAndFollow).
+type Following struct {
+	c    *Coordinator
+	id   string
+	q    *queue
+	snap *Task
+	stop func()
+	once sync.Once
+}
+
+// SubmitAndFollow submits like Submit and returns, with the result, the
+// new task to follow. It listens before the task exists and its sequence
+// starts from the task the submission stored, without reading it back
+// (a duplicate submission, or a store that did not return the task whole,
+// is read once as Follow does). Range over Following.Follow once, or call
+// Following.Stop, to end the subscription.
+func (c *Coordinator) SubmitAndFollow(ctx context.Context, req SubmitRequest) (*SubmitResult, *Following, error) {
+	if req.Envelope.TaskID == "" {
+		req.Envelope.TaskID = NewID()
+	}
+	q, cancel := c.broker.subscribeQueue(req.Envelope.TaskID, subscriberBuffer)
+	res, err := c.Submit(ctx, req)
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	f := &Following{c: c, id: res.Task.ID, q: q, stop: cancel}
+	if !res.Duplicate && res.Task.complete {
+		f.snap = res.Task
+	}
+	return res, f, nil
+}
+
+// Follow yields the submitted task (FollowSnapshot), then what follows it,
+// as Coordinator.Follow does, and ends the subscription when it returns.
+// Only the first range over it yields anything.
+func (f *Following) Follow(ctx context.Context) iter.Seq2[FollowItem, error] {
+	return func(yield func(FollowItem, error) bool) {
+		first := false
+		f.once.Do(func() { first = true })
+		if !first {
+			return
+		}
+		defer f.stop()
+		snap := f.snap
+		if snap == nil {
+			var err error
+			if snap, err = f.c.read(ctx, f.id, -1); err != nil {
+				yield(FollowItem{}, err)
+				return
+			}
+		}
+		f.c.followQueue(ctx, f.id, f.q, snap, yield)
+	}
+}
+
+// Stop ends the subscription unless Follow is ranging over it; a Follow
+// that had not started then yields nothing. Stopping twice is safe.
+func (f *Following) Stop() {
+	f.once.Do(f.stop)
 }
 
 // Wait blocks until the task is terminal or waits for input, and returns it

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# streamcpu.sh: a pactum server's own CPU per streamed request. Starts
+# `pactum serve` (binary $1; echo agent, a new SQLite file, workers: 64,
+# log level error, as compare.sh runs it) on 127.0.0.1:$2 (default 9771),
+# sends 1,000 warm-up then STREAMCPU_N (default 5000) SendStreamingMessage
+# requests from 32 clients (BenchmarkSendStreamingMessageExternal), and
+# prints the server's CPU time (utime + stime, /proc/<pid>/stat) over the
+# measured requests divided by their number, with the client's req/s. Run
+# it for two builds in turn for an A/B:
+#
+#   go build -o /tmp/pactum-a ./cmd/pactum    # one tree, then the other into /tmp/pactum-b
+#   for r in 1 2; do bash bench/lib/streamcpu.sh /tmp/pactum-a; bash bench/lib/streamcpu.sh /tmp/pactum-b; done
+set -euo pipefail
+bin=$1
+port=${2:-9771}
+n=${STREAMCPU_N:-5000}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+work=$(mktemp -d)
+pid=
+cleanup() {
+	if [[ -n $pid ]]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+	echo "127.0.0.1:$port is already in use" >&2
+	exit 1
+fi
+go test -c -o "$work/bench.test" "$root/internal/server"
+cat >"$work/pactum.yaml" <<EOC
+listen: 127.0.0.1:$port
+store: sqlite://$work/bench.db
+workers: 64
+log:
+  level: error
+agents:
+  - name: echo
+    type: echo
+EOC
+"$bin" serve --config "$work/pactum.yaml" >"$work/pactum.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+	sleep 0.1
+done
+url=http://127.0.0.1:$port/agents/echo
+bench() {
+	PACTUM_BENCH_URL=$url "$work/bench.test" -test.run x -test.timeout 5m \
+		-test.bench 'SendStreamingMessageExternal$/clients=32' -test.benchtime "$1"
+}
+bench 1000x >/dev/null
+t0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+out=$(bench "${n}x" | grep '^Benchmark')
+t1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+hz=$(getconf CLK_TCK)
+rps=$(awk '{for (i = 1; i <= NF; i++) if ($i == "req/s") print $(i-1)}' <<<"$out")
+echo "$bin: server CPU $(((t1 - t0) * 1000000 / hz / n)) µs per streamed request, $rps req/s"

@@ -1,0 +1,152 @@
+package task_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/pactum/pactum/task"
+)
+
+// countingStore counts GetTask calls.
+type countingStore struct {
+	task.Store
+	gets atomic.Int64
+}
+
+func (s *countingStore) GetTask(ctx context.Context, id string, historyLength int) (*task.Task, error) {
+	s.gets.Add(1)
+	return s.Store.GetTask(ctx, id, historyLength)
+}
+
+// SubmitAndFollow listens before the task exists: a task that streamed and
+// finished before its sequence is ranged over is followed in full, from
+// the task the submission stored, without reading the task back.
+func TestSubmitAndFollowStartsFromTheSubmittedTask(t *testing.T) {
+	t.Parallel()
+	streamer := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		for i, w := range []string{"a", "b", "c"} {
+			if err := emit(task.ArtifactChunk{Artifact: task.Artifact{ID: "out", Parts: []task.Part{task.TextPart(w)}}, Append: i > 0, LastChunk: i == 2}); err != nil {
+				return nil, err
+			}
+		}
+		return &task.Result{}, nil
+	})
+	var cs *countingStore
+	b := setupWrapped(t, task.Options{Agents: []task.AgentSpec{{Name: "s", Runner: streamer}}}, func(s task.Store) task.Store {
+		cs = &countingStore{Store: s}
+		return cs
+	})
+	ctx := context.Background()
+	res, f, err := b.coord.SubmitAndFollow(ctx, task.SubmitRequest{Envelope: envelope("s", "a", "x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, b, res.Task.ID) // the task is done before the sequence starts
+	gets := cs.gets.Load()
+	items, err := collect(t, f.Follow(ctx), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := cs.gets.Load() - gets; n != 0 {
+		t.Fatalf("following read the task %d times", n)
+	}
+	if items[0].Kind != task.FollowSnapshot || items[0].Task.Seq != res.Task.Seq || len(items[0].Task.History) != 1 {
+		t.Fatalf("first item %+v, submitted seq %d", items[0], res.Task.Seq)
+	}
+	text := ""
+	for _, it := range items[1:] {
+		if it.Kind != task.FollowEvent {
+			t.Fatalf("unexpected %+v", it)
+		}
+		if it.Event.Kind == task.EventArtifact {
+			text += it.Event.Chunk.Artifact.Parts[0].Text
+		}
+	}
+	last := items[len(items)-1]
+	if text != "abc" || !last.Settled() || last.Event.State != task.StateSucceeded {
+		t.Fatalf("streamed %q, last item %+v", text, last)
+	}
+	// The sequence is used up: ranging again yields nothing.
+	if again, err := collect(t, f.Follow(ctx), nil); err != nil || len(again) != 0 {
+		t.Fatalf("second range: %+v, %v", again, err)
+	}
+	// Stop before ranging: nothing is yielded, and Stop twice is safe.
+	_, f2, err := b.coord.SubmitAndFollow(ctx, task.SubmitRequest{Envelope: envelope("s", "a", "y")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2.Stop()
+	f2.Stop()
+	if items, err := collect(t, f2.Follow(ctx), nil); err != nil || len(items) != 0 {
+		t.Fatalf("after Stop: %+v, %v", items, err)
+	}
+}
+
+// A consumer that falls behind while an agent streams, its status
+// unchanged, is told that chunks were lost (FollowGap) with the task as
+// stored, and goes on following: it sees the chunks that come after and the
+// final status, whose task holds every chunk.
+func TestFollowSaysWhenChunksWereLost(t *testing.T) {
+	t.Parallel()
+	const chunks = 1000 // far more than a subscriber's backlog
+	release, streamed, finish := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	streamer := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		<-release
+		for i := range chunks {
+			if err := emit(task.ArtifactChunk{Artifact: task.Artifact{ID: "out", Parts: []task.Part{task.TextPart("x")}}, Append: i > 0}); err != nil {
+				return nil, err
+			}
+		}
+		close(streamed)
+		<-finish
+		if err := emit(task.ArtifactChunk{Artifact: task.Artifact{ID: "out", Parts: []task.Part{task.TextPart("!")}}, Append: true, LastChunk: true}); err != nil {
+			return nil, err
+		}
+		return &task.Result{}, nil
+	})
+	b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "s", Runner: streamer}}})
+	ctx := context.Background()
+	res, err := b.coord.Submit(ctx, task.SubmitRequest{Envelope: envelope("s", "a", "x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gap *task.FollowItem
+	items, err := collect(t, b.coord.Follow(ctx, res.Task.ID), func(it task.FollowItem) {
+		switch it.Kind {
+		case task.FollowSnapshot:
+			// Stall while the agent streams: the chunks overflow the
+			// backlog; the status does not change.
+			close(release)
+			<-streamed
+		case task.FollowGap:
+			gap = &it
+			close(finish)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gap == nil || !gap.ChunksLost || gap.Settled() || gap.Task.Seq != items[0].Task.Seq || gap.Task.State != task.StateInProgress {
+		t.Fatalf("gap item %+v (of %d items)", gap, len(items))
+	}
+	last := items[len(items)-1]
+	if !last.Settled() || last.Kind != task.FollowEvent || last.Event.State != task.StateSucceeded {
+		t.Fatalf("last item %+v", last)
+	}
+	if items[len(items)-2].Kind != task.FollowEvent || items[len(items)-2].Event.Chunk.Artifact.Parts[0].Text != "!" {
+		t.Fatalf("the chunk after the gap is missing: %+v", items[len(items)-2])
+	}
+	w := last.Whole()
+	if w == nil {
+		w = wait(t, b, res.Task.ID)
+	}
+	var got strings.Builder
+	for _, p := range w.Artifacts[0].Parts {
+		got.WriteString(p.Text)
+	}
+	if got.String() != strings.Repeat("x", chunks)+"!" {
+		t.Fatalf("stored %d bytes", got.Len())
+	}
+}
