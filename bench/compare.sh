@@ -27,6 +27,8 @@
 # stopped on exit, error or interrupt (an interrupt takes effect when the
 # client run in progress ends, within seconds at the defaults). A port
 # already in use stops the script rather than measuring someone else.
+# COMPARE_PACTUM_TAGS=sqlite_cgo builds pactum with those build tags (here
+# the cgo SQLite driver, which needs a C compiler; docs/storage.md).
 #
 # Optional last stages (issue 15's other targets): COMPARE_PG=1 adds
 # PostgreSQL with one and three nodes (bench/lib/pg.sh), COMPARE_RSS=1 the
@@ -58,7 +60,7 @@ for s in "${servers[@]}"; do
 	case $s in
 	js) (cd "$root/bench/js-baseline" && npm ci --silent --no-audit --no-fund >/dev/null) ;;
 	a2ago) go build -o "$work/a2ago" "$root/bench/a2ago-baseline" ;;
-	pactum) go build -o "$work/pactum" "$root/cmd/pactum" ;;
+	pactum) go build -tags "${COMPARE_PACTUM_TAGS:-}" -o "$work/pactum" "$root/cmd/pactum" ;;
 	*) echo "unknown server $s (js, a2ago, pactum)" >&2; exit 2 ;;
 	esac
 done

@@ -103,7 +103,7 @@ func (s *Store) openRead(ctx context.Context, path string, q url.Values) error {
 		_ = s.read.Close()
 		s.read = nil
 	}
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	db, err := openDB("file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode())
 	if err != nil {
 		return err
 	}

@@ -1,5 +1,6 @@
 // Package sqlite is pactum's embedded task.Store: one SQLite file, no server,
-// no cgo (modernc.org/sqlite).
+// no cgo (modernc.org/sqlite; the build tag sqlite_cgo swaps in the cgo
+// driver github.com/mattn/go-sqlite3, see driver_cgo.go).
 //
 // The database runs in WAL mode. All writes go through one connection that
 // opens every transaction with BEGIN IMMEDIATE, so writers queue in the Go
@@ -27,8 +28,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/pactum/pactum/store"
 	"github.com/pactum/pactum/task"
@@ -322,7 +321,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		wq.Add("_pragma", "wal_autocheckpoint(10000)")
 	}
 	var err error
-	if s.write, err = sql.Open("sqlite", cfg.Path+"?"+wq.Encode()); err != nil {
+	if s.write, err = openDB(cfg.Path + "?" + wq.Encode()); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
 	// One writer: database/sql queues writers for it, so SQLite never sees
@@ -349,7 +348,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 
 	rq := common
 	rq.Add("_pragma", "query_only(1)")
-	if s.read, err = sql.Open("sqlite", cfg.Path+"?"+rq.Encode()); err != nil {
+	if s.read, err = openDB(cfg.Path + "?" + rq.Encode()); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
 	s.read.SetMaxOpenConns(cfg.ReadConns)
@@ -371,7 +370,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		go s.checkpoints(cfg.CheckpointInterval)
 	}
 	ok = true
-	s.log.Debug("sqlite store opened", slog.String("path", cfg.Path), slog.String("synchronous", string(cfg.Synchronous)))
+	s.log.Debug("sqlite store opened", slog.String("path", cfg.Path), slog.String("synchronous", string(cfg.Synchronous)), slog.String("driver", driverName))
 	return s, nil
 }
 

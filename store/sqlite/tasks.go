@@ -10,9 +10,6 @@ import (
 	"strings"
 	"time"
 
-	msqlite "modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
-
 	"github.com/pactum/pactum/store/internal/driver"
 	"github.com/pactum/pactum/task"
 )
@@ -189,9 +186,9 @@ func (x *txn) insertTask(plan *driver.NewTask) error {
 		nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, nil,
 		t.Seq, t.CreatedAt.UnixMicro(), t.UpdatedAt.UnixMicro(), t.Envelope.ParentTaskID, t.Envelope.Step); err != nil {
 		switch {
-		case isConstraint(err, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY):
+		case isConstraint(err, errConstraintPrimaryKey):
 			return task.Errorf(task.CodeConflict, "task %q already exists", t.ID)
-		case isConstraint(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE) && t.Envelope.ParentTaskID != "":
+		case isConstraint(err, errConstraintUnique) && t.Envelope.ParentTaskID != "":
 			return fmt.Errorf("child %q: %w", t.ID, driver.DuplicateStep(t.Envelope.ParentTaskID, t.Envelope.Step))
 		}
 		return fmt.Errorf("insert task %q: %w", t.ID, err)
@@ -757,11 +754,6 @@ func (s *Store) exists(ctx context.Context, id string) error {
 		return fmt.Errorf("task %q: %w", id, err)
 	}
 	return nil
-}
-
-func isConstraint(err error, code int) bool {
-	var e *msqlite.Error
-	return errors.As(err, &e) && e.Code() == code
 }
 
 // decodeToken reads a page token of driver.EncodeToken: the created_at
