@@ -384,15 +384,24 @@ func Newest(recs []task.Record) (*VerifiedResult, error) {
 // NewestIn returns the verified result among one record's evidence (the
 // gate's verdict), or nil when it holds none.
 func NewestIn(ev []task.Evidence) (*VerifiedResult, error) {
-	for j := len(ev) - 1; j >= 0; j-- {
-		if ev[j].Step != GateStep || ev[j].Kind != task.EvidenceVerdict || len(ev[j].Data) == 0 {
-			continue
-		}
-		var vr VerifiedResult
-		if err := json.Unmarshal(ev[j].Data, &vr); err != nil {
-			return nil, fmt.Errorf("verified result: %w", err)
-		}
-		return &vr, nil
+	data := NewestJSONIn(ev)
+	if data == nil {
+		return nil, nil
 	}
-	return nil, nil
+	var vr VerifiedResult
+	if err := json.Unmarshal(data, &vr); err != nil {
+		return nil, fmt.Errorf("verified result: %w", err)
+	}
+	return &vr, nil
+}
+
+// NewestJSONIn is NewestIn's verified result as the gate encoded it, for
+// a caller that only passes it on as JSON (nil when ev holds none).
+func NewestJSONIn(ev []task.Evidence) json.RawMessage {
+	for j := len(ev) - 1; j >= 0; j-- {
+		if ev[j].Step == GateStep && ev[j].Kind == task.EvidenceVerdict && len(ev[j].Data) > 0 {
+			return ev[j].Data
+		}
+	}
+	return nil
 }

@@ -164,8 +164,10 @@ func verifiedResult(coord *task.Coordinator, gated, runs map[string]bool) func(c
 		if !gated[t.Agent] || t.Attempt == 0 {
 			return nil, nil
 		}
-		if vr, err := contract.NewestIn(t.LastEvidence); vr != nil || err != nil {
-			return vr, err
+		if vr := contract.NewestJSONIn(t.LastEvidence); vr != nil {
+			// Passed on as the gate encoded it: the answer's JSON
+			// carries it as is, without a decode and a new encode.
+			return vr, nil
 		}
 		recs, err := coord.Timeline(ctx, t.ID)
 		if err != nil {
