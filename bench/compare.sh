@@ -32,7 +32,9 @@
 #
 # Optional last stages (issue 15's other targets): COMPARE_PG=1 adds
 # PostgreSQL with one and three nodes (bench/lib/pg.sh), COMPARE_RSS=1 the
-# memory after 1,000 and 100,000 tasks (bench/lib/rss.sh).
+# memory after 1,000 and 100,000 tasks (bench/lib/rss.sh), COMPARE_FANOUT=1
+# 10,000 SubscribeToTask streams (bench/lib/fanout.sh); COMPARE_ALL=1 all
+# three.
 #
 # Needs Go and Node 20+ with npm.
 set -euo pipefail
@@ -216,7 +218,7 @@ END {
 # nodes on one database, with the JS server measured again in the same
 # rounds for the pactum-PG / JS ratio (bench/lib/pg.sh; PG_ADMIN_DSN names
 # the server, default postgres@127.0.0.1:5432).
-if [[ ${COMPARE_PG:-0} == 1 ]]; then
+if [[ ${COMPARE_PG:-${COMPARE_ALL:-0}} == 1 ]]; then
 	(
 		source "$root/bench/lib/pg.sh"
 		trap pg_cleanup EXIT
@@ -226,6 +228,13 @@ fi
 
 # Optional stage, COMPARE_RSS=1: pactum's memory after 1,000 and after
 # 100,000 settled tasks and the ratio (bench/lib/rss.sh; target ≤ 1.20×).
-if [[ ${COMPARE_RSS:-0} == 1 ]]; then
+if [[ ${COMPARE_RSS:-${COMPARE_ALL:-0}} == 1 ]]; then
 	bash "$root/bench/lib/rss.sh"
+fi
+
+# Optional stage, COMPARE_FANOUT=1: 10,000 SubscribeToTask streams on one
+# node, every event of every stream checked, RSS per stream
+# (bench/lib/fanout.sh; target under 1 GiB, none dropped).
+if [[ ${COMPARE_FANOUT:-${COMPARE_ALL:-0}} == 1 ]]; then
+	(source "$root/bench/lib/fanout.sh" && run_fanout)
 fi
