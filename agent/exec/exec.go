@@ -18,6 +18,13 @@
 // before it claims work. A new attempt of a task waits until the group of
 // the task's previous attempt in this runtime is gone (it is killed), and
 // Close kills the groups still running.
+//
+// Standard output is read from a pipe of the runtime's own, not through
+// os/exec's copying, so that nothing the command wrote is lost: when the
+// command exits, what it started gets kill_grace to close standard output,
+// the rest of the group is killed, and then the pipe is read to its end
+// however slowly its lines are taken (a streamed chunk waits on its
+// subscribers). See outputPipe.
 package exec
 
 import (
@@ -125,7 +132,9 @@ type Settings struct {
 	// output "json". Default: "", the command never asks.
 	InputRequired string `yaml:"input_required"`
 	// Stream emits each line of standard output as an artifact chunk as
-	// soon as it is written. Default: false.
+	// soon as it is written; the last line needs no newline. Every line
+	// the command wrote is emitted, however slowly emit takes them: the
+	// command's exit does not cut the reading short. Default: false.
 	Stream bool `yaml:"stream"`
 	// Timeout bounds one attempt. Default: 0, no limit beyond the task's.
 	Timeout time.Duration `yaml:"timeout"`
@@ -470,8 +479,20 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 	if err != nil {
 		return nil, fmt.Errorf("command %s: %w", name, err)
 	}
-	group, err := r.procs.Start(cmd, procgroup.Label{Kind: Type, Agent: req.Agent, TaskID: req.TaskID, Attempt: req.Attempt})
+	// Standard output goes through a pipe of our own, read by outputPipe,
+	// not through os/exec's copying: os/exec closes its pipes WaitDelay
+	// after the command's exit whatever they still hold, and a slow
+	// subscriber (emit) holds up the reading. See outputPipe.
+	pr, pw, err := os.Pipe()
 	if err != nil {
+		r.release(req.TaskID, ap)
+		return nil, fmt.Errorf("command %s: standard output: %w", name, err)
+	}
+	cmd.Stdout = pw
+	group, err := r.procs.Start(cmd, procgroup.Label{Kind: Type, Agent: req.Agent, TaskID: req.TaskID, Attempt: req.Attempt})
+	pw.Close() // the command has its own copy
+	if err != nil {
+		pr.Close()
 		r.release(req.TaskID, ap)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("command %s: %w", name, ctxErr)
@@ -481,6 +502,7 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 		}
 		return nil, startError(name, err)
 	}
+	out := readOutput(pr, stdout)
 	if afterStart != nil {
 		afterStart()
 	}
@@ -493,9 +515,19 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 		_ = procgroup.Signal(group.Pgid, syscall.SIGKILL)
 	}
 	waitErr := cmd.Wait()
-	// Whatever the command left running in its group goes with it, before
-	// the attempt counts as over.
+	// The command has exited. What it started may still hold standard
+	// output open: it gets kill_grace to finish (none when the attempt
+	// has failed already, or when standard error or input used it up),
+	// then whatever the command left running in its group goes, before
+	// the attempt counts as over. Only then is the output read to its end:
+	// everything written to it by then, however long the reading takes.
+	grace := r.s.KillGrace
+	if runCtx.Err() != nil || errors.Is(waitErr, osexec.ErrWaitDelay) {
+		grace = 0
+	}
+	out.wait(runCtx, grace)
 	gerr := group.Done(context.WithoutCancel(ctx))
+	readErr := out.finish()
 	r.release(req.TaskID, ap)
 	if gerr != nil {
 		return nil, fmt.Errorf("command %s: %w", name, gerr)
@@ -519,6 +551,9 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 		// ErrWaitDelay: the command succeeded but something it started
 		// kept its output open; that something has just been killed.
 		return nil, fmt.Errorf("command %s: %w", name, waitErr)
+	}
+	if readErr != nil {
+		return nil, fmt.Errorf("command %s: read standard output: %w", name, readErr)
 	}
 	if err := stdout.flush(); err != nil {
 		return nil, fmt.Errorf("command %s: %w", name, err)
@@ -599,8 +634,8 @@ func startError(name string, err error) error {
 }
 
 // stdoutWriter collects standard output up to a limit and, when streaming,
-// emits each complete line as a chunk. os/exec calls Write from one
-// goroutine and waits for it before Wait returns.
+// emits each complete line as a chunk. The goroutine of an outputPipe
+// calls Write, and run reads the buffer once that goroutine is done.
 type stdoutWriter struct {
 	buf    bytes.Buffer
 	max    int
