@@ -19,9 +19,9 @@
 // the task's previous attempt in this runtime is gone (it is killed), and
 // Close kills the groups still running.
 //
-// Standard output is read from a pipe of the runtime's own, not through
-// os/exec's copying, so that nothing the command wrote is lost: when the
-// command exits, what it started gets kill_grace to close standard output,
+// Standard output and error are read from pipes of the runtime's own, not
+// through os/exec's copying, so that nothing the command wrote is lost:
+// when the command exits, what it started gets kill_grace to close them,
 // the rest of the group is killed, and then the pipe is read to its end
 // however slowly its lines are taken (a streamed chunk waits on its
 // subscribers). See outputPipe.
@@ -139,7 +139,9 @@ type Settings struct {
 	// Timeout bounds one attempt. Default: 0, no limit beyond the task's.
 	Timeout time.Duration `yaml:"timeout"`
 	// KillGrace is how long a command may take to exit after SIGTERM before
-	// it gets SIGKILL. Default: 5s.
+	// it gets SIGKILL, and how long what it started may keep its standard
+	// output or error open after it exited before the rest of its group is
+	// killed (the output is read to its end either way). Default: 5s.
 	KillGrace time.Duration `yaml:"kill_grace"`
 	// Env sets environment variables of the command. A value may reference
 	// pactum's own environment as ${VAR}; an unset VAR is a configuration
@@ -472,27 +474,35 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 		stdout.stream = answer.NewStream(emit, id, artifactName)
 	}
 	stderr := tail.Buffer{Max: stderrTailBytes}
-	cmd.Stdout = stdout
-	cmd.Stderr = &stderr
 
 	ap, err := r.claim(ctx, req.TaskID, req.Attempt)
 	if err != nil {
 		return nil, fmt.Errorf("command %s: %w", name, err)
 	}
-	// Standard output goes through a pipe of our own, read by outputPipe,
-	// not through os/exec's copying: os/exec closes its pipes WaitDelay
-	// after the command's exit whatever they still hold, and a slow
-	// subscriber (emit) holds up the reading. See outputPipe.
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		r.release(req.TaskID, ap)
-		return nil, fmt.Errorf("command %s: standard output: %w", name, err)
+	// Standard output and error go through pipes of our own, read by
+	// outputPipe, not through os/exec's copying: os/exec closes its pipes
+	// WaitDelay after the command's exit whatever they still hold, and a
+	// slow subscriber (emit) holds up the reading. See outputPipe.
+	var pipes [2]struct{ r, w *os.File }
+	for i := range pipes {
+		if pipes[i].r, pipes[i].w, err = os.Pipe(); err != nil {
+			for _, p := range pipes[:i] {
+				p.r.Close()
+				p.w.Close()
+			}
+			r.release(req.TaskID, ap)
+			return nil, fmt.Errorf("command %s: output pipe: %w", name, err)
+		}
 	}
-	cmd.Stdout = pw
+	cmd.Stdout, cmd.Stderr = pipes[0].w, pipes[1].w
 	group, err := r.procs.Start(cmd, procgroup.Label{Kind: Type, Agent: req.Agent, TaskID: req.TaskID, Attempt: req.Attempt})
-	pw.Close() // the command has its own copy
+	for _, p := range pipes {
+		p.w.Close() // the command has its own copies
+	}
 	if err != nil {
-		pr.Close()
+		for _, p := range pipes {
+			p.r.Close()
+		}
 		r.release(req.TaskID, ap)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("command %s: %w", name, ctxErr)
@@ -502,7 +512,7 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 		}
 		return nil, startError(name, err)
 	}
-	out := readOutput(pr, stdout)
+	out := []*outputPipe{readOutput(pipes[0].r, stdout), readOutput(pipes[1].r, &stderr)}
 	if afterStart != nil {
 		afterStart()
 	}
@@ -515,19 +525,20 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 		_ = procgroup.Signal(group.Pgid, syscall.SIGKILL)
 	}
 	waitErr := cmd.Wait()
-	// The command has exited. What it started may still hold standard
-	// output open: it gets kill_grace to finish (none when the attempt
-	// has failed already, or when standard error or input used it up),
-	// then whatever the command left running in its group goes, before
-	// the attempt counts as over. Only then is the output read to its end:
-	// everything written to it by then, however long the reading takes.
+	// The command has exited. What it started may still hold its output
+	// open: it gets kill_grace to finish (none when the attempt has failed
+	// already, or when standard input used it up), then whatever the
+	// command left running in its group goes, before the attempt counts
+	// as over. Only then is the output read to its end: everything written
+	// to it by then, however long the reading takes.
 	grace := r.s.KillGrace
 	if runCtx.Err() != nil || errors.Is(waitErr, osexec.ErrWaitDelay) {
 		grace = 0
 	}
-	out.wait(runCtx, grace)
+	waitOutput(runCtx, grace, out...)
 	gerr := group.Done(context.WithoutCancel(ctx))
-	readErr := out.finish()
+	readErr := out[0].finish()
+	_ = out[1].finish() // standard error is only a tail for messages
 	r.release(req.TaskID, ap)
 	if gerr != nil {
 		return nil, fmt.Errorf("command %s: %w", name, gerr)
@@ -549,7 +560,7 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 		return nil, r.exitError(name, exit, stderr.String())
 	case waitErr != nil && !errors.Is(waitErr, osexec.ErrWaitDelay):
 		// ErrWaitDelay: the command succeeded but something it started
-		// kept its output open; that something has just been killed.
+		// kept its standard input open; it has just been killed.
 		return nil, fmt.Errorf("command %s: %w", name, waitErr)
 	}
 	if readErr != nil {

@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// outputPipe copies the read end of a command's standard output pipe to
-// a writer from a goroutine of its own, until the pipe's end (every
+// outputPipe copies the read end of a command's standard output (or
+// error) pipe to a writer from a goroutine of its own, until the pipe's end (every
 // process holding the write end has closed it) or until finish.
 //
 // Nothing the command wrote is lost however slowly the writer takes it
@@ -96,17 +96,22 @@ func (p *outputPipe) drain(buf []byte, write func([]byte)) error {
 	}
 }
 
-// wait waits up to grace for the pipe's end, or until ctx is done.
-func (p *outputPipe) wait(ctx context.Context, grace time.Duration) {
+// waitOutput waits up to grace for the end of every pipe of ps, or until
+// ctx is done.
+func waitOutput(ctx context.Context, grace time.Duration, ps ...*outputPipe) {
 	if grace <= 0 || ctx.Err() != nil {
 		return
 	}
 	t := time.NewTimer(grace)
 	defer t.Stop()
-	select {
-	case <-p.done:
-	case <-t.C:
-	case <-ctx.Done():
+	for _, p := range ps {
+		select {
+		case <-p.done:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
