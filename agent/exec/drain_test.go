@@ -54,7 +54,9 @@ func TestSlowEmitLosesNoOutput(t *testing.T) {
 				if err := os.WriteFile(flag, nil, 0o600); err != nil {
 					t.Error(err)
 				}
-				waitGone(t, pid)
+				if !proctest.WaitStopped(pid, stuck) {
+					t.Errorf("burst.sh (pid %d) still runs", pid)
+				}
 				time.Sleep(200 * time.Millisecond)
 			}
 			return rec.Emit(c)
