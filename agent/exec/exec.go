@@ -18,6 +18,13 @@
 // before it claims work. A new attempt of a task waits until the group of
 // the task's previous attempt in this runtime is gone (it is killed), and
 // Close kills the groups still running.
+//
+// Standard output and error are read from pipes of the runtime's own, not
+// through os/exec's copying, so that nothing the command wrote is lost:
+// when the command exits, what it started gets kill_grace to close them,
+// the rest of the group is killed, and then the pipe is read to its end
+// however slowly its lines are taken (a streamed chunk waits on its
+// subscribers). See outputPipe.
 package exec
 
 import (
@@ -125,12 +132,16 @@ type Settings struct {
 	// output "json". Default: "", the command never asks.
 	InputRequired string `yaml:"input_required"`
 	// Stream emits each line of standard output as an artifact chunk as
-	// soon as it is written. Default: false.
+	// soon as it is written; the last line needs no newline. Every line
+	// the command wrote is emitted, however slowly emit takes them: the
+	// command's exit does not cut the reading short. Default: false.
 	Stream bool `yaml:"stream"`
 	// Timeout bounds one attempt. Default: 0, no limit beyond the task's.
 	Timeout time.Duration `yaml:"timeout"`
 	// KillGrace is how long a command may take to exit after SIGTERM before
-	// it gets SIGKILL. Default: 5s.
+	// it gets SIGKILL, and how long what it started may keep its standard
+	// output or error open after it exited before the rest of its group is
+	// killed (the output is read to its end either way). Default: 5s.
 	KillGrace time.Duration `yaml:"kill_grace"`
 	// Env sets environment variables of the command. A value may reference
 	// pactum's own environment as ${VAR}; an unset VAR is a configuration
@@ -463,15 +474,35 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 		stdout.stream = answer.NewStream(emit, id, artifactName)
 	}
 	stderr := tail.Buffer{Max: stderrTailBytes}
-	cmd.Stdout = stdout
-	cmd.Stderr = &stderr
 
 	ap, err := r.claim(ctx, req.TaskID, req.Attempt)
 	if err != nil {
 		return nil, fmt.Errorf("command %s: %w", name, err)
 	}
+	// Standard output and error go through pipes of our own, read by
+	// outputPipe, not through os/exec's copying: os/exec closes its pipes
+	// WaitDelay after the command's exit whatever they still hold, and a
+	// slow subscriber (emit) holds up the reading. See outputPipe.
+	var pipes [2]struct{ r, w *os.File }
+	for i := range pipes {
+		if pipes[i].r, pipes[i].w, err = os.Pipe(); err != nil {
+			for _, p := range pipes[:i] {
+				p.r.Close()
+				p.w.Close()
+			}
+			r.release(req.TaskID, ap)
+			return nil, fmt.Errorf("command %s: output pipe: %w", name, err)
+		}
+	}
+	cmd.Stdout, cmd.Stderr = pipes[0].w, pipes[1].w
 	group, err := r.procs.Start(cmd, procgroup.Label{Kind: Type, Agent: req.Agent, TaskID: req.TaskID, Attempt: req.Attempt})
+	for _, p := range pipes {
+		p.w.Close() // the command has its own copies
+	}
 	if err != nil {
+		for _, p := range pipes {
+			p.r.Close()
+		}
 		r.release(req.TaskID, ap)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("command %s: %w", name, ctxErr)
@@ -481,6 +512,7 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 		}
 		return nil, startError(name, err)
 	}
+	out := []*outputPipe{readOutput(pipes[0].r, stdout), readOutput(pipes[1].r, &stderr)}
 	if afterStart != nil {
 		afterStart()
 	}
@@ -493,9 +525,20 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 		_ = procgroup.Signal(group.Pgid, syscall.SIGKILL)
 	}
 	waitErr := cmd.Wait()
-	// Whatever the command left running in its group goes with it, before
-	// the attempt counts as over.
+	// The command has exited. What it started may still hold its output
+	// open: it gets kill_grace to finish (none when the attempt has failed
+	// already, or when standard input used it up), then whatever the
+	// command left running in its group goes, before the attempt counts
+	// as over. Only then is the output read to its end: everything written
+	// to it by then, however long the reading takes.
+	grace := r.s.KillGrace
+	if runCtx.Err() != nil || errors.Is(waitErr, osexec.ErrWaitDelay) {
+		grace = 0
+	}
+	waitOutput(runCtx, grace, out...)
 	gerr := group.Done(context.WithoutCancel(ctx))
+	readErr := out[0].finish()
+	_ = out[1].finish() // standard error is only a tail for messages
 	r.release(req.TaskID, ap)
 	if gerr != nil {
 		return nil, fmt.Errorf("command %s: %w", name, gerr)
@@ -517,8 +560,11 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 		return nil, r.exitError(name, exit, stderr.String())
 	case waitErr != nil && !errors.Is(waitErr, osexec.ErrWaitDelay):
 		// ErrWaitDelay: the command succeeded but something it started
-		// kept its output open; that something has just been killed.
+		// kept its standard input open; it has just been killed.
 		return nil, fmt.Errorf("command %s: %w", name, waitErr)
+	}
+	if readErr != nil {
+		return nil, fmt.Errorf("command %s: read standard output: %w", name, readErr)
 	}
 	if err := stdout.flush(); err != nil {
 		return nil, fmt.Errorf("command %s: %w", name, err)
@@ -599,8 +645,8 @@ func startError(name string, err error) error {
 }
 
 // stdoutWriter collects standard output up to a limit and, when streaming,
-// emits each complete line as a chunk. os/exec calls Write from one
-// goroutine and waits for it before Wait returns.
+// emits each complete line as a chunk. The goroutine of an outputPipe
+// calls Write, and run reads the buffer once that goroutine is done.
 type stdoutWriter struct {
 	buf    bytes.Buffer
 	max    int

@@ -58,6 +58,7 @@ type options struct {
 	tasks   int
 	lines   int
 	gap     time.Duration
+	grace   time.Duration
 	dial    int
 	timeout time.Duration
 	keep    bool
@@ -71,6 +72,7 @@ func run() error {
 	flag.IntVar(&o.tasks, "tasks", 100, "tasks the streams are spread over")
 	flag.IntVar(&o.lines, "lines", 5, "lines (artifact chunks) each task streams once released")
 	flag.DurationVar(&o.gap, "gap", 100*time.Millisecond, "pause between a task's lines")
+	flag.DurationVar(&o.grace, "kill-grace", 0, "the exec agent's kill_grace (0: its default, 5s); a short one, with -gap 0, makes a runtime that cuts the output short at the command's exit lose lines")
 	flag.IntVar(&o.dial, "dial", 128, "streams being opened at once")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "hard limit on the whole run")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (config, database, server log)")
@@ -175,6 +177,9 @@ agents:
       input: none
       stream: true
 `, addr, filepath.Join(work, "fanout.db"), o.tasks+16, o.streams+256, script, trigger, o.lines, strconv.FormatFloat(o.gap.Seconds(), 'f', 3, 64))
+	if o.grace > 0 {
+		cfg += fmt.Sprintf("      kill_grace: %s\n", o.grace)
+	}
 	cfgPath := filepath.Join(work, "pactum.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return nil, err
@@ -391,7 +396,7 @@ func measure(ctx context.Context, o options, srv *server) error {
 	}
 	selfEnd, _ := readMem("self")
 
-	bad, err := verify(ctx, hc, srv.url, ids, streams, o.lines)
+	bad, short, err := verify(ctx, hc, srv.url, ids, streams, o.lines)
 	if err != nil {
 		return err
 	}
@@ -412,6 +417,9 @@ func measure(ctx context.Context, o options, srv *server) error {
 		mib(self.rss), mib(selfEnd.hwm), mib(int64(ms.HeapInuse/1024)), runtime.NumGoroutine())
 	if bad > 0 {
 		return fmt.Errorf("%d of %d streams did not receive every event of their task", bad, o.streams)
+	}
+	if short > 0 {
+		return fmt.Errorf("%d of %d tasks stored fewer than the %d lines their agent writes", short, o.tasks, o.lines)
 	}
 	fmt.Printf("every stream received every event of its task, in order (checked against the stored tasks)\n")
 	return nil
@@ -555,23 +563,25 @@ func subscribe(ctx context.Context, hc *http.Client, url string, i int, s *strea
 
 // verify checks every stream against its stored task and the other
 // streams of the task, and returns how many failed (printing the first
-// few failures).
-func verify(ctx context.Context, hc *http.Client, url string, ids []string, streams []*stream, lines int) (int, error) {
+// few failures) and how many tasks stored fewer lines than their agent
+// wrote.
+func verify(ctx context.Context, hc *http.Client, url string, ids []string, streams []*stream, lines int) (bad, short int, err error) {
 	stored := map[string]*wireTask{}
 	for _, id := range ids {
 		t, err := getTask(ctx, hc, url, id)
 		if err != nil {
-			return 0, fmt.Errorf("read task %s after the run: %w", id, err)
+			return 0, 0, fmt.Errorf("read task %s after the run: %w", id, err)
 		}
 		if t.Status.State != "TASK_STATE_COMPLETED" {
-			return 0, fmt.Errorf("task %s ended %s", id, t.Status.State)
+			return 0, 0, fmt.Errorf("task %s ended %s", id, t.Status.State)
 		}
 		stored[id] = t
 	}
 	// The agent's own output: each of its lines stored. Not a property
 	// of the streams (they are checked against what was stored), so a
-	// task short of lines is counted apart.
-	short := 0
+	// task short of lines is counted apart; it fails the run all the same
+	// (the exec runtime lost output: it once cut the output short at the
+	// command's exit).
 	var want strings.Builder
 	for n := 1; n <= lines; n++ {
 		fmt.Fprintf(&want, "line %d\n", n)
@@ -585,10 +595,9 @@ func verify(ctx context.Context, hc *http.Client, url string, ids []string, stre
 		}
 	}
 	if short > 0 {
-		fmt.Printf("warning: %d of %d tasks stored fewer than the %d lines their agent writes (exec agent, not streaming)\n", short, len(stored), lines)
+		fmt.Printf("%d of %d tasks stored fewer than the %d lines their agent writes (exec agent, not streaming)\n", short, len(stored), lines)
 	}
 	reference := map[string][][]byte{}
-	bad := 0
 	fail := func(i int, format string, args ...any) {
 		if bad < 5 {
 			fmt.Fprintf(os.Stderr, "stream %d: %s\n", i, fmt.Sprintf(format, args...))
@@ -621,7 +630,7 @@ func verify(ctx context.Context, hc *http.Client, url string, ids []string, stre
 			}
 		}
 	}
-	return bad, nil
+	return bad, short, nil
 }
 
 // checkStream checks one stream's events: the task first, then artifact

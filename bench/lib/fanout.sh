@@ -6,7 +6,10 @@
 # once every stream is open. It prints the server's RSS idle, with the
 # tasks running and with every stream open, memory per stream, the
 # client's RSS, and whether every stream received every event of its task
-# (checked against the stored tasks); it exits non-zero if one did not.
+# (checked against the stored tasks); it exits non-zero if one did not,
+# or if a task stored fewer lines than its agent wrote. Extra arguments
+# reach the tool: -gap 0 -kill-grace 1ms makes lost final lines (the
+# exec runtime's bug before it read its output to the end) cheap to show.
 #
 #   bash bench/lib/fanout.sh            # or source it and call run_fanout
 #
