@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# ab.sh: pactum at an earlier commit against pactum now, on the same
+# machine in the same minutes, with compare.sh's client and server setup
+# (echo agent, a new SQLite file, audit on, workers 64, log level error).
+# The two servers alternate (the starting one rotates each round); each is
+# started fresh, warmed up with 2,000 requests, and measured with blocking
+# SendMessage at 1 and 32 clients and SendStreamingMessage at 32. Prints
+# one line per measurement, the medians and the ratios now / then.
+#
+#   bash bench/lib/ab.sh REV [rounds] [requests]    (defaults: 3, 6000)
+#
+# The machine's speed drifts (a shared host); a ratio between two builds
+# measured this way is what says what a change did.
+set -euo pipefail
+rev=${1:?usage: ab.sh REV [rounds] [requests]}
+rounds=${2:-3}
+n=${3:-6000}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+port=${AB_PORT:-9961}
+pid=
+cleanup() {
+	[[ -n $pid ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	git -C "$root" worktree remove --force "$work/then-src" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+git -C "$root" worktree add -q --detach "$work/then-src" "$rev"
+(cd "$work/then-src" && go build -o "$work/then" ./cmd/pactum)
+go build -o "$work/now" "$root/cmd/pactum"
+go test -c -o "$work/bench.test" "$root/internal/server"
+cat >"$work/pactum.yaml" <<YAML
+listen: 127.0.0.1:$port
+store: sqlite://$work/bench.db
+workers: 64
+log:
+  level: error
+agents:
+  - name: echo
+    type: echo
+YAML
+
+client() {
+	PACTUM_BENCH_URL=http://127.0.0.1:$port/agents/echo "$work/bench.test" -test.run x -test.timeout 5m \
+		-test.bench "$1" -test.benchtime "$2"
+}
+for round in $(seq "$rounds"); do
+	echo "# round $round"
+	order=(then now)
+	((round % 2 == 0)) && order=(now then)
+	for b in "${order[@]}"; do
+		rm -f "$work"/bench.db*
+		"$work/$b" serve --config "$work/pactum.yaml" >"$work/$b.log" 2>&1 &
+		pid=$!
+		for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+		client '^BenchmarkSendMessageExternal$' 2000x >/dev/null
+		{
+			client '^BenchmarkSendMessageExternal$' "${n}x"
+			client '^BenchmarkSendStreamingMessageExternal$/^clients=32$' "${n}x"
+		} | awk -v label="$b" '/FAIL|panic/ { print > "/dev/stderr" }
+		/^BenchmarkSend/ {
+			mode = ($1 ~ /Streaming/) ? "stream" : "send"; split($1, a, "="); sub(/-[0-9]+$/, "", a[2])
+			for (i = 1; i <= NF; i++) { if ($i == "req/s") r = $(i-1); if ($i == "p99-ms") p99 = $(i-1) }
+			printf "%-4s %-6s clients=%-3s %7.0f req/s  p99 %6.2f ms\n", label, mode, a[2], r, p99 }' |
+			tee -a "$work/results"
+		kill "$pid"; wait "$pid" 2>/dev/null || true
+		pid=
+	done
+done
+sort -s -k2,2 -k3,3 "$work/results" | awk '
+function median(list,    v, k, i, j, t) {
+	k = split(list, v, " ")
+	for (i = 2; i <= k; i++) for (j = i; j > 1 && v[j-1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
+	return (k % 2) ? v[(k+1)/2] : (v[k/2] + v[k/2+1]) / 2
+}
+{ key = $2 " " $3; b = $1; r[b, key] = r[b, key] " " $4; p[b, key] = p[b, key] " " $7; keys[key] = 1 }
+END {
+	print "# medians, and now / then"
+	for (k in keys) {
+		rt = median(r["then", k]); rn = median(r["now", k]); pt = median(p["then", k]); pn = median(p["now", k])
+		printf "%-6s %-11s then %6.0f req/s p99 %6.2f ms   now %6.0f req/s p99 %6.2f ms   now/then %5.2fx  p99 %5.2fx\n", substr(k, 1, index(k, " ") - 1), substr(k, index(k, " ") + 1), rt, pt, rn, pn, rn / rt, pn / pt
+	}
+}'
