@@ -129,9 +129,27 @@ var stateDesc = prometheus.NewDesc("pactum_tasks", "Tasks by lifecycle state (re
 
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- stateDesc }
 
+// stateCounter is a store that counts its tasks by state in one query;
+// the SQLite and PostgreSQL stores are. Others are asked state by state.
+type stateCounter interface {
+	CountByState(ctx context.Context) (map[task.State]int, error)
+}
+
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if sc, ok := c.store.(stateCounter); ok {
+		// One scan of the task table instead of one per state.
+		counts, err := sc.CountByState(ctx)
+		if err != nil {
+			c.log.Warn("metrics: count tasks", "err", err)
+			return
+		}
+		for _, s := range task.States() {
+			ch <- prometheus.MustNewConstMetric(stateDesc, prometheus.GaugeValue, float64(counts[s]), string(s))
+		}
+		return
+	}
 	for _, s := range task.States() {
 		page, err := c.store.ListTasks(ctx, task.ListParams{States: []task.State{s}, PageSize: 1})
 		if err != nil {

@@ -796,3 +796,30 @@ func fromNull(t *time.Time) time.Time {
 	}
 	return t.UTC()
 }
+
+// CountByState returns how many tasks are in each state, in one scan (the
+// metrics' task gauge); states without tasks are absent.
+func (s *Store) CountByState(ctx context.Context) (map[task.State]int, error) {
+	var out map[task.State]int
+	err := s.retry(ctx, func() (bool, error) {
+		out = map[task.State]int{}
+		rows, err := s.pool.Query(ctx, `SELECT state, count(*) FROM tasks GROUP BY state`)
+		if err != nil {
+			return false, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var st string
+			var n int
+			if err := rows.Scan(&st, &n); err != nil {
+				return false, err
+			}
+			out[task.State(st)] = n
+		}
+		return false, rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: count tasks by state: %w", err)
+	}
+	return out, nil
+}

@@ -811,3 +811,26 @@ func (s *Store) PurgeIdempotencyKeys(ctx context.Context, before time.Time) (int
 	}
 	return int(n), nil
 }
+
+// CountByState returns how many tasks are in each state, in one scan (the
+// metrics' task gauge); states without tasks are absent.
+func (s *Store) CountByState(ctx context.Context) (map[task.State]int, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT state, count(*) FROM tasks GROUP BY state`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: count tasks by state: %w", err)
+	}
+	defer rows.Close()
+	out := map[task.State]int{}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("sqlite: count tasks by state: %w", err)
+		}
+		out[task.State(st)] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: count tasks by state: %w", err)
+	}
+	return out, nil
+}
