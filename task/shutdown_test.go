@@ -118,6 +118,13 @@ func TestLogsSettledTasksAndTransitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	okT, badT := wait(t, b, ok.Task.ID), wait(t, b, bad.Task.ID)
+	// Wait may read a task's end from the store before the worker that
+	// wrote it has logged it: wait (bounded) for both settled lines.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if out := buf.String(); strings.Count(out, `"msg":"task settled"`) >= 2 {
+			break
+		}
+	}
 
 	settled := map[string]map[string]any{}
 	transitions := map[string][]string{}
