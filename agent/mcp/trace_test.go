@@ -3,6 +3,7 @@ package mcpagent
 import (
 	"context"
 	"testing"
+	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -56,11 +57,19 @@ func TestHTTPExecuteToolSpan(t *testing.T) {
 	if attrs["gen_ai.operation.name"] != "execute_tool" || attrs["gen_ai.tool.name"] != "greet" {
 		t.Errorf("execute_tool attributes %v", attrs)
 	}
+	// The HTTP client span ends when its response body is closed, which
+	// the MCP client may do after the call returned: look (bounded) until
+	// it was exported.
 	var found bool
-	for _, s := range spans {
-		if s.Parent.SpanID() == tool.SpanContext.SpanID() &&
-			got == "00-"+s.SpanContext.TraceID().String()+"-"+s.SpanContext.SpanID().String()+"-01" {
-			found = true
+	for deadline := time.Now().Add(5 * time.Second); !found; time.Sleep(5 * time.Millisecond) {
+		for _, s := range exp.GetSpans() {
+			if s.Parent.SpanID() == tool.SpanContext.SpanID() &&
+				got == "00-"+s.SpanContext.TraceID().String()+"-"+s.SpanContext.SpanID().String()+"-01" {
+				found = true
+			}
+		}
+		if time.Now().After(deadline) {
+			break
 		}
 	}
 	if !found {
