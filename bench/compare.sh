@@ -68,45 +68,17 @@ for s in "${servers[@]}"; do
 done
 go test -c -o "$work/bench.test" "$root/internal/server"
 
-cat >"$work/pactum.yaml" <<EOF
-listen: 127.0.0.1:$pactum_port
-store: sqlite://$work/bench.db
-workers: 64
-log:
-  level: error
-agents:
-  - name: echo
-    type: echo
-  # The same agent with a 3-assertion contract (issue 15: within 10 % of
-  # echo without one), measured as "pactumc" at 32 clients.
-  - name: checked
+source "$root/bench/lib/node.sh"
+# The echo agent, and the same agent with a 3-assertion contract (issue 15:
+# within 10 % of echo without one), measured as "pactumc" at 32 clients.
+echo_config "$work/pactum.yaml" "$pactum_port" "sqlite://$work/bench.db" "" '  - name: checked
     type: echo
     contract:
       onViolation: fail
       assertions:
         - {type: assert, message: echoes the greeting, check: {type: contains, value: hello}}
         - {type: assert, message: starts with it, check: {type: regex, pattern: "^hello"}}
-        - {type: assert, message: answers at once, check: {type: max_duration, max: 1s}}
-EOF
-
-# port_free fails if something already listens on 127.0.0.1:$1 (another
-# run of this script, say), which would be measured instead.
-port_free() {
-	if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
-		echo "127.0.0.1:$1 is already in use (set COMPARE_PORT_BASE)" >&2
-		return 1
-	fi
-}
-
-# wait_port waits until something accepts connections on 127.0.0.1:$1.
-wait_port() {
-	for _ in $(seq 100); do
-		if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-		sleep 0.1
-	done
-	echo "nothing listens on 127.0.0.1:$1" >&2
-	return 1
-}
+        - {type: assert, message: answers at once, check: {type: max_duration, max: 1s}}'
 
 # run_client runs the benchmark client against URL $1 with -test.bench $2
 # and -test.benchtime $3.
@@ -146,21 +118,21 @@ label() {
 start_server() {
 	case $1 in
 	js)
-		port_free "$js_port"
+		port_free "$js_port" "set COMPARE_PORT_BASE"
 		(cd "$root/bench/js-baseline" && exec node server.mjs "$js_port" >"$work/js.log" 2>&1) &
 		pids=($!)
 		wait_port "$js_port"
 		url="http://127.0.0.1:$js_port/"
 		;;
 	a2ago)
-		port_free "$a2ago_port"
+		port_free "$a2ago_port" "set COMPARE_PORT_BASE"
 		"$work/a2ago" "127.0.0.1:$a2ago_port" >"$work/a2ago.log" 2>&1 &
 		pids=($!)
 		wait_port "$a2ago_port"
 		url="http://127.0.0.1:$a2ago_port/"
 		;;
 	pactum)
-		port_free "$pactum_port"
+		port_free "$pactum_port" "set COMPARE_PORT_BASE"
 		rm -f "$work"/bench.db*
 		"$work/pactum" serve --config "$work/pactum.yaml" >"$work/pactum.log" 2>&1 &
 		pids=($!)

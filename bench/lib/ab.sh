@@ -31,16 +31,9 @@ git -C "$root" worktree add -q --detach "$work/then-src" "$rev"
 (cd "$work/then-src" && go build -o "$work/then" ./cmd/pactum)
 go build -o "$work/now" "$root/cmd/pactum"
 go test -c -o "$work/bench.test" "$root/internal/server"
-cat >"$work/pactum.yaml" <<YAML
-listen: 127.0.0.1:$port
-store: sqlite://$work/bench.db
-workers: 64
-log:
-  level: error
-agents:
-  - name: echo
-    type: echo
-YAML
+source "$root/bench/lib/node.sh"
+port_free "$port" "set AB_PORT"
+echo_config "$work/pactum.yaml" "$port" "sqlite://$work/bench.db"
 
 client() {
 	PACTUM_BENCH_URL=http://127.0.0.1:$port/agents/echo "$work/bench.test" -test.run x -test.timeout 5m \
@@ -54,7 +47,7 @@ for round in $(seq "$rounds"); do
 		rm -f "$work"/bench.db*
 		"$work/$b" serve --config "$work/pactum.yaml" >"$work/$b.log" 2>&1 &
 		pid=$!
-		for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+		wait_port "$port"
 		client '^BenchmarkSendMessageExternal$' 2000x >/dev/null
 		{
 			client '^BenchmarkSendMessageExternal$' "${n}x"

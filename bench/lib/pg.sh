@@ -37,6 +37,7 @@
 # Needs Go and psql (and Node 20+ with npm for PG_JS=1).
 
 pg_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$pg_root/bench/lib/node.sh"
 
 # pg_setup builds pactum and the client into $pg_work.
 pg_setup() {
@@ -79,23 +80,6 @@ pg_stop() {
 	pg_pids=()
 }
 
-# pg_wait_port waits until something accepts connections on 127.0.0.1:$1.
-pg_wait_port() {
-	for _ in $(seq 150); do
-		if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-		sleep 0.1
-	done
-	echo "nothing listens on 127.0.0.1:$1" >&2
-	return 1
-}
-
-pg_port_free() {
-	if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
-		echo "127.0.0.1:$1 is already in use (set PG_PORT_BASE)" >&2
-		return 1
-	fi
-}
-
 # pg_start_nodes starts $1 nodes on a fresh database and sets pg_urls to
 # their endpoints, comma-separated. The first node migrates the database
 # before the others start.
@@ -110,21 +94,11 @@ pg_start_nodes() {
 	pg_urls=""
 	for i in $(seq 0 $((nodes - 1))); do
 		port=$((pg_port_base + i))
-		pg_port_free "$port"
-		cat >"$pg_work/node$i.yaml" <<YAML
-listen: 127.0.0.1:$port
-store: "$dsn"
-node: bench-$i
-workers: 64
-log:
-  level: error
-agents:
-  - name: echo
-    type: echo
-YAML
+		port_free "$port" "set PG_PORT_BASE"
+		echo_config "$pg_work/node$i.yaml" "$port" "$dsn" "node: bench-$i"
 		"$pg_work/pactum" serve --config "$pg_work/node$i.yaml" >"$pg_work/node$i.log" 2>&1 &
 		pg_pids+=($!)
-		pg_wait_port "$port"
+		wait_port "$port"
 		pg_urls="$pg_urls${pg_urls:+,}http://127.0.0.1:$port/agents/echo"
 	done
 }
@@ -159,10 +133,10 @@ pg_round() {
 	pg_stop
 	if [[ ${PG_JS:-0} == 1 ]]; then
 		js_port=$((pg_port_base + 3))
-		pg_port_free "$js_port"
+		port_free "$js_port" "set PG_PORT_BASE"
 		(cd "$pg_root/bench/js-baseline" && exec node server.mjs "$js_port" >"$pg_work/js.log" 2>&1) &
 		pg_pids+=($!)
-		pg_wait_port "$js_port"
+		wait_port "$js_port"
 		pg_measure js "http://127.0.0.1:$js_port/" "$n"
 		pg_stop
 	fi

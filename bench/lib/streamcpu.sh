@@ -23,27 +23,13 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-	echo "127.0.0.1:$port is already in use" >&2
-	exit 1
-fi
+source "$root/bench/lib/node.sh"
+port_free "$port"
 go test -c -o "$work/bench.test" "$root/internal/server"
-cat >"$work/pactum.yaml" <<EOC
-listen: 127.0.0.1:$port
-store: sqlite://$work/bench.db
-workers: 64
-log:
-  level: error
-agents:
-  - name: echo
-    type: echo
-EOC
+echo_config "$work/pactum.yaml" "$port" "sqlite://$work/bench.db"
 "$bin" serve --config "$work/pactum.yaml" >"$work/pactum.log" 2>&1 &
 pid=$!
-for _ in $(seq 100); do
-	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
-	sleep 0.1
-done
+wait_port "$port"
 url=http://127.0.0.1:$port/agents/echo
 bench() {
 	PACTUM_BENCH_URL=$url "$work/bench.test" -test.run x -test.timeout 5m \
