@@ -92,7 +92,9 @@ func TestFollowSaysWhenChunksWereLost(t *testing.T) {
 	t.Parallel()
 	const chunks = 1000 // far more than a subscriber's backlog
 	release, streamed, finish := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	running := make(chan struct{})
 	streamer := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		close(running)
 		<-release
 		for i := range chunks {
 			if err := emit(task.ArtifactChunk{Artifact: task.Artifact{ID: "out", Parts: []task.Part{task.TextPart("x")}}, Append: i > 0}); err != nil {
@@ -112,6 +114,10 @@ func TestFollowSaysWhenChunksWereLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Follow from in_progress: a task the dispatcher claims (its poll may
+	// hold every worker when Submit runs) would otherwise be read queued,
+	// and the overflow would then be a resync, not a gap.
+	<-running
 	var gap *task.FollowItem
 	items, err := collect(t, b.coord.Follow(ctx, res.Task.ID), func(it task.FollowItem) {
 		switch it.Kind {
