@@ -37,8 +37,21 @@ func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (*SubmitRes
 	return c.submitSpan(ctx, req, nil)
 }
 
-// submitSpan is Submit; lost is submit's.
-func (c *Coordinator) submitSpan(ctx context.Context, req SubmitRequest, lost chan<- error) (_ *SubmitResult, err error) {
+// blocking is what a blocking submission (SubmitAndWait) shares with
+// submit.
+type blocking struct {
+	// lost receives the error when the task's speculative creation never
+	// commits.
+	lost chan error
+	// run, set by submit, runs the attempt this node claimed for the task
+	// and must be called once: the caller waits for the task anyway, so
+	// its goroutine runs it rather than a new one (no hand-off there and
+	// back).
+	run func()
+}
+
+// submitSpan is Submit; b is submit's.
+func (c *Coordinator) submitSpan(ctx context.Context, req SubmitRequest, b *blocking) (_ *SubmitResult, err error) {
 	// The submission's span: a child of the caller's span when a transport
 	// put an incoming traceparent in ctx. Its context is stored with the
 	// task (Envelope.TraceParent), the parent of every attempt.
@@ -57,15 +70,16 @@ func (c *Coordinator) submitSpan(ctx context.Context, req SubmitRequest, lost ch
 		}
 		endSpan(span, err)
 	}()
-	res, err = c.submit(ctx, req, lost)
+	res, err = c.submit(ctx, req, b)
 	return res, err
 }
 
-// submit is Submit inside the submission's span. With lost set (a blocking
+// submit is Submit inside the submission's span. With b set (a blocking
 // submission: SubmitAndWait) a task this node runs at once is created
 // speculatively (CreateParams.Speculative): its creation may commit with
-// its end, and lost receives the error if the creation never commits.
-func (c *Coordinator) submit(ctx context.Context, req SubmitRequest, lost chan<- error) (*SubmitResult, error) {
+// its end, b.lost receives the error if the creation never commits, and
+// b.run is its attempt, for the caller to run.
+func (c *Coordinator) submit(ctx context.Context, req SubmitRequest, b *blocking) (*SubmitResult, error) {
 	env := req.Envelope
 	spec, err := c.resolve(req.Agent, env.Action)
 	if err != nil {
@@ -99,7 +113,7 @@ func (c *Coordinator) submit(ctx context.Context, req SubmitRequest, lost chan<-
 	var ann *announcement
 	if slot {
 		p.Claim = &ClaimParams{Owner: c.nextOwner(), Node: c.node, LeaseFor: c.leaseFor}
-		if lost != nil && len(p.Steps) > 0 && p.Steps[len(p.Steps)-1].To == StateQueued {
+		if b != nil && len(p.Steps) > 0 && p.Steps[len(p.Steps)-1].To == StateQueued {
 			// Nobody hears of the task before its final state is
 			// committed: the caller waits for it, and the worker's
 			// writes of the task return only once the creation is
@@ -117,7 +131,7 @@ func (c *Coordinator) submit(ctx context.Context, req SubmitRequest, lost chan<-
 				// Remembered if its attempt has not registered yet.
 				c.stopAttempt(id, true)
 				select {
-				case lost <- err:
+				case b.lost <- err:
 				default:
 				}
 			}
@@ -143,9 +157,10 @@ func (c *Coordinator) submit(ctx context.Context, req SubmitRequest, lost chan<-
 		c.logStep(stored.ID, spec.Name, StateQueued, StateInProgress, "claimed")
 		if ann != nil {
 			ann.stored(stored)
-		} else {
-			c.publishStatus(stored)
+			b.run = func() { c.runClaimed(runCtx, stored) }
+			break
 		}
+		c.publishStatus(stored)
 		c.launch(runCtx, stored)
 	case StateQueued:
 		c.publishStatus(stored)

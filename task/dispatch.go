@@ -31,15 +31,19 @@ func (c *Coordinator) releaseSlot() {
 // launch runs a claimed task on the slot (and in-flight count) its claimer
 // took.
 func (c *Coordinator) launch(ctx context.Context, t *Task) {
-	go func() {
-		c.execute(ctx, t)
-		c.releaseSlot()
-		// Work queued while every worker was busy waits for a free one:
-		// wake the dispatcher now rather than at its next poll.
-		if c.backlog.Load() {
-			c.kick()
-		}
-	}()
+	go c.runClaimed(ctx, t)
+}
+
+// runClaimed runs a claimed task on the slot its claimer took, then gives
+// the slot back.
+func (c *Coordinator) runClaimed(ctx context.Context, t *Task) {
+	c.execute(ctx, t)
+	c.releaseSlot()
+	// Work queued while every worker was busy waits for a free one: wake
+	// the dispatcher now rather than at its next poll.
+	if c.backlog.Load() {
+		c.kick()
+	}
 }
 
 // kickAt wakes the dispatcher when a task queued for later becomes due, so

@@ -286,17 +286,26 @@ func (c *Coordinator) Wait(ctx context.Context, id string) (*Task, error) {
 
 // SubmitAndWait submits like Submit and waits like Wait. It listens before
 // the task exists, so a task that finishes on this node is answered from
-// its final event without reading it back.
+// its final event without reading it back. When this node claims the task
+// at submit, the attempt runs on the calling goroutine (no worker of its
+// own to hand over to and back from): the call then returns no sooner than
+// that attempt's end is recorded, even if ctx ended before.
 func (c *Coordinator) SubmitAndWait(ctx context.Context, req SubmitRequest) (*SubmitResult, error) {
 	if req.Envelope.TaskID == "" {
 		req.Envelope.TaskID = NewID()
 	}
 	ch, cancel := c.broker.subscribe(req.Envelope.TaskID, waiterBuffer)
 	defer cancel()
-	lost := make(chan error, 1)
-	res, err := c.submitSpan(ctx, req, lost)
+	b := &blocking{lost: make(chan error, 1)}
+	res, err := c.submitSpan(ctx, req, b)
 	if err != nil {
 		return nil, err
+	}
+	if b.run != nil {
+		// This node claimed the task: its attempt runs here, to its
+		// recorded end, even if ctx ends meanwhile (as it would on a
+		// worker of its own).
+		b.run()
 	}
 	t := res.Task
 	if t.State.Terminal() || t.State.Interrupted() {
@@ -305,7 +314,7 @@ func (c *Coordinator) SubmitAndWait(ctx context.Context, req SubmitRequest) (*Su
 		return res, nil
 	}
 	if !res.Duplicate {
-		whole, err := finalEvent(ctx, ch, lost)
+		whole, err := finalEvent(ctx, ch, b.lost)
 		if err != nil {
 			return nil, err
 		}
@@ -326,24 +335,34 @@ func (c *Coordinator) SubmitAndWait(ctx context.Context, req SubmitRequest) (*Su
 // event carries it whole; nil when it does not or ch closed first. An error
 // on lost (the task's speculative creation did not commit) ends the wait
 // with that error.
+//
+// Events already on ch come first, even when ctx has ended: the caller's
+// goroutine may have run the attempt itself, and its recorded end is the
+// answer.
 func finalEvent(ctx context.Context, ch <-chan Event, lost <-chan error) (*Task, error) {
 	for {
+		var ev Event
+		var ok bool
 		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case err := <-lost:
-			return nil, fmt.Errorf("submit task: the store did not commit it: %w", err)
-		case ev, ok := <-ch:
-			if !ok {
-				return nil, nil
+		case ev, ok = <-ch:
+		default:
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case err := <-lost:
+				return nil, fmt.Errorf("submit task: the store did not commit it: %w", err)
+			case ev, ok = <-ch:
 			}
-			if !ev.Final {
-				continue
-			}
-			if ev.Complete {
-				return ev.Task, nil
-			}
+		}
+		if !ok {
 			return nil, nil
 		}
+		if !ev.Final {
+			continue
+		}
+		if ev.Complete {
+			return ev.Task, nil
+		}
+		return nil, nil
 	}
 }

@@ -168,3 +168,62 @@ func TestLostSpeculativeCreationFailsTheSubmit(t *testing.T) {
 		t.Fatal("the attempt of a task whose creation was lost kept running")
 	}
 }
+
+// A blocking submission that claimed its task at submit runs the attempt
+// on the caller's goroutine, to its recorded end, even when the caller
+// gives up meanwhile, and then answers that end rather than the caller's
+// canceled context: nothing is left running that nobody waits for.
+func TestBlockingSubmitAnswersTheAttemptItRan(t *testing.T) {
+	t.Parallel()
+	spy := &createSpy{}
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	runner := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		if !spy.speculative(req.TaskID) {
+			// Queued (the dispatcher's poll held every worker): it runs on
+			// a worker, not the caller's goroutine. Answer; the test
+			// submits again.
+			return &task.Result{}, nil
+		}
+		started <- struct{}{}
+		<-release
+		return &task.Result{Artifacts: []task.Artifact{{Parts: []task.Part{{Kind: task.PartText, Text: "ran"}}}}}, nil
+	})
+	b := setupWrapped(t, task.Options{Agents: []task.AgentSpec{{Name: "slow", Runner: runner, Timeout: time.Minute}}},
+		func(s task.Store) task.Store { spy.Store = s; return spy })
+	type answer struct {
+		res *task.SubmitResult
+		err error
+	}
+	for range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan answer, 1)
+		go func() {
+			res, err := b.coord.SubmitAndWait(ctx, task.SubmitRequest{Envelope: envelope("slow", "a", "x")})
+			done <- answer{res, err}
+		}()
+		select {
+		case <-started:
+		case a := <-done:
+			cancel()
+			if a.err != nil {
+				t.Fatal(a.err)
+			}
+			continue
+		}
+		cancel()
+		close(release)
+		a := <-done
+		if a.err != nil {
+			t.Fatalf("SubmitAndWait whose caller gave up during the attempt it ran: %v, want the attempt's end", a.err)
+		}
+		if a.res.Task.State != task.StateSucceeded || len(a.res.Task.Artifacts) != 1 {
+			t.Fatalf("answered %s with %d artifacts, want succeeded with the attempt's artifact", a.res.Task.State, len(a.res.Task.Artifacts))
+		}
+		stored, err := b.store.GetTask(context.Background(), a.res.Task.ID, 0)
+		if err != nil || stored.State != task.StateSucceeded {
+			t.Fatalf("stored task: %+v, %v", stored, err)
+		}
+		return
+	}
+	t.Fatal("no blocking submission in 20 claimed its task at submit")
+}
