@@ -54,7 +54,10 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 		}
 		c.mu.Unlock()
 	}()
-	go c.renewLease(ctx, cancel, t, log)
+	// The lease is first renewed a third of the way through it: an
+	// attempt that ends before (most do) starts no goroutine for it.
+	renew := c.clock.AfterFunc(c.leaseFor/3, func() { c.renewLease(ctx, cancel, t, log) })
+	defer renew.Stop()
 
 	req := &Request{TaskID: t.ID, ContextID: t.ContextID, Agent: t.Agent, Attempt: t.Attempt, Envelope: t.Envelope, History: t.History}
 	req.Message = t.Envelope.Input

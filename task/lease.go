@@ -6,12 +6,16 @@ import (
 	"log/slog"
 )
 
+// renewLease keeps the lease of the attempt running under ctx until ctx
+// ends, from its first renewal (due a third of the way through the lease,
+// when execute starts it) on; it stops the attempt (cancel) when the lease
+// is lost or about to end without a renewal.
 func (c *Coordinator) renewLease(ctx context.Context, cancel context.CancelFunc, t *Task, log *slog.Logger) {
 	// Renewals come every third of a lease; after a failed one, sooner, so
 	// that a passing error gets several more tries before the deadline
 	// below gives up on the lease.
 	every, retry := c.leaseFor/3, c.leaseFor/12
-	next := c.clock.NewTimer(every)
+	next := c.clock.NewTimer(0)
 	defer next.Stop()
 	// held is when this node's lease ends as far as it can know: the
 	// claim's expiry, then each successful renewal's, counted from before
@@ -36,6 +40,10 @@ func (c *Coordinator) renewLease(ctx context.Context, cancel context.CancelFunc,
 			cancel()
 			return
 		case <-next.C():
+		}
+		if ctx.Err() != nil {
+			// Ended while the timer fired: nothing left to keep.
+			return
 		}
 		sent := c.now()
 		err := c.store.RenewLease(ctx, RenewParams{TaskID: t.ID, Owner: t.LeaseOwner, Now: sent, LeaseFor: c.leaseFor})
