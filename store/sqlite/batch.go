@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -129,24 +128,29 @@ func (s *Store) runBatch(batch []*writeReq) {
 	// statement inside an explicit transaction makes SQLite roll the whole
 	// transaction back. Callers' contexts are checked before their turn.
 	ctx := context.Background()
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
+	if _, err := s.w.begin.ExecContext(ctx); err != nil {
 		err = fmt.Errorf("begin: %w", err)
 		for _, r := range batch {
 			r.done <- err
 		}
 		return
 	}
-	defer func() { _ = tx.Rollback() }()
-	b := &held{tx: tx, head: txn{bound: s.bound}}
-	clear(s.bound)
+	committed := false
+	defer func() {
+		if !committed {
+			// Also after a failed COMMIT, which may leave the transaction
+			// open; SQLite's error when it is not is of no interest.
+			_, _ = s.w.rollback.ExecContext(ctx)
+		}
+	}()
+	b := &held{}
 	if err := s.runGroup(ctx, b, batch, true); err != nil {
 		b.finish(err)
 		return
 	}
 	if len(b.reqs) == 1 && b.errs[0] != nil {
 		// A lone function that failed (or undid itself): nothing to
-		// commit. The deferred Rollback undoes it.
+		// commit. The deferred ROLLBACK undoes it.
 		if errors.Is(b.errs[0], errRollback) {
 			b.errs[0] = nil
 		}
@@ -159,14 +163,15 @@ func (s *Store) runBatch(batch []*writeReq) {
 			return
 		}
 	}
-	if err := s.batchTxn(ctx, tx, &b.head).moveHead(); err != nil {
+	if err := s.batchTxn(ctx, &b.head).moveHead(); err != nil {
 		b.finish(err)
 		return
 	}
-	if err := tx.Commit(); err != nil {
+	if _, err := s.w.commit.ExecContext(ctx); err != nil {
 		b.finish(fmt.Errorf("commit: %w", err))
 		return
 	}
+	committed = true
 	s.commits.Add(1)
 	s.committed(len(b.reqs))
 	b.finish(nil)
@@ -174,7 +179,6 @@ func (s *Store) runBatch(batch []*writeReq) {
 
 // held is one write transaction and the requests it ran.
 type held struct {
-	tx   *sql.Tx
 	head txn // the audit head as the last function left it
 	reqs []*writeReq
 	errs []error
@@ -253,24 +257,24 @@ func (s *Store) runGroup(ctx context.Context, b *held, reqs []*writeReq, first b
 	if first && len(reqs) == 1 {
 		r := reqs[0]
 		if errs[0] = r.ctx.Err(); errs[0] == nil {
-			x := s.batchTxn(ctx, b.tx, &b.head)
+			x := s.batchTxn(ctx, &b.head)
 			if errs[0] = r.fn(x); errs[0] == nil {
 				b.head = *x
 			}
 		}
 	} else {
-		if _, err := b.tx.StmtContext(ctx, s.w.savepointG).ExecContext(ctx); err != nil {
+		if _, err := s.w.savepointG.ExecContext(ctx); err != nil {
 			return fmt.Errorf("savepoint: %w", err)
 		}
 		if !s.runBare(ctx, b, reqs, errs) {
-			if _, err := b.tx.StmtContext(ctx, s.w.rollbackToG).ExecContext(ctx); err != nil {
+			if _, err := s.w.rollbackToG.ExecContext(ctx); err != nil {
 				return fmt.Errorf("roll back to savepoint: %w", err)
 			}
 			if err := s.runIsolated(ctx, b, reqs, errs, undone); err != nil {
 				return err
 			}
 		}
-		if _, err := b.tx.StmtContext(ctx, s.w.releaseG).ExecContext(ctx); err != nil {
+		if _, err := s.w.releaseG.ExecContext(ctx); err != nil {
 			return fmt.Errorf("release savepoint: %w", err)
 		}
 	}
@@ -304,7 +308,7 @@ func (s *Store) runBare(ctx context.Context, b *held, reqs []*writeReq, errs []e
 		if errs[i] = r.ctx.Err(); errs[i] != nil {
 			continue
 		}
-		x := s.batchTxn(ctx, b.tx, &head)
+		x := s.batchTxn(ctx, &head)
 		if err := r.fn(x); err != nil {
 			errs[i] = nil
 			return false
@@ -326,14 +330,14 @@ func (s *Store) runIsolated(ctx context.Context, b *held, reqs []*writeReq, errs
 		if errs[i] = r.ctx.Err(); errs[i] != nil {
 			continue
 		}
-		if _, err := b.tx.StmtContext(ctx, s.w.savepoint).ExecContext(ctx); err != nil {
+		if _, err := s.w.savepoint.ExecContext(ctx); err != nil {
 			errs[i] = fmt.Errorf("savepoint: %w", err)
 			continue
 		}
-		x := s.batchTxn(ctx, b.tx, &b.head)
+		x := s.batchTxn(ctx, &b.head)
 		ferr := r.fn(x)
 		if ferr != nil {
-			if _, err := b.tx.StmtContext(ctx, s.w.rollbackTo).ExecContext(ctx); err != nil {
+			if _, err := s.w.rollbackTo.ExecContext(ctx); err != nil {
 				// The transaction is unusable; fail everything.
 				return fmt.Errorf("roll back to savepoint after %v: %w", ferr, err)
 			}
@@ -344,16 +348,17 @@ func (s *Store) runIsolated(ctx context.Context, b *held, reqs []*writeReq, errs
 		} else {
 			b.head = *x
 		}
-		if _, err := b.tx.StmtContext(ctx, s.w.release).ExecContext(ctx); err != nil {
+		if _, err := s.w.release.ExecContext(ctx); err != nil {
 			return fmt.Errorf("release savepoint: %w", err)
 		}
 	}
 	return nil
 }
 
-// batchTxn returns the txn of the next function of a batch in tx, carrying
-// the audit head the previous one left (head).
-func (s *Store) batchTxn(ctx context.Context, tx *sql.Tx, head *txn) *txn {
-	return &txn{ctx: ctx, tx: tx, st: &s.w, headLoaded: head.headLoaded, headMoved: head.headMoved,
-		headSeq: head.headSeq, headHash: head.headHash, bound: head.bound}
+// batchTxn returns the txn of the next function of a batch in the
+// batcher's transaction, carrying the audit head the previous one left
+// (head).
+func (s *Store) batchTxn(ctx context.Context, head *txn) *txn {
+	return &txn{ctx: ctx, st: &s.w, headLoaded: head.headLoaded, headMoved: head.headMoved,
+		headSeq: head.headSeq, headHash: head.headHash}
 }

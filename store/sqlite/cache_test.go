@@ -30,7 +30,10 @@ func TestPageCacheBounded(t *testing.T) {
 		}
 	}
 	check("writer", func() (n int, err error) {
-		return n, s.write.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&n)
+		// The batcher owns the write connection: ask on it, in its turn.
+		return n, s.inWriteTx(ctx, func(*txn) error {
+			return s.wconn.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&n)
+		})
 	})
 	// Hold both readers at once so that each one is asked.
 	c1, err := s.read.Conn(ctx)

@@ -242,11 +242,15 @@ type Store struct {
 	cfg   Config
 	log   *slog.Logger
 	now   func() time.Time
-	write *sql.DB // one connection; every transaction BEGIN IMMEDIATE
+	write *sql.DB // one connection, wconn
+	// wconn is write's connection, taken from the pool for the store's
+	// life: the batcher's, which begins (BEGIN IMMEDIATE) and ends every
+	// write transaction on it itself.
+	wconn *sql.Conn
 	read  *sql.DB // read-only connections
 	// applied counts the migrations New applied.
 	applied int
-	w       stmts // prepared on write
+	w       stmts // prepared on wconn
 	r       stmts // prepared on read
 	closed  sync.Once
 	cerr    error
@@ -266,9 +270,6 @@ type Store struct {
 	// sinceCkpt counts the write operations committed since the last wake
 	// (the batcher's alone).
 	sinceCkpt int
-	// bound is the batcher's cache of statements bound to its current
-	// transaction (txn.stmt), emptied for each transaction.
-	bound map[*sql.Stmt]*sql.Stmt
 }
 
 var _ task.Store = (*Store)(nil)
@@ -355,7 +356,13 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.read.SetMaxIdleConns(cfg.ReadConns)
 	s.read.SetConnMaxLifetime(0)
 
-	if err := s.w.prepare(ctx, s.write, true); err != nil {
+	// Statements run on a connection of their own with a context that is
+	// never done start no goroutines (database/sql's and the driver's
+	// watchers of a transaction's and a query's context).
+	if s.wconn, err = s.write.Conn(ctx); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
+	}
+	if err := s.w.prepare(ctx, s.wconn, true); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
 	if err := s.r.prepare(ctx, s.read, false); err != nil {
@@ -363,7 +370,6 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s.stop = make(chan struct{})
 	s.writes, s.batcherDone = make(chan *writeReq), make(chan struct{})
-	s.bound = map[*sql.Stmt]*sql.Stmt{}
 	go s.batcher()
 	if cfg.CheckpointInterval > 0 {
 		s.done, s.ckptWake = make(chan struct{}), make(chan struct{}, 1)
@@ -409,10 +415,10 @@ func (s *Store) Close() error {
 				<-s.done
 			}
 		}
-		if s.write != nil {
+		if s.wconn != nil {
 			// Let SQLite refresh the query planner's statistics, as its
 			// documentation advises before closing a connection.
-			if _, err := s.write.Exec("PRAGMA optimize"); err != nil {
+			if _, err := s.wconn.ExecContext(context.Background(), "PRAGMA optimize"); err != nil {
 				s.log.Warn("sqlite: PRAGMA optimize failed", slog.Any("err", err))
 			}
 		}
@@ -476,6 +482,9 @@ func (s *Store) closeDBs() error {
 	var errs []error
 	s.w.close()
 	s.r.close()
+	if s.wconn != nil {
+		errs = append(errs, s.wconn.Close())
+	}
 	if s.read != nil {
 		errs = append(errs, s.read.Close())
 	}

@@ -25,9 +25,10 @@ const forUpdateCols = taskCols + `, actor, parent_task_id, step`
 const unsettled = `parent_task_id = ?1 AND parent_task_id <> ''
 	AND state NOT IN ('succeeded', 'failed', 'canceled', 'dead_letter')`
 
-// stmts holds the hot statements, prepared once per pool. database/sql
-// prepares a statement again on each further connection of the pool that
-// runs it; the write pool has one connection, kept open.
+// stmts holds the hot statements, prepared once per pool: the read
+// statements on the read pool (database/sql prepares a statement again on
+// each further connection of the pool that runs it), all of them on the
+// batcher's write connection.
 type stmts struct {
 	taskByID      *sql.Stmt
 	taskForUpdate *sql.Stmt
@@ -59,9 +60,16 @@ type stmts struct {
 	idemGet        *sql.Stmt
 	idemPut        *sql.Stmt
 	idemPurge      *sql.Stmt
-	savepoint      *sql.Stmt
-	rollbackTo     *sql.Stmt
-	release        *sql.Stmt
+	// begin, commit and rollback are the batcher's transaction: it runs
+	// them itself on its connection instead of through a *sql.Tx, whose
+	// goroutines (one per transaction, one per query in it) are half of a
+	// request's at one client.
+	begin      *sql.Stmt
+	commit     *sql.Stmt
+	rollback   *sql.Stmt
+	savepoint  *sql.Stmt
+	rollbackTo *sql.Stmt
+	release    *sql.Stmt
 	// savepointG, rollbackToG and releaseG wrap a group of write
 	// functions run without savepoints of their own (batch.go runGroup).
 	savepointG    *sql.Stmt
@@ -155,6 +163,9 @@ func (s *stmts) list(write bool) []struct {
 			ON CONFLICT (task_id, artifact_id) DO UPDATE SET artifact = excluded.artifact`},
 		{&s.idemGet, `SELECT task_id, expires_at FROM idempotency_keys WHERE actor = ? AND key = ?`},
 		{&s.idemPurge, `DELETE FROM idempotency_keys WHERE expires_at <= ?`},
+		{&s.begin, `BEGIN IMMEDIATE`},
+		{&s.commit, `COMMIT`},
+		{&s.rollback, `ROLLBACK`},
 		{&s.savepoint, `SAVEPOINT w`},
 		{&s.rollbackTo, `ROLLBACK TO w`},
 		{&s.release, `RELEASE w`},
@@ -198,9 +209,14 @@ func rows(n, cols int) string {
 	return strings.Repeat(group+", ", n-1) + group
 }
 
-// prepare prepares the statements on db: all of them for the write pool,
-// the read-only ones for the read pool.
-func (s *stmts) prepare(ctx context.Context, db *sql.DB, write bool) error {
+// preparer is a *sql.DB or a *sql.Conn.
+type preparer interface {
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+}
+
+// prepare prepares the statements on db: all of them for the writer's
+// connection, the read-only ones for the read pool.
+func (s *stmts) prepare(ctx context.Context, db preparer, write bool) error {
 	for _, d := range s.list(write) {
 		st, err := db.PrepareContext(ctx, d.sql)
 		if err != nil {

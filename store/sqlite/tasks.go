@@ -304,13 +304,19 @@ func (s *Store) RenewLease(ctx context.Context, p task.RenewParams) error {
 		return errReadOnly
 	}
 	until := driver.LeaseUntil(p.Now, p.LeaseFor).UnixMicro()
-	res, err := s.w.renewLease.ExecContext(ctx, until, p.TaskID, p.Owner)
+	var n int64
+	err := s.inWriteTx(ctx, func(x *txn) error {
+		res, err := x.stmt(x.st.renewLease).ExecContext(x.ctx, until, p.TaskID, p.Owner)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("sqlite: renew lease of task %q: %w", p.TaskID, err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("sqlite: renew lease of task %q: %w", p.TaskID, err)
-	} else if n == 1 {
+	if n == 1 {
 		return nil
 	}
 	if err := s.exists(ctx, p.TaskID); err != nil {
@@ -488,7 +494,9 @@ func (s *Store) Records(ctx context.Context, taskID string) ([]task.Record, erro
 	return out, nil
 }
 
-// txn is one transaction and the statements bound to its pool.
+// txn is one transaction and the statements prepared for it: a read
+// transaction of the read pool (tx), or the batcher's write transaction on
+// its connection (tx nil).
 type txn struct {
 	ctx context.Context
 	tx  *sql.Tx
@@ -500,8 +508,6 @@ type txn struct {
 	headMoved bool
 	headSeq   int64
 	headHash  string
-	// bound caches the statements bound to tx (write transactions only).
-	bound map[*sql.Stmt]*sql.Stmt
 }
 
 // errRollback ends a write transaction without committing and without
@@ -517,19 +523,14 @@ func (s *Store) inReadTx(ctx context.Context, fn func(*txn) error) error {
 	return fn(&txn{ctx: ctx, tx: tx, st: &s.r})
 }
 
-// stmt returns s bound to x's transaction. A write transaction binds each
-// statement once (database/sql makes a new *sql.Stmt at every bind) and
-// shares it between the functions of a group commit.
+// stmt returns s for x's transaction: bound to a read transaction; as it
+// is in the write transaction, whose statements are prepared on its
+// connection.
 func (x *txn) stmt(s *sql.Stmt) *sql.Stmt {
-	if x.bound == nil {
-		return x.tx.StmtContext(x.ctx, s)
+	if x.tx == nil {
+		return s
 	}
-	if b, ok := x.bound[s]; ok {
-		return b
-	}
-	b := x.tx.StmtContext(x.ctx, s)
-	x.bound[s] = b
-	return b
+	return x.tx.StmtContext(x.ctx, s)
 }
 
 // task loads a task's row: no history, no artifacts.
