@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -216,6 +217,9 @@ func benchCallURLs(b *testing.B, urls []string, method string) {
 			var seq atomic.Int64
 			lat := make([][]time.Duration, clients)
 			var failed atomic.Int64
+			created := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+			metrics.Read(created)
+			before := created[0].Value.Uint64()
 			b.ResetTimer()
 			start := time.Now()
 			var wg sync.WaitGroup
@@ -267,6 +271,10 @@ func benchCallURLs(b *testing.B, urls []string, method string) {
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
 			b.ReportMetric(pct(0.50), "p50-ms")
 			b.ReportMetric(pct(0.99), "p99-ms")
+			// Goroutines started per call in this process: the client's and,
+			// unless the server is external, the server's.
+			metrics.Read(created)
+			b.ReportMetric(float64(created[0].Value.Uint64()-before)/float64(b.N), "goroutines/op")
 		})
 	}
 }
