@@ -4,25 +4,37 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
 // Group commit. SQLite has one writer; with many concurrent callers most of
 // a commit's cost is writing the same hot pages (the task table's newest
 // leaf, the record and audit indexes) to the WAL again for every caller.
-// The batcher runs the write functions that queued up while the previous
-// commit was under way in ONE transaction: a function that fails is undone
-// alone (see runGroup), the others commit together, and every caller is
-// answered only after the commit (or with the commit's error). A lone
-// caller gets a transaction of its own.
+// The write functions that queued up while the previous commit was under
+// way run in ONE transaction: a function that fails is undone alone (see
+// runGroup), the others commit together, and every caller is answered
+// only after the commit (or with the commit's error). A lone caller gets a
+// transaction of its own.
+//
+// There is no writer goroutine: the writer is whichever caller holds the
+// lead (writer.leading). A caller that finds nobody leading leads: it runs
+// the queued functions, its own among them, on the write connection, then
+// hands the lead to the first caller still queued, or gives it up when the
+// queue is empty. A lone caller thus writes on its own goroutine, without
+// a hand-off to another and back (two thread wake-ups per write); under
+// load the lead moves from batch to batch, so no caller writes for others
+// for long.
 //
 // Speculative creations (task.CreateParams.Speculative) are answered as
 // soon as their function ran, before the commit, and the transaction is
 // then held open (up to Config.SpeculativeHold) for the next write of each
 // such task: a blocking request's task is created, run and settled in one
-// commit. Writes that arrive meanwhile join the transaction; each is
-// answered after the commit, as any other, so nothing that depends on a
-// speculative creation is answered before it is durable.
+// commit. The transaction stays open between leads; the next lead runs its
+// writes in it, and a timer commits it when the hold ends with nobody
+// writing. Writes that join meanwhile are answered after the commit, as
+// any other, so nothing that depends on a speculative creation is
+// answered before it is durable.
 
 // maxBatch bounds how many write functions share one transaction.
 const maxBatch = 64
@@ -51,6 +63,32 @@ type writeOpts struct {
 
 var errClosed = errors.New("sqlite: store is closed")
 
+// errLead, sent on a queued request's done, hands its caller the lead.
+var errLead = errors.New("sqlite: lead the writer")
+
+// writer is the single writer's state.
+type writer struct {
+	mu sync.Mutex
+	// queue holds the requests no lead has taken yet. It is empty
+	// whenever nobody leads.
+	queue   []*writeReq
+	leading bool
+	closed  bool
+	// idle is signaled when the lead is given up.
+	idle *sync.Cond
+	// expired names the held transaction whose hold ended while someone
+	// led: that lead commits it.
+	expired uint64
+
+	// Owned by the lead:
+
+	// open is the transaction held open for speculative creations' next
+	// writes; nil when none is.
+	open *held
+	// txs counts the transactions begun (their ids).
+	txs uint64
+}
+
 // inWriteTx runs fn in a write transaction (possibly shared with other
 // callers' functions, each isolated by a savepoint) and returns once the
 // transaction committed. fn returning errRollback undoes its own writes and
@@ -65,120 +103,201 @@ func (s *Store) inWriteTxOpts(ctx context.Context, o writeOpts, fn func(*txn) er
 	if s.cfg.ReadOnly {
 		return errReadOnly
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1), writeOpts: o}
-	select {
-	case s.writes <- req:
-	case <-s.stop:
+	w := &s.wr
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
 		return errClosed
-	case <-ctx.Done():
-		return ctx.Err()
 	}
-	// Once queued the request runs (or is refused by the batcher because
-	// its ctx ended), so wait for the answer: returning early could report
-	// failure for a write that commits.
-	return <-req.done
-}
-
-// batcher owns the write connection until stop is closed.
-func (s *Store) batcher() {
-	defer close(s.batcherDone)
-	batch := make([]*writeReq, 0, maxBatch)
+	w.queue = append(w.queue, req)
+	lead := !w.leading
+	w.leading = true
+	w.mu.Unlock()
+	if lead {
+		s.lead()
+	}
+	// Once queued the request runs (or is refused because its ctx ended),
+	// so wait for the answer: returning early could report failure for a
+	// write that commits.
 	for {
-		var first *writeReq
-		select {
-		case first = <-s.writes:
-		case <-s.stop:
-			s.refuseQueued()
-			return
+		err := <-req.done
+		if err != errLead {
+			return err
 		}
-		s.runBatch(s.fill(append(batch[:0], first), maxBatch))
+		s.lead()
 	}
 }
 
-// refuseQueued answers every queued write with errClosed.
-func (s *Store) refuseQueued() {
-	for {
-		select {
-		case r := <-s.writes:
-			r.done <- errClosed
-		default:
-			return
-		}
+// lead runs one batch of the queue as the writer (the caller holds the
+// lead), then passes the lead on.
+func (s *Store) lead() {
+	w := &s.wr
+	w.mu.Lock()
+	limit := maxBatch
+	if w.open != nil {
+		limit = min(maxBatch, maxHeld-len(w.open.reqs))
+	}
+	n := min(len(w.queue), limit)
+	batch := make([]*writeReq, n)
+	copy(batch, w.queue)
+	w.queue = w.queue[n:]
+	w.mu.Unlock()
+	s.runBatch(batch)
+	s.passLead()
+}
+
+// passLead hands the lead to the first request still queued, or gives it
+// up when there is none.
+func (s *Store) passLead() {
+	w := &s.wr
+	w.mu.Lock()
+	if len(w.queue) > 0 {
+		next := w.queue[0]
+		w.mu.Unlock()
+		next.done <- errLead
+		return
+	}
+	w.queue = nil
+	w.leading = false
+	w.mu.Unlock()
+	w.idle.Broadcast()
+}
+
+// takeLead waits until nobody leads and takes the lead; closing also
+// refuses every write that would queue after it.
+func (s *Store) takeLead(closing bool) {
+	w := &s.wr
+	w.mu.Lock()
+	w.closed = w.closed || closing
+	for w.leading {
+		w.idle.Wait()
+	}
+	w.leading = true
+	w.mu.Unlock()
+}
+
+// stopWriter commits a transaction held open and refuses every later
+// write. Every write queued before has been answered when it returns.
+func (s *Store) stopWriter() {
+	s.takeLead(true)
+	if b := s.wr.open; b != nil {
+		s.commit(b)
 	}
 }
 
-// fill adds the writes already queued to batch, up to limit in all.
-func (s *Store) fill(batch []*writeReq, limit int) []*writeReq {
-	for len(batch) < limit {
-		select {
-		case r := <-s.writes:
-			batch = append(batch, r)
-		default:
-			return batch
-		}
+// holdEnded commits the held transaction id once its hold has passed,
+// unless it was committed meanwhile; when someone leads, that lead does.
+func (s *Store) holdEnded(id uint64) {
+	w := &s.wr
+	w.mu.Lock()
+	if w.leading {
+		w.expired = id
+		w.mu.Unlock()
+		return
 	}
-	return batch
+	w.leading = true
+	w.mu.Unlock()
+	if b := w.open; b != nil && b.id == id {
+		s.commit(b)
+	}
+	s.passLead()
 }
 
-// runBatch runs batch in one transaction and answers every caller; with
-// speculative creations in it, it holds the transaction open for their
-// tasks' next writes first (hold).
+// runBatch runs batch (the lead's) in the transaction held open, or a new
+// one, and commits it unless speculative creations in it wait for their
+// tasks' next writes, which then find it open.
 func (s *Store) runBatch(batch []*writeReq) {
-	// The transaction must not die with one caller's context: a canceled
-	// statement inside an explicit transaction makes SQLite roll the whole
-	// transaction back. Callers' contexts are checked before their turn.
 	ctx := context.Background()
-	if _, err := s.w.begin.ExecContext(ctx); err != nil {
-		err = fmt.Errorf("begin: %w", err)
-		for _, r := range batch {
-			r.done <- err
+	b := s.wr.open
+	if b == nil {
+		if len(batch) == 0 {
+			return
 		}
-		return
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			// Also after a failed COMMIT, which may leave the transaction
-			// open; SQLite's error when it is not is of no interest.
-			_, _ = s.w.rollback.ExecContext(ctx)
+		if _, err := s.w.begin.ExecContext(ctx); err != nil {
+			err = fmt.Errorf("begin: %w", err)
+			for _, r := range batch {
+				r.done <- err
+			}
+			return
 		}
-	}()
-	b := &held{}
-	if err := s.runGroup(ctx, b, batch, true); err != nil {
-		b.finish(err)
-		return
-	}
-	if len(b.reqs) == 1 && b.errs[0] != nil {
-		// A lone function that failed (or undid itself): nothing to
-		// commit. The deferred ROLLBACK undoes it.
-		if errors.Is(b.errs[0], errRollback) {
-			b.errs[0] = nil
+		s.wr.txs++
+		b = &held{id: s.wr.txs}
+		if err := s.runGroup(ctx, b, batch, true); err != nil {
+			s.abort(b, err)
+			return
 		}
-		b.finish(nil)
-		return
-	}
-	if len(b.pending) > 0 && s.cfg.SpeculativeHold > 0 {
-		if err := s.hold(ctx, b); err != nil {
-			b.finish(err)
+		if len(b.reqs) == 1 && b.errs[0] != nil {
+			// A lone function that failed (or undid itself): nothing to
+			// commit.
+			if errors.Is(b.errs[0], errRollback) {
+				b.errs[0] = nil
+			}
+			s.abort(b, nil)
+			return
+		}
+	} else if len(batch) > 0 {
+		if err := s.runGroup(ctx, b, batch, false); err != nil {
+			s.abort(b, err)
 			return
 		}
 	}
+	s.wr.mu.Lock()
+	expired := s.wr.expired == b.id
+	closed := s.wr.closed
+	s.wr.mu.Unlock()
+	if len(b.pending) > 0 && s.cfg.SpeculativeHold > 0 && len(b.reqs) < maxHeld && !expired && !closed {
+		s.wr.open = b
+		if b.timer == nil {
+			id := b.id
+			b.timer = time.AfterFunc(s.cfg.SpeculativeHold, func() { s.holdEnded(id) })
+		}
+		return
+	}
+	s.commit(b)
+}
+
+// commit commits b and answers its requests; a transaction that cannot
+// commit is rolled back and every request learns why.
+func (s *Store) commit(b *held) {
+	s.wr.open = nil
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	ctx := context.Background()
 	if err := s.batchTxn(ctx, &b.head).moveHead(); err != nil {
-		b.finish(err)
+		s.abort(b, err)
 		return
 	}
 	if _, err := s.w.commit.ExecContext(ctx); err != nil {
-		b.finish(fmt.Errorf("commit: %w", err))
+		// A failed COMMIT may leave the transaction open.
+		s.abort(b, fmt.Errorf("commit: %w", err))
 		return
 	}
-	committed = true
 	s.commits.Add(1)
 	s.committed(len(b.reqs))
 	b.finish(nil)
 }
 
+// abort rolls b back and answers its requests: err for those whose
+// function succeeded (nil when none did: a lone function's own failure).
+func (s *Store) abort(b *held, err error) {
+	s.wr.open = nil
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	// SQLite's error when no transaction is open (a failed COMMIT may
+	// have ended it) is of no interest.
+	_, _ = s.w.rollback.ExecContext(context.Background())
+	b.finish(err)
+}
+
 // held is one write transaction and the requests it ran.
 type held struct {
+	id   uint64
 	head txn // the audit head as the last function left it
 	reqs []*writeReq
 	errs []error
@@ -187,32 +306,8 @@ type held struct {
 	// pending holds the tasks created speculatively in the transaction
 	// whose next write has not run in it yet.
 	pending map[string]bool
-}
-
-// hold keeps b's transaction open while it has speculative creations
-// whose tasks have not been written again, running the writes that arrive
-// meanwhile in it, until each such task was written again, maxHeld writes
-// ran or Config.SpeculativeHold passed. An error means the transaction is
-// unusable.
-func (s *Store) hold(ctx context.Context, b *held) error {
-	timer := time.NewTimer(s.cfg.SpeculativeHold)
-	defer timer.Stop()
-	next := make([]*writeReq, 0, maxBatch)
-	for len(b.pending) > 0 && len(b.reqs) < maxHeld {
-		var r *writeReq
-		select {
-		case r = <-s.writes:
-		case <-timer.C:
-			return nil
-		case <-s.stop:
-			return nil
-		}
-		more := s.fill(append(next[:0], r), min(maxBatch, maxHeld-len(b.reqs)))
-		if err := s.runGroup(ctx, b, more, false); err != nil {
-			return err
-		}
-	}
-	return nil
+	// timer ends the hold (holdEnded), once the transaction is held.
+	timer *time.Timer
 }
 
 // finish answers every request of b not answered yet: with its own error,
@@ -356,7 +451,7 @@ func (s *Store) runIsolated(ctx context.Context, b *held, reqs []*writeReq, errs
 }
 
 // batchTxn returns the txn of the next function of a batch in the
-// batcher's transaction, carrying the audit head the previous one left
+// writer's transaction, carrying the audit head the previous one left
 // (head).
 func (s *Store) batchTxn(ctx context.Context, head *txn) *txn {
 	return &txn{ctx: ctx, st: &s.w, headLoaded: head.headLoaded, headMoved: head.headMoved,

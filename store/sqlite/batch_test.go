@@ -14,7 +14,7 @@ import (
 )
 
 // TestBatchIsolatesFailures runs batches straight through runBatch (what the
-// batcher does with requests that queued up together) and checks that a
+// lead does with requests that queued up together) and checks that a
 // function that fails, or undoes itself, leaves nothing behind while the
 // others in its transaction commit, with the audit chain intact. Each batch
 // first runs without savepoints; these cases exercise the fallback that
@@ -84,7 +84,9 @@ func TestBatchIsolatesFailures(t *testing.T) {
 			}
 			batch[i] = &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
 		}
+		s.takeLead(false)
 		s.runBatch(batch)
+		s.passLead()
 		for i, r := range batch {
 			got := <-r.done
 			if !errors.Is(got, tc.want[i]) || (got == nil) != (tc.want[i] == nil) {

@@ -30,7 +30,7 @@ func TestPageCacheBounded(t *testing.T) {
 		}
 	}
 	check("writer", func() (n int, err error) {
-		// The batcher owns the write connection: ask on it, in its turn.
+		// The writer owns the write connection: ask on it, in its turn.
 		return n, s.inWriteTx(ctx, func(*txn) error {
 			return s.wconn.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&n)
 		})

@@ -244,7 +244,7 @@ type Store struct {
 	now   func() time.Time
 	write *sql.DB // one connection, wconn
 	// wconn is write's connection, taken from the pool for the store's
-	// life: the batcher's, which begins (BEGIN IMMEDIATE) and ends every
+	// life: the writer's (batch.go), which begins (BEGIN IMMEDIATE) and ends every
 	// write transaction on it itself.
 	wconn *sql.Conn
 	read  *sql.DB // read-only connections
@@ -254,21 +254,20 @@ type Store struct {
 	r       stmts // prepared on read
 	closed  sync.Once
 	cerr    error
-	// stop ends the background checkpointer (done is closed when it has)
-	// and the write batcher (batcherDone).
-	stop        chan struct{}
-	done        chan struct{}
-	writes      chan *writeReq
-	batcherDone chan struct{}
+	// stop ends the background checkpointer (done is closed when it has).
+	stop chan struct{}
+	done chan struct{}
+	// wr is the single writer (batch.go).
+	wr writer
 	// commits counts the write transactions committed (tests read it).
 	commits atomic.Int64
-	// ckptWake wakes the checkpointer early: the batcher sends (without
+	// ckptWake wakes the checkpointer early: the writer sends (without
 	// waiting) after every checkpointEvery write operations it committed,
 	// so a busy writer's log is copied before SQLite's own automatic
 	// checkpoint would run it inside a commit.
 	ckptWake chan struct{}
 	// sinceCkpt counts the write operations committed since the last wake
-	// (the batcher's alone).
+	// (the writer's alone).
 	sinceCkpt int
 }
 
@@ -369,8 +368,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
 	s.stop = make(chan struct{})
-	s.writes, s.batcherDone = make(chan *writeReq), make(chan struct{})
-	go s.batcher()
+	s.wr.idle = sync.NewCond(&s.wr.mu)
 	if cfg.CheckpointInterval > 0 {
 		s.done, s.ckptWake = make(chan struct{}), make(chan struct{}, 1)
 		go s.checkpoints(cfg.CheckpointInterval)
@@ -410,7 +408,7 @@ func (s *Store) Close() error {
 	s.closed.Do(func() {
 		if s.stop != nil {
 			close(s.stop)
-			<-s.batcherDone
+			s.stopWriter()
 			if s.done != nil {
 				<-s.done
 			}
@@ -451,7 +449,7 @@ func (s *Store) committed(n int) {
 }
 
 // checkpoints runs a PASSIVE checkpoint every interval, and whenever the
-// batcher says the log grew by checkpointEvery operations, on a read-pool
+// writer says the log grew by checkpointEvery operations, on a read-pool
 // connection (a checkpoint writes the database file, not its content, so
 // query_only does not stop it) until Close. Off the writer, the copy and
 // its fsyncs do not stall every request queued behind a commit.

@@ -28,7 +28,7 @@ const unsettled = `parent_task_id = ?1 AND parent_task_id <> ''
 // stmts holds the hot statements, prepared once per pool: the read
 // statements on the read pool (database/sql prepares a statement again on
 // each further connection of the pool that runs it), all of them on the
-// batcher's write connection.
+// writer's connection.
 type stmts struct {
 	taskByID      *sql.Stmt
 	taskForUpdate *sql.Stmt
@@ -60,7 +60,7 @@ type stmts struct {
 	idemGet        *sql.Stmt
 	idemPut        *sql.Stmt
 	idemPurge      *sql.Stmt
-	// begin, commit and rollback are the batcher's transaction: it runs
+	// begin, commit and rollback are the writer's transaction: it runs
 	// them itself on its connection instead of through a *sql.Tx, whose
 	// goroutines (one per transaction, one per query in it) are half of a
 	// request's at one client.

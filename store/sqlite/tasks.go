@@ -495,7 +495,7 @@ func (s *Store) Records(ctx context.Context, taskID string) ([]task.Record, erro
 }
 
 // txn is one transaction and the statements prepared for it: a read
-// transaction of the read pool (tx), or the batcher's write transaction on
+// transaction of the read pool (tx), or the writer's transaction on
 // its connection (tx nil).
 type txn struct {
 	ctx context.Context
