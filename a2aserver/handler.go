@@ -436,7 +436,10 @@ func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequ
 		sr := task.SubmitRequest{Envelope: env, Agent: h.agent}
 		var res *task.SubmitResult
 		switch {
-		case mode == submitFollow:
+		case mode == submitFollow && push == nil:
+			// Speculative like SubmitAndWait (the stream tells of the task
+			// only once stored); with a push configuration the Pusher
+			// would tell of it first, so that one is submitted plainly.
 			res, st.following, err = h.coord.SubmitAndFollow(ctx, sr)
 			defer func() {
 				if err != nil {

@@ -37,12 +37,22 @@ func (c *Coordinator) Submit(ctx context.Context, req SubmitRequest) (*SubmitRes
 	return c.submitSpan(ctx, req, nil)
 }
 
-// blocking is what a blocking submission (SubmitAndWait) shares with
-// submit.
+// blocking is what a submission that tells nobody of its task before it
+// is stored (SubmitAndWait, SubmitAndFollow) shares with submit: a task
+// this node claims at submit is then created speculatively.
 type blocking struct {
+	// follow: the caller streams the task while it runs (SubmitAndFollow),
+	// so its attempt runs on a worker of its own and run stays nil.
+	follow bool
 	// lost receives the error when the task's speculative creation never
 	// commits.
 	lost chan error
+	// committed, when set, is closed once the speculative creation
+	// committed.
+	committed chan struct{}
+	// speculative, set by submit, says the task was created speculatively:
+	// committed or lost will tell how that ended.
+	speculative bool
 	// run, set by submit, runs the attempt this node claimed for the task
 	// and must be called once: the caller waits for the task anyway, so
 	// its goroutine runs it rather than a new one (no hand-off there and
@@ -114,17 +124,21 @@ func (c *Coordinator) submit(ctx context.Context, req SubmitRequest, b *blocking
 	if slot {
 		p.Claim = &ClaimParams{Owner: c.nextOwner(), Node: c.node, LeaseFor: c.leaseFor}
 		if b != nil && len(p.Steps) > 0 && p.Steps[len(p.Steps)-1].To == StateQueued {
-			// Nobody hears of the task before its final state is
-			// committed: the caller waits for it, and the worker's
-			// writes of the task return only once the creation is
-			// committed with them or before them. (A task admission
-			// refused or held is answered at once: not speculative.)
+			// Nobody hears of the task before its creation is
+			// committed: the caller waits for its end (or, following
+			// it, for the commit), and the worker's writes of the task
+			// return only once the creation is committed with them or
+			// before them. (A task admission refused or held is
+			// answered at once: not speculative.)
 			p.Speculative = true
 			id := t.ID
 			ann = &announcement{c: c}
 			p.Committed = func(err error) {
 				if err == nil {
 					ann.committed()
+					if b.committed != nil {
+						close(b.committed)
+					}
 					return
 				}
 				c.log.Error("task creation did not commit; its attempt is stopped", "task", id, "err", err)
@@ -157,10 +171,14 @@ func (c *Coordinator) submit(ctx context.Context, req SubmitRequest, b *blocking
 		c.logStep(stored.ID, spec.Name, StateQueued, StateInProgress, "claimed")
 		if ann != nil {
 			ann.stored(stored)
-			b.run = func() { c.runClaimed(runCtx, stored) }
-			break
+			b.speculative = true
+			if !b.follow {
+				b.run = func() { c.runClaimed(runCtx, stored) }
+				break
+			}
+		} else {
+			c.publishStatus(stored)
 		}
-		c.publishStatus(stored)
 		c.launch(runCtx, stored)
 	case StateQueued:
 		c.publishStatus(stored)

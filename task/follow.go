@@ -210,6 +210,8 @@ type Following struct {
 	id   string
 	q    *queue
 	snap *Task
+	// spec, when set, is the task's speculative creation, to wait for.
+	spec *blocking
 	stop func()
 	once sync.Once
 }
@@ -220,17 +222,26 @@ type Following struct {
 // (a duplicate submission, or a store that did not return the task whole,
 // is read once as Follow does). Range over Following.Follow once, or call
 // Following.Stop, to end the subscription.
+//
+// The caller must tell nobody of the task but through Follow: a task this
+// node claims at submit is created speculatively, as SubmitAndWait's is
+// (its creation may commit with its end), and Follow yields nothing before
+// the creation committed, or yields the error if it never does.
 func (c *Coordinator) SubmitAndFollow(ctx context.Context, req SubmitRequest) (*SubmitResult, *Following, error) {
 	if req.Envelope.TaskID == "" {
 		req.Envelope.TaskID = NewID()
 	}
 	q, cancel := c.broker.subscribeQueue(req.Envelope.TaskID, subscriberBuffer)
-	res, err := c.Submit(ctx, req)
+	b := &blocking{follow: true, lost: make(chan error, 1), committed: make(chan struct{})}
+	res, err := c.submitSpan(ctx, req, b)
 	if err != nil {
 		cancel()
 		return nil, nil, err
 	}
 	f := &Following{c: c, id: res.Task.ID, q: q, stop: cancel}
+	if b.speculative {
+		f.spec = b
+	}
 	if !res.Duplicate && res.Task.complete {
 		f.snap = res.Task
 	}
@@ -248,6 +259,17 @@ func (f *Following) Follow(ctx context.Context) iter.Seq2[FollowItem, error] {
 			return
 		}
 		defer f.stop()
+		if f.spec != nil {
+			select {
+			case <-f.spec.committed:
+			case err := <-f.spec.lost:
+				yield(FollowItem{}, fmt.Errorf("submit task: the store did not commit it: %w", err))
+				return
+			case <-ctx.Done():
+				yield(FollowItem{}, ctx.Err())
+				return
+			}
+		}
 		snap := f.snap
 		if snap == nil {
 			var err error

@@ -2,9 +2,11 @@ package task_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/pactum/pactum/task"
 )
@@ -18,6 +20,24 @@ type countingStore struct {
 func (s *countingStore) GetTask(ctx context.Context, id string, historyLength int) (*task.Task, error) {
 	s.gets.Add(1)
 	return s.Store.GetTask(ctx, id, historyLength)
+}
+
+// waitStored waits (20 s at most) for a task that SubmitAndFollow may have
+// created speculatively (stored only once committed, perhaps with its
+// end) to be stored, then for it to settle.
+func waitStored(t *testing.T, b *bundle, id string) *task.Task {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := b.store.GetTask(context.Background(), id, 0)
+		if err == nil {
+			return wait(t, b, id)
+		}
+		if !errors.Is(err, task.ErrNotFound) || time.Now().After(deadline) {
+			t.Fatalf("task %s never stored: %v", id, err)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // SubmitAndFollow listens before the task exists: a task that streamed and
@@ -43,7 +63,7 @@ func TestSubmitAndFollowStartsFromTheSubmittedTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait(t, b, res.Task.ID) // the task is done before the sequence starts
+	waitStored(t, b, res.Task.ID) // the task is done before the sequence starts
 	gets := cs.gets.Load()
 	items, err := collect(t, f.Follow(ctx), nil)
 	if err != nil {

@@ -227,3 +227,109 @@ func TestBlockingSubmitAnswersTheAttemptItRan(t *testing.T) {
 	}
 	t.Fatal("no blocking submission in 20 claimed its task at submit")
 }
+
+// A followed submission (SubmitAndFollow, what a stream does) that claims
+// its task is created speculatively too, and its sequence starts only once
+// the creation committed: the snapshot it yields first is stored, and the
+// stream then ends with the settled task.
+func TestFollowedSubmitIsSpeculative(t *testing.T) {
+	t.Parallel()
+	spy := &createSpy{}
+	b := setupWrapped(t, task.Options{Agents: []task.AgentSpec{{Name: "echo", Runner: echoRunner(nil)}}},
+		func(s task.Store) task.Store { spy.Store = s; return spy })
+	ctx := context.Background()
+	speculative := 0
+	const n = 10
+	for i := range n {
+		_, f, err := b.coord.SubmitAndFollow(ctx, task.SubmitRequest{Envelope: envelope("echo", "a", "hello")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := true
+		items, err := collect(t, f.Follow(ctx), func(it task.FollowItem) {
+			if !first {
+				return
+			}
+			first = false
+			// Yielded only once the creation committed: readers find it.
+			if _, err := b.store.GetTask(ctx, it.Task.ID, 0); err != nil {
+				t.Errorf("follow %d: first item names a task the store does not have: %v", i, err)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if items[0].Kind != task.FollowSnapshot {
+			t.Fatalf("follow %d: first item %+v, want the snapshot", i, items[0])
+		}
+		last := items[len(items)-1]
+		if !last.Settled() || last.Event.State != task.StateSucceeded {
+			t.Fatalf("follow %d: last item %+v, want succeeded", i, last)
+		}
+		if spy.speculative(items[0].Task.ID) {
+			speculative++
+		}
+	}
+	spec, claimed := spy.calls()
+	for i := range spec {
+		if spec[i] != claimed[i] {
+			t.Fatalf("SubmitAndFollow %d: speculative %v, claimed %v; want speculative exactly when claimed", i, spec[i], claimed[i])
+		}
+	}
+	if speculative == 0 {
+		t.Fatal("no followed submission was speculative")
+	}
+}
+
+// A followed submission whose speculative creation never commits yields
+// the commit's error instead of the task, and its attempt is stopped.
+func TestLostSpeculativeCreationFailsTheFollow(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{})
+	spy := &createSpy{fail: errors.New("disk I/O error"), before: started}
+	stopped := make(chan error, 1)
+	block := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		if !spy.speculative(req.TaskID) {
+			return &task.Result{}, nil
+		}
+		close(started)
+		<-ctx.Done()
+		stopped <- ctx.Err()
+		return nil, ctx.Err()
+	})
+	b := setupWrapped(t, task.Options{Agents: []task.AgentSpec{{Name: "block", Runner: block, Timeout: time.Hour}}},
+		func(s task.Store) task.Store { spy.Store = s; return spy })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var err error
+	for range 20 {
+		var res *task.SubmitResult
+		var f *task.Following
+		if res, f, err = b.coord.SubmitAndFollow(ctx, task.SubmitRequest{Envelope: envelope("block", "a", "x")}); err != nil {
+			t.Fatal(err)
+		}
+		if !spy.speculative(res.Task.ID) {
+			if _, err = collect(t, f.Follow(ctx), nil); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		var items []task.FollowItem
+		items, err = collect(t, f.Follow(ctx), nil)
+		if len(items) != 0 {
+			t.Fatalf("a task whose creation was lost yielded %+v", items)
+		}
+		break
+	}
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "disk I/O error") {
+		t.Fatalf("Follow after a lost creation: %v (ctx %v), want the commit's error", err, ctx.Err())
+	}
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("attempt stopped with %v, want canceled", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the attempt of a task whose creation was lost kept running")
+	}
+}
