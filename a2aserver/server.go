@@ -169,6 +169,9 @@ type endpoint struct {
 	handler *Handler
 	// v1RPC, v1REST, v0RPC and v0REST are the SDK transports over handler.
 	v1RPC, v1REST, v0RPC, v0REST http.Handler
+	// v1Replay is the SDK's JSON-RPC transport that answers the errors of
+	// the SendMessage fast path (fastrpc.go).
+	v1Replay http.Handler
 }
 
 // Server serves the configured agents over A2A: each at /agents/{name}/
@@ -182,6 +185,8 @@ type Server struct {
 	def    *endpoint
 	pusher *Pusher
 	log    *slog.Logger
+	// noFastRPC sends every SendMessage through the SDK (tests compare).
+	noFastRPC bool
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -211,9 +216,11 @@ func New(opts Options) (*Server, error) {
 			info:    info,
 			handler: h,
 			v1RPC:   a2asrv.NewJSONRPCHandler(h, topts...),
-			v1REST:  restRoutes(a2asrv.NewRESTHandler(h, topts...), ""),
-			v0RPC:   a2av0.NewJSONRPCHandler(h, topts...),
-			v0REST:  restRoutes(a2av0.NewRESTHandler(h, topts...), a2av0.RESTPathPrefix),
+			// The fast path's errors, answered in the SDK's form.
+			v1Replay: a2asrv.NewJSONRPCHandler(replayRPC{}, topts...),
+			v1REST:   restRoutes(a2asrv.NewRESTHandler(h, topts...), ""),
+			v0RPC:    a2av0.NewJSONRPCHandler(h, topts...),
+			v0REST:   restRoutes(a2av0.NewRESTHandler(h, topts...), a2av0.RESTPathPrefix),
 		}
 		s.agents[info.Name] = ep
 	}
@@ -434,6 +441,9 @@ func (s *Server) serveJSONRPC(w http.ResponseWriter, r *http.Request, ep *endpoi
 		return
 	}
 	if version == a2a.Version {
+		if q.method == "SendMessage" && !q.notification() && !s.noFastRPC && s.sendMessageFast(w, r, ep, q) {
+			return
+		}
 		serveRPC(w, r, ep.v1RPC, q, false)
 	} else {
 		serveRPC(w, r, ep.v0RPC, q, true)

@@ -1,0 +1,60 @@
+package a2aserver_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/pactum/pactum/a2aserver"
+)
+
+// The SendMessage fast path answers, byte for byte, what a2a-go's JSON-RPC
+// handler answers for the same request: the same status, headers that
+// matter, and body (ids and times aside, which differ per task, as
+// golden_test.go masks them), for
+// results of every kind and for errors, which it hands to the SDK.
+func TestSendMessageFastPathAnswersAsTheSDK(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, tc := range []struct{ name, agent, params, id string }{
+		{"task with artifact, HTML in text and metadata", "echo",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"<b>hi</b> & \u2028 ok"}],"metadata":{"k":"<v>&"}}}`, `7`},
+		{"string id, history length, extra members", "echo",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"historyLength":1},"unknown":true}`, `"req-<1>"`},
+		{"id beyond float64", "echo",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"data":{"n":[1,2.5,"x"]}}]}}`, `123456789012345678901234567890`},
+		{"failed task", "failing",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `1`},
+		{"input required", "ask",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `2`},
+		{"sensitive action refused", "guarded",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `3`},
+		{"unknown task", "echo",
+			`{"message":{"messageId":"MID","taskId":"no-such-task","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `4`},
+		{"no parts", "echo",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[]}}`, `5`},
+		{"params that do not decode", "echo",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"bogus":1}]}}`, `6`},
+		{"no params", "echo", ``, `8`},
+	} {
+		var got [2]string
+		for i, fast := range []bool{false, true} {
+			a2aserver.SetFastRPC(b.srv, fast)
+			// Each run is a new task: its message id differs, and is
+			// written back to one name before comparing.
+			mid := fmt.Sprintf("m-%s-%v", strings.ReplaceAll(tc.name, " ", "-"), fast)
+			params := ""
+			if tc.params != "" {
+				params = `,"params":` + strings.ReplaceAll(tc.params, "MID", mid)
+			}
+			r := b.post("/agents/"+tc.agent, "1.0", `{"jsonrpc":"2.0","id":`+tc.id+`,"method":"SendMessage"`+params+`}`)
+			body := strings.ReplaceAll(string(r.body), mid, "MID")
+			body = timeRE.ReplaceAllString(uuidRE.ReplaceAllString(body, "<uuid>"), "<time>")
+			got[i] = fmt.Sprintf("%d %s %s\n%s", r.status, r.header.Get("Content-Type"), r.header.Get("A2A-Version"), body)
+		}
+		if got[0] != got[1] {
+			t.Errorf("%s:\nSDK:  %s\nfast: %s", tc.name, got[0], got[1])
+		}
+	}
+	a2aserver.SetFastRPC(b.srv, true)
+}
