@@ -5,7 +5,10 @@
 # The two servers alternate (the starting one rotates each round); each is
 # started fresh, warmed up with 2,000 requests, and measured with blocking
 # SendMessage at 1 and 32 clients and SendStreamingMessage at 32. Prints
-# one line per measurement, the medians and the ratios now / then.
+# one line per measurement, the medians and the ratios now / then. Each
+# line also gives the server's CPU time per request (user + system, from
+# /proc/PID/stat around the measurement): on a shared host it drifts less
+# than the rate does.
 #
 #   bash bench/lib/ab.sh REV [rounds] [requests]    (defaults: 3, 6000)
 #
@@ -39,6 +42,9 @@ client() {
 	PACTUM_BENCH_URL=http://127.0.0.1:$port/agents/echo "$work/bench.test" -test.run x -test.timeout 5m \
 		-test.bench "$1" -test.benchtime "$2"
 }
+hz=$(getconf CLK_TCK)
+# cpu_ticks prints the user + system CPU time of process $1 in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 for round in $(seq "$rounds"); do
 	echo "# round $round"
 	order=(then now)
@@ -49,15 +55,18 @@ for round in $(seq "$rounds"); do
 		pid=$!
 		wait_port "$port"
 		client '^BenchmarkSendMessageExternal$' 2000x >/dev/null
-		{
-			client '^BenchmarkSendMessageExternal$' "${n}x"
-			client '^BenchmarkSendStreamingMessageExternal$/^clients=32$' "${n}x"
-		} | awk -v label="$b" '/FAIL|panic/ { print > "/dev/stderr" }
-		/^BenchmarkSend/ {
-			mode = ($1 ~ /Streaming/) ? "stream" : "send"; split($1, a, "="); sub(/-[0-9]+$/, "", a[2])
-			for (i = 1; i <= NF; i++) { if ($i == "req/s") r = $(i-1); if ($i == "p99-ms") p99 = $(i-1) }
-			printf "%-4s %-6s clients=%-3s %7.0f req/s  p99 %6.2f ms\n", label, mode, a[2], r, p99 }' |
-			tee -a "$work/results"
+		for bench in '^BenchmarkSendMessageExternal$/^clients=1$' '^BenchmarkSendMessageExternal$/^clients=32$' \
+			'^BenchmarkSendStreamingMessageExternal$/^clients=32$'; do
+			t0=$(cpu_ticks "$pid")
+			out=$(client "$bench" "${n}x")
+			t1=$(cpu_ticks "$pid")
+			printf '%s\n' "$out" | awk -v label="$b" -v us="$(( (t1 - t0) * 1000000 / hz / n ))" '/FAIL|panic/ { print > "/dev/stderr" }
+			/^BenchmarkSend/ {
+				mode = ($1 ~ /Streaming/) ? "stream" : "send"; split($1, a, "="); sub(/-[0-9]+$/, "", a[2])
+				for (i = 1; i <= NF; i++) { if ($i == "req/s") r = $(i-1); if ($i == "p99-ms") p99 = $(i-1) }
+				printf "%-4s %-6s clients=%-3s %7.0f req/s  p99 %6.2f ms  cpu %5d us/req\n", label, mode, a[2], r, p99, us }' |
+				tee -a "$work/results"
+		done
 		kill "$pid"; wait "$pid" 2>/dev/null || true
 		pid=
 	done
@@ -68,11 +77,12 @@ function median(list,    v, k, i, j, t) {
 	for (i = 2; i <= k; i++) for (j = i; j > 1 && v[j-1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
 	return (k % 2) ? v[(k+1)/2] : (v[k/2] + v[k/2+1]) / 2
 }
-{ key = $2 " " $3; b = $1; r[b, key] = r[b, key] " " $4; p[b, key] = p[b, key] " " $7; keys[key] = 1 }
+{ key = $2 " " $3; b = $1; r[b, key] = r[b, key] " " $4; p[b, key] = p[b, key] " " $7; c[b, key] = c[b, key] " " $10; keys[key] = 1 }
 END {
 	print "# medians, and now / then"
 	for (k in keys) {
 		rt = median(r["then", k]); rn = median(r["now", k]); pt = median(p["then", k]); pn = median(p["now", k])
-		printf "%-6s %-11s then %6.0f req/s p99 %6.2f ms   now %6.0f req/s p99 %6.2f ms   now/then %5.2fx  p99 %5.2fx\n", substr(k, 1, index(k, " ") - 1), substr(k, index(k, " ") + 1), rt, pt, rn, pn, rn / rt, pn / pt
+		ct = median(c["then", k]); cn = median(c["now", k])
+		printf "%-6s %-11s then %6.0f req/s p99 %6.2f ms cpu %4.0f us   now %6.0f req/s p99 %6.2f ms cpu %4.0f us   now/then %5.2fx  p99 %5.2fx  cpu %5.2fx\n", substr(k, 1, index(k, " ") - 1), substr(k, index(k, " ") + 1), rt, pt, ct, rn, pn, cn, rn / rt, pn / pt, cn / ct
 	}
 }'
