@@ -122,30 +122,54 @@ func TestBlockingSubmitIsSpeculative(t *testing.T) {
 	}
 }
 
-// A speculative creation that never commits fails the blocking submission
-// with an error instead of leaving it waiting, and stops the attempt.
-func TestLostSpeculativeCreationFailsTheSubmit(t *testing.T) {
-	t.Parallel()
+// lostCreation sets up the agent "block", whose attempts of speculatively
+// created tasks wait to be stopped, on a store that reports each
+// speculative creation lost once its attempt runs, so that the attempt
+// must be stopped (a loss reported before it registers stops it at once,
+// as a cancel does). Other attempts (the dispatcher's poll held every
+// worker at submit: queued, not speculative) answer at once; the tests
+// submit again. stopped receives how the stopped attempt ended.
+func lostCreation(t *testing.T) (b *bundle, spy *createSpy, stopped <-chan error) {
+	t.Helper()
 	started := make(chan struct{})
-	// The loss is reported once the attempt runs, so that it must be
-	// stopped (a loss reported before it registers stops it at once, as
-	// a cancel does).
-	spy := &createSpy{fail: errors.New("disk I/O error"), before: started}
-	stopped := make(chan error, 1)
+	spy = &createSpy{fail: errors.New("disk I/O error"), before: started}
+	ended := make(chan error, 1)
 	block := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
 		if !spy.speculative(req.TaskID) {
-			// The dispatcher's poll held every worker when it was
-			// submitted: queued, not speculative. Answer; the test
-			// submits again.
 			return &task.Result{}, nil
 		}
 		close(started)
 		<-ctx.Done()
-		stopped <- ctx.Err()
+		ended <- ctx.Err()
 		return nil, ctx.Err()
 	})
-	b := setupWrapped(t, task.Options{Agents: []task.AgentSpec{{Name: "block", Runner: block, Timeout: time.Hour}}},
+	b = setupWrapped(t, task.Options{Agents: []task.AgentSpec{{Name: "block", Runner: block, Timeout: time.Hour}}},
 		func(s task.Store) task.Store { spy.Store = s; return spy })
+	return b, spy, ended
+}
+
+// checkLost checks that what ended with the lost commit's error (and not
+// with ctx's) and that the attempt was stopped.
+func checkLost(t *testing.T, ctx context.Context, what string, err error, stopped <-chan error) {
+	t.Helper()
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "disk I/O error") {
+		t.Fatalf("%s after a lost creation: %v (ctx %v), want the commit's error", what, err, ctx.Err())
+	}
+	select {
+	case err := <-stopped:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("attempt stopped with %v, want canceled", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the attempt of a task whose creation was lost kept running")
+	}
+}
+
+// A speculative creation that never commits fails the blocking submission
+// with an error instead of leaving it waiting, and stops the attempt.
+func TestLostSpeculativeCreationFailsTheSubmit(t *testing.T) {
+	t.Parallel()
+	b, spy, stopped := lostCreation(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var err error
@@ -156,17 +180,7 @@ func TestLostSpeculativeCreationFailsTheSubmit(t *testing.T) {
 			break
 		}
 	}
-	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "disk I/O error") {
-		t.Fatalf("SubmitAndWait after a lost creation: %v (ctx %v), want the commit's error", err, ctx.Err())
-	}
-	select {
-	case err := <-stopped:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("attempt stopped with %v, want canceled", err)
-		}
-	case <-ctx.Done():
-		t.Fatal("the attempt of a task whose creation was lost kept running")
-	}
+	checkLost(t, ctx, "SubmitAndWait", err, stopped)
 }
 
 // A blocking submission that claimed its task at submit runs the attempt
@@ -285,20 +299,7 @@ func TestFollowedSubmitIsSpeculative(t *testing.T) {
 // the commit's error instead of the task, and its attempt is stopped.
 func TestLostSpeculativeCreationFailsTheFollow(t *testing.T) {
 	t.Parallel()
-	started := make(chan struct{})
-	spy := &createSpy{fail: errors.New("disk I/O error"), before: started}
-	stopped := make(chan error, 1)
-	block := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
-		if !spy.speculative(req.TaskID) {
-			return &task.Result{}, nil
-		}
-		close(started)
-		<-ctx.Done()
-		stopped <- ctx.Err()
-		return nil, ctx.Err()
-	})
-	b := setupWrapped(t, task.Options{Agents: []task.AgentSpec{{Name: "block", Runner: block, Timeout: time.Hour}}},
-		func(s task.Store) task.Store { spy.Store = s; return spy })
+	b, spy, stopped := lostCreation(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var err error
@@ -321,15 +322,5 @@ func TestLostSpeculativeCreationFailsTheFollow(t *testing.T) {
 		}
 		break
 	}
-	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "disk I/O error") {
-		t.Fatalf("Follow after a lost creation: %v (ctx %v), want the commit's error", err, ctx.Err())
-	}
-	select {
-	case err := <-stopped:
-		if !errors.Is(err, context.Canceled) {
-			t.Fatalf("attempt stopped with %v, want canceled", err)
-		}
-	case <-ctx.Done():
-		t.Fatal("the attempt of a task whose creation was lost kept running")
-	}
+	checkLost(t, ctx, "Follow", err, stopped)
 }
