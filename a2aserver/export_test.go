@@ -2,4 +2,4 @@ package a2aserver
 
 // SetFastRPC turns the SendMessage fast path (fastrpc.go) on or off, for
 // tests that compare it with the SDK's handler.
-func SetFastRPC(s *Server, on bool) { s.noFastRPC = !on }
+func SetFastRPC(s *Server, on bool) { s.noFastRPC.Store(!on) }

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -186,7 +187,7 @@ type Server struct {
 	pusher *Pusher
 	log    *slog.Logger
 	// noFastRPC sends every SendMessage through the SDK (tests compare).
-	noFastRPC bool
+	noFastRPC atomic.Bool
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -441,7 +442,7 @@ func (s *Server) serveJSONRPC(w http.ResponseWriter, r *http.Request, ep *endpoi
 		return
 	}
 	if version == a2a.Version {
-		if q.method == "SendMessage" && !q.notification() && !s.noFastRPC && s.sendMessageFast(w, r, ep, q) {
+		if q.method == "SendMessage" && !q.notification() && !s.noFastRPC.Load() && s.sendMessageFast(w, r, ep, q) {
 			return
 		}
 		serveRPC(w, r, ep.v1RPC, q, false)
