@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"runtime/debug"
 	"sync"
 	"time"
 )
@@ -353,7 +355,7 @@ func (s *Store) runGroup(ctx context.Context, b *held, reqs []*writeReq, first b
 		r := reqs[0]
 		if errs[0] = r.ctx.Err(); errs[0] == nil {
 			x := s.batchTxn(ctx, &b.head)
-			if errs[0] = r.fn(x); errs[0] == nil {
+			if errs[0] = s.call(r, x); errs[0] == nil {
 				b.head = *x
 			}
 		}
@@ -404,7 +406,7 @@ func (s *Store) runBare(ctx context.Context, b *held, reqs []*writeReq, errs []e
 			continue
 		}
 		x := s.batchTxn(ctx, &head)
-		if err := r.fn(x); err != nil {
+		if err := s.call(r, x); err != nil {
 			errs[i] = nil
 			return false
 		}
@@ -430,7 +432,7 @@ func (s *Store) runIsolated(ctx context.Context, b *held, reqs []*writeReq, errs
 			continue
 		}
 		x := s.batchTxn(ctx, &b.head)
-		ferr := r.fn(x)
+		ferr := s.call(r, x)
 		if ferr != nil {
 			if _, err := s.w.rollbackTo.ExecContext(ctx); err != nil {
 				// The transaction is unusable; fail everything.
@@ -448,6 +450,21 @@ func (s *Store) runIsolated(ctx context.Context, b *held, reqs []*writeReq, errs
 		}
 	}
 	return nil
+}
+
+// call runs r's write function in x. A function that panics (a bug) fails
+// with an error, logged with its stack, and is undone as any failing one:
+// the caller's goroutine holds the writer's turn, and a panic unwinding it
+// would leave the turn taken and the transaction open, every later write
+// waiting.
+func (s *Store) call(r *writeReq, x *txn) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("sqlite: a write function panicked; it is undone and fails", slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+			err = fmt.Errorf("sqlite: write function panicked: %v", p)
+		}
+	}()
+	return r.fn(x)
 }
 
 // batchTxn returns the txn of the next function of a batch in the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,5 +112,63 @@ func TestBatchIsolatesFailures(t *testing.T) {
 	}
 	if !res.OK || res.Entries != 7 {
 		t.Fatalf("audit chain broken after the batches: %+v", res)
+	}
+}
+
+// A write function that panics (a bug) fails its caller with an error and
+// is undone; the writer's turn is given back, so the writes after it, and
+// those of the same group commit, go on.
+func TestPanickingWriteFailsAloneAndFreesTheWriter(t *testing.T) {
+	t.Parallel()
+	s, err := New(t.Context(), Config{Path: filepath.Join(t.TempDir(), "pactum.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	now := driver.Norm(time.Now())
+	seal := func(name string) func(*txn) error {
+		return func(x *txn) error {
+			return x.seal(now, []task.AuditInput{{Kind: task.AuditKind("test"), Actor: name}})
+		}
+	}
+	panicking := func(x *txn) error {
+		if err := seal("boom")(x); err != nil {
+			return err
+		}
+		panic("write function bug")
+	}
+	// Alone, then in a group with others (straight through a turn).
+	if err := s.inWriteTx(t.Context(), panicking); err == nil || !strings.Contains(err.Error(), "panicked") {
+		t.Fatalf("panicking write answered %v, want an error saying it panicked", err)
+	}
+	batch := []*writeReq{
+		{ctx: context.Background(), fn: seal("a"), done: make(chan error, 1)},
+		{ctx: context.Background(), fn: panicking, done: make(chan error, 1)},
+		{ctx: context.Background(), fn: seal("b"), done: make(chan error, 1)},
+	}
+	s.takeLead(false)
+	s.runBatch(batch)
+	s.passLead()
+	for i, want := range []bool{true, false, true} {
+		if err := <-batch[i].done; (err == nil) != want {
+			t.Errorf("function %d of the group answered %v", i, err)
+		}
+	}
+	if err := s.inWriteTx(t.Context(), seal("c")); err != nil {
+		t.Fatalf("a write after the panics: %v", err)
+	}
+	entries, err := s.AuditEntries(t.Context(), 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actors []string
+	for _, e := range entries {
+		actors = append(actors, e.Actor)
+	}
+	if fmt.Sprint(actors) != "[a b c]" {
+		t.Fatalf("stored entries by %v, want [a b c] (the panicking writes undone)", actors)
+	}
+	if res, err := audit.Verify(t.Context(), s); err != nil || !res.OK {
+		t.Fatalf("audit chain after the panics: %+v, %v", res, err)
 	}
 }
