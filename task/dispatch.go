@@ -35,15 +35,19 @@ func (c *Coordinator) launch(ctx context.Context, t *Task) {
 }
 
 // runClaimed runs a claimed task on the slot its claimer took, then gives
-// the slot back.
+// the slot back (also when the attempt panics: on a blocking request's
+// goroutine the transport recovers the panic, and the slot must not stay
+// taken; the task's lease then runs out and the reaper takes it back).
 func (c *Coordinator) runClaimed(ctx context.Context, t *Task) {
+	defer func() {
+		c.releaseSlot()
+		// Work queued while every worker was busy waits for a free one:
+		// wake the dispatcher now rather than at its next poll.
+		if c.backlog.Load() {
+			c.kick()
+		}
+	}()
 	c.execute(ctx, t)
-	c.releaseSlot()
-	// Work queued while every worker was busy waits for a free one: wake
-	// the dispatcher now rather than at its next poll.
-	if c.backlog.Load() {
-		c.kick()
-	}
 }
 
 // kickAt wakes the dispatcher when a task queued for later becomes due, so

@@ -263,7 +263,7 @@ func (f *Following) Follow(ctx context.Context) iter.Seq2[FollowItem, error] {
 			select {
 			case <-f.spec.committed:
 			case err := <-f.spec.lost:
-				yield(FollowItem{}, fmt.Errorf("submit task: the store did not commit it: %w", err))
+				yield(FollowItem{}, notCommitted(err))
 				return
 			case <-ctx.Done():
 				yield(FollowItem{}, ctx.Err())
@@ -353,6 +353,12 @@ func (c *Coordinator) SubmitAndWait(ctx context.Context, req SubmitRequest) (*Su
 	return res, nil
 }
 
+// notCommitted is the error of a submission whose speculative creation
+// never committed (err is the commit's).
+func notCommitted(err error) error {
+	return fmt.Errorf("submit task: the store did not commit it: %w", err)
+}
+
 // finalEvent waits for the final event on ch and returns its task when the
 // event carries it whole; nil when it does not or ch closed first. An error
 // on lost (the task's speculative creation did not commit) ends the wait
@@ -372,7 +378,7 @@ func finalEvent(ctx context.Context, ch <-chan Event, lost <-chan error) (*Task,
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			case err := <-lost:
-				return nil, fmt.Errorf("submit task: the store did not commit it: %w", err)
+				return nil, notCommitted(err)
 			case ev, ok = <-ch:
 			}
 		}

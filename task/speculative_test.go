@@ -3,8 +3,10 @@ package task_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -323,4 +325,38 @@ func TestLostSpeculativeCreationFailsTheFollow(t *testing.T) {
 		break
 	}
 	checkLost(t, ctx, "Follow", err, stopped)
+}
+
+// An attempt that panics on a blocking request's goroutine (where the
+// transport recovers it) gives its worker slot back: with one worker, the
+// next submission still runs.
+func TestPanickingInlineAttemptFreesItsWorker(t *testing.T) {
+	t.Parallel()
+	spy := &createSpy{}
+	var panicked atomic.Bool
+	runner := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		// Only on the caller's goroutine (claimed at submit): on a worker
+		// of its own a panic would end the test binary.
+		if spy.speculative(req.TaskID) && !panicked.Swap(true) {
+			panic("agent bug")
+		}
+		return &task.Result{}, nil
+	})
+	b := setupWrapped(t, task.Options{Workers: 1, Agents: []task.AgentSpec{{Name: "p", Runner: runner}}},
+		func(s task.Store) task.Store { spy.Store = s; return spy })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := 0; i < 20 && !panicked.Load(); i++ {
+		func() {
+			defer func() { _ = recover() }() // as net/http and the A2A SDK do
+			_, _ = b.coord.SubmitAndWait(ctx, task.SubmitRequest{Envelope: envelope("p", "a", fmt.Sprint("first ", i))})
+		}()
+	}
+	if !panicked.Load() {
+		t.Fatal("no attempt ran on the caller's goroutine in 20 tries")
+	}
+	res, err := b.coord.SubmitAndWait(ctx, task.SubmitRequest{Envelope: envelope("p", "a", "second")})
+	if err != nil || res.Task.State != task.StateSucceeded {
+		t.Fatalf("the submission after a panicking attempt: %+v, %v; want it run (the worker given back)", res, err)
+	}
 }
