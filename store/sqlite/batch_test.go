@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,19 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
+// sealAs returns write functions that seal one audit entry at now by an
+// actor, then return after.
+func sealAs(now time.Time) func(actor string, after error) func(*txn) error {
+	return func(actor string, after error) func(*txn) error {
+		return func(x *txn) error {
+			if err := x.seal(now, []task.AuditInput{{Kind: task.AuditKind("test"), Actor: actor}}); err != nil {
+				return err
+			}
+			return after
+		}
+	}
+}
+
 // TestBatchIsolatesFailures runs batches straight through runBatch (what the
 // lead does with requests that queued up together) and checks that a
 // function that fails, or undoes itself, leaves nothing behind while the
@@ -22,21 +34,9 @@ import (
 // runs it again with them.
 func TestBatchIsolatesFailures(t *testing.T) {
 	t.Parallel()
-	s, err := New(t.Context(), Config{Path: filepath.Join(t.TempDir(), "pactum.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	now := driver.Norm(time.Now())
+	s := specStore(t, 0) // the default hold
 	boom := errors.New("boom")
-	seal := func(name string, after error) func(*txn) error {
-		return func(x *txn) error {
-			if err := x.seal(now, []task.AuditInput{{Kind: task.AuditKind("test"), Actor: name}}); err != nil {
-				return err
-			}
-			return after
-		}
-	}
+	seal := sealAs(driver.Norm(time.Now()))
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
 
@@ -120,19 +120,10 @@ func TestBatchIsolatesFailures(t *testing.T) {
 // those of the same group commit, go on.
 func TestPanickingWriteFailsAloneAndFreesTheWriter(t *testing.T) {
 	t.Parallel()
-	s, err := New(t.Context(), Config{Path: filepath.Join(t.TempDir(), "pactum.db")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	now := driver.Norm(time.Now())
-	seal := func(name string) func(*txn) error {
-		return func(x *txn) error {
-			return x.seal(now, []task.AuditInput{{Kind: task.AuditKind("test"), Actor: name}})
-		}
-	}
+	s := specStore(t, 0) // the default hold
+	seal := sealAs(driver.Norm(time.Now()))
 	panicking := func(x *txn) error {
-		if err := seal("boom")(x); err != nil {
+		if err := seal("boom", nil)(x); err != nil {
 			return err
 		}
 		panic("write function bug")
@@ -142,9 +133,9 @@ func TestPanickingWriteFailsAloneAndFreesTheWriter(t *testing.T) {
 		t.Fatalf("panicking write answered %v, want an error saying it panicked", err)
 	}
 	batch := []*writeReq{
-		{ctx: context.Background(), fn: seal("a"), done: make(chan error, 1)},
+		{ctx: context.Background(), fn: seal("a", nil), done: make(chan error, 1)},
 		{ctx: context.Background(), fn: panicking, done: make(chan error, 1)},
-		{ctx: context.Background(), fn: seal("b"), done: make(chan error, 1)},
+		{ctx: context.Background(), fn: seal("b", nil), done: make(chan error, 1)},
 	}
 	s.takeLead(false)
 	s.runBatch(batch)
@@ -154,7 +145,7 @@ func TestPanickingWriteFailsAloneAndFreesTheWriter(t *testing.T) {
 			t.Errorf("function %d of the group answered %v", i, err)
 		}
 	}
-	if err := s.inWriteTx(t.Context(), seal("c")); err != nil {
+	if err := s.inWriteTx(t.Context(), seal("c", nil)); err != nil {
 		t.Fatalf("a write after the panics: %v", err)
 	}
 	entries, err := s.AuditEntries(t.Context(), 0, 100)
