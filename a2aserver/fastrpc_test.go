@@ -1,11 +1,14 @@
 package a2aserver_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/pactum/pactum/a2aserver"
+	"github.com/pactum/pactum/task"
 )
 
 // The SendMessage fast path answers, byte for byte, what a2a-go's JSON-RPC
@@ -15,10 +18,21 @@ import (
 // results of every kind and for errors, which it hands to the SDK.
 func TestSendMessageFastPathAnswersAsTheSDK(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	b := setup(t, func(c *setupConfig) {
+		// A verified result as a contract's gate leaves it: JSON the
+		// answer carries as is, here with HTML and spaces in it.
+		c.opts.VerifiedResult = func(_ context.Context, t *task.Task) (any, error) {
+			if in := t.Envelope.Input.Parts; len(in) == 0 || in[0].Text != "verified <1>" {
+				return nil, nil
+			}
+			return json.RawMessage(`{"contract": "c", "note": "<b>&</b>", "checks": [1, 2.5]}`), nil
+		}
+	})
 	for _, tc := range []struct{ name, agent, params, id string }{
 		{"task with artifact, HTML in text and metadata", "echo",
 			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"<b>hi</b> & \u2028 ok"}],"metadata":{"k":"<v>&"}}}`, `7`},
+		{"verified result in task and artifact metadata", "echo",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"verified <1>"}]}}`, `9`},
 		{"string id, history length, extra members", "echo",
 			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"historyLength":1},"unknown":true}`, `"req-<1>"`},
 		{"id beyond float64", "echo",
@@ -51,6 +65,15 @@ func TestSendMessageFastPathAnswersAsTheSDK(t *testing.T) {
 			body := strings.ReplaceAll(string(r.body), mid, "MID")
 			body = timeRE.ReplaceAllString(uuidRE.ReplaceAllString(body, "<uuid>"), "<time>")
 			got[i] = fmt.Sprintf("%d %s %s\n%s", r.status, r.header.Get("Content-Type"), r.header.Get("A2A-Version"), body)
+		}
+		if strings.HasPrefix(tc.name, "verified") {
+			// Compacted and HTML-escaped as encoding/json writes it,
+			// once under the task's metadata and once under its
+			// artifact's.
+			const vr = `"verifiedResult":{"contract":"c","note":"\u003cb\u003e\u0026\u003c/b\u003e","checks":[1,2.5]}`
+			if n := strings.Count(got[1], vr); n != 2 {
+				t.Errorf("%s: the answer holds the verified result %d times, want 2:\n%s", tc.name, n, got[1])
+			}
 		}
 		if got[0] != got[1] {
 			t.Errorf("%s:\nSDK:  %s\nfast: %s", tc.name, got[0], got[1])
