@@ -90,23 +90,46 @@ type Writes struct {
 // record's JSON, evidence included, so the hash chain covers the evidence;
 // a record without evidence encodes as it always did (omitempty).
 func (w *Writes) Add(t *task.Task, rec task.Record) {
-	data, err := json.Marshal(rec)
+	data, ev, err := EncodeRecord(rec)
 	if err != nil && w.Err == nil {
-		w.Err = fmt.Errorf("encode record: %w", err)
-	}
-	ev := ""
-	if len(rec.Evidence) > 0 {
-		b, err := json.Marshal(rec.Evidence)
-		if err != nil && w.Err == nil {
-			w.Err = fmt.Errorf("encode evidence: %w", err)
-		}
-		ev = string(b)
+		w.Err = err
 	}
 	w.Records = append(w.Records, rec)
 	w.Evidence = append(w.Evidence, ev)
 	w.Audit = append(w.Audit, task.AuditInput{
 		Kind: task.AuditTransition, TaskID: t.ID, Actor: t.Envelope.Actor, Data: data,
 	})
+}
+
+// EncodeRecord returns rec's JSON (json.Marshal(rec), the data of its
+// audit entry) and its evidence's JSON ("" for none, the record row's
+// evidence column). The evidence, the record's last member, is encoded
+// once and spliced into the record's JSON: encoded again, its data (a
+// verified result, say) would be validated and copied once more.
+func EncodeRecord(rec task.Record) (data []byte, evidence string, err error) {
+	if len(rec.Evidence) == 0 {
+		data, err = json.Marshal(rec)
+		if err != nil {
+			return nil, "", fmt.Errorf("encode record: %w", err)
+		}
+		return data, "", nil
+	}
+	ev, err := json.Marshal(rec.Evidence)
+	if err != nil {
+		return nil, "", fmt.Errorf("encode evidence: %w", err)
+	}
+	bare := rec
+	bare.Evidence = nil
+	head, err := json.Marshal(bare)
+	if err != nil {
+		return nil, "", fmt.Errorf("encode record: %w", err)
+	}
+	data = make([]byte, 0, len(head)+len(ev)+len(`,"evidence":`))
+	data = append(data, head[:len(head)-1]...)
+	data = append(data, `,"evidence":`...)
+	data = append(data, ev...)
+	data = append(data, '}')
+	return data, string(ev), nil
 }
 
 // Check reports an encoding error or an audit entry that cannot be sealed.

@@ -1,6 +1,7 @@
 package driver_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -50,5 +51,36 @@ func TestAdvance(t *testing.T) {
 	before := *tk
 	if _, err := driver.Advance(tk, driver.Change{To: task.StateQueued, Now: now}); err == nil || tk.State != before.State || tk.Seq != before.Seq {
 		t.Fatalf("illegal succeeded → queued: err %v, task %+v changed", err, tk)
+	}
+}
+
+// EncodeRecord's record JSON is json.Marshal's, byte for byte (the audit
+// chain hashes it), and its evidence JSON is json.Marshal's of the
+// evidence: with and without evidence, with data that encoding/json
+// compacts and escapes.
+func TestEncodeRecordIsJSONMarshal(t *testing.T) {
+	at := time.Date(2026, 11, 23, 1, 2, 3, 4000, time.UTC)
+	for _, rec := range []task.Record{
+		{TaskID: "t1", Seq: 1, From: task.StateRequested, To: task.StateValidated, At: at},
+		{TaskID: "t<2>", Seq: 4, From: task.StateInProgress, To: task.StateSucceeded, At: at, Attempt: 1, Node: "n&1",
+			Evidence: []task.Evidence{
+				{Step: "policy", Kind: task.EvidenceDecision, Outcome: "allow"},
+				{Step: "contract", Kind: "verdict", Outcome: "pass", Message: "<all> hold", Duration: 26512,
+					Data: json.RawMessage(`{"contract": "c", "note": "<b>&</b>", "n": [1, 2.5]}`)},
+			}},
+	} {
+		data, ev, err := driver.EncodeRecord(rec)
+		want, werr := json.Marshal(rec)
+		if err != nil || werr != nil || string(data) != string(want) {
+			t.Errorf("record %d: EncodeRecord = %s, %v\njson.Marshal = %s, %v", rec.Seq, data, err, want, werr)
+		}
+		wantEv := ""
+		if len(rec.Evidence) > 0 {
+			b, _ := json.Marshal(rec.Evidence)
+			wantEv = string(b)
+		}
+		if ev != wantEv {
+			t.Errorf("record %d: evidence = %s, want %s", rec.Seq, ev, wantEv)
+		}
 	}
 }
