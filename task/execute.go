@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"time"
 )
@@ -103,7 +104,10 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 		}
 		return res, err
 	})
-	res, err := run(ctx)
+	res, err := runGuarded(ctx, run)
+	if p := (*panicked)(nil); errors.As(err, &p) {
+		log.Error("attempt panicked", "panic", p.value, "stack", string(p.stack))
+	}
 	if err == nil && res == nil {
 		res = &Result{}
 	}
@@ -244,4 +248,26 @@ func (a *accumulator) merge(final []Artifact) []Artifact {
 		out = append(out, f)
 	}
 	return out
+}
+
+// panicked is how an attempt ends whose agent (or a step of its
+// pipeline) panicked: a failed attempt, retried like any other, rather
+// than a process brought down with every other task it was running.
+type panicked struct {
+	value any
+	stack []byte
+}
+
+func (p *panicked) Error() string { return fmt.Sprintf("the agent panicked: %v", p.value) }
+
+// runGuarded runs an attempt's pipeline, turning a panic into a
+// *panicked error. A panic on a goroutine the agent started itself is
+// beyond it.
+func runGuarded(ctx context.Context, run func(context.Context) (*Result, error)) (res *Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, &panicked{value: v, stack: debug.Stack()}
+		}
+	}()
+	return run(ctx)
 }

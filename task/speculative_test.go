@@ -327,16 +327,17 @@ func TestLostSpeculativeCreationFailsTheFollow(t *testing.T) {
 	checkLost(t, ctx, "Follow", err, stopped)
 }
 
-// An attempt that panics on a blocking request's goroutine (where the
-// transport recovers it) gives its worker slot back: with one worker, the
-// next submission still runs.
+// An attempt that panics on a blocking request's goroutine gives its
+// worker slot back: with one worker, the next submission still runs.
+// (The panic now fails the attempt, TestPanickingAgentFailsItsAttempt;
+// the slot's deferred release stays for a panic of pactum's own code
+// there, which the transport recovers.)
 func TestPanickingInlineAttemptFreesItsWorker(t *testing.T) {
 	t.Parallel()
 	spy := &createSpy{}
 	var panicked atomic.Bool
 	runner := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
-		// Only on the caller's goroutine (claimed at submit): on a worker
-		// of its own a panic would end the test binary.
+		// On the caller's goroutine (claimed at submit).
 		if spy.speculative(req.TaskID) && !panicked.Swap(true) {
 			panic("agent bug")
 		}
