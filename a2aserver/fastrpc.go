@@ -1,10 +1,14 @@
 package a2aserver
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
@@ -64,6 +68,10 @@ func (s *Server) callSendMessage(ctx context.Context, ep *endpoint, req *a2a.Sen
 	if err != nil {
 		return nil, err
 	}
+	var held []CompactJSON
+	if t, ok := res.(*a2a.Task); ok {
+		held = holdCompact(t)
+	}
 	// MarshalJSON is called directly: json.Marshal would call it too and
 	// then validate and copy its output once more, bytes that
 	// encoding/json has just written (for a task with a verified result,
@@ -72,7 +80,52 @@ func (s *Server) callSendMessage(ctx context.Context, ep *endpoint, req *a2a.Sen
 	if err != nil {
 		return nil, a2a.NewError(a2a.ErrInternalError, fmt.Sprintf("encode the result: %v", err))
 	}
-	return body, nil
+	return putCompact(body, held), nil
+}
+
+// compactMark is what a verified result held out of an answer's encoding
+// stands in for, followed by its index; the random part keeps a caller's
+// text from ever being taken for one.
+var compactMark = func() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "\x00pactum:" + hex.EncodeToString(b) + ":"
+}()
+
+// holdCompact replaces the CompactJSON verified results in t's metadata
+// and its last artifact's (where taskWithVerified puts them) with marks,
+// and returns them in mark order: encoding/json would validate and copy
+// them as it writes them, and putCompact writes them as they are.
+func holdCompact(t *a2a.Task) []CompactJSON {
+	var held []CompactJSON
+	hold := func(meta map[string]any) {
+		p, _ := meta[MetadataKey].(map[string]any)
+		if c, ok := p[VerifiedKey].(CompactJSON); ok && len(c) > 0 {
+			p[VerifiedKey] = compactMark + strconv.Itoa(len(held))
+			held = append(held, c)
+		}
+	}
+	hold(t.Metadata)
+	if n := len(t.Artifacts); n > 0 && t.Artifacts[n-1] != nil {
+		hold(t.Artifacts[n-1].Metadata)
+	}
+	return held
+}
+
+// putCompact writes the values holdCompact held in place of their marks
+// in body, the answer's JSON.
+func putCompact(body []byte, held []CompactJSON) []byte {
+	for i, c := range held {
+		mark, _ := json.Marshal(compactMark + strconv.Itoa(i))
+		at := bytes.Index(body, mark)
+		if at < 0 {
+			continue // not written (cannot happen: the mark was in the task)
+		}
+		out := make([]byte, 0, len(body)-len(mark)+len(c))
+		out = append(append(append(out, body[:at]...), c...), body[at+len(mark):]...)
+		body = out
+	}
+	return body
 }
 
 // replayKey holds, in a request's context, the error replayRPC answers.

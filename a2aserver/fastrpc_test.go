@@ -22,10 +22,17 @@ func TestSendMessageFastPathAnswersAsTheSDK(t *testing.T) {
 		// A verified result as a contract's gate leaves it: JSON the
 		// answer carries as is, here with HTML and spaces in it.
 		c.opts.VerifiedResult = func(_ context.Context, t *task.Task) (any, error) {
-			if in := t.Envelope.Input.Parts; len(in) == 0 || in[0].Text != "verified <1>" {
-				return nil, nil
+			in := t.Envelope.Input.Parts
+			switch {
+			case len(in) > 0 && in[0].Text == "verified <1>":
+				return json.RawMessage(`{"contract": "c", "note": "<b>&</b>", "checks": [1, 2.5]}`), nil
+			case len(in) > 0 && in[0].Text == "verified <2>":
+				// As a gate leaves it: json.Marshal's bytes, which the
+				// fast path writes as they are.
+				b, err := json.Marshal(map[string]any{"contract": "c", "note": "<b>&</b>\u2028", "checks": []any{1, 2.5}})
+				return a2aserver.CompactJSON(b), err
 			}
-			return json.RawMessage(`{"contract": "c", "note": "<b>&</b>", "checks": [1, 2.5]}`), nil
+			return nil, nil
 		}
 	})
 	for _, tc := range []struct{ name, agent, params, id string }{
@@ -33,6 +40,8 @@ func TestSendMessageFastPathAnswersAsTheSDK(t *testing.T) {
 			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"<b>hi</b> & \u2028 ok"}],"metadata":{"k":"<v>&"}}}`, `7`},
 		{"verified result in task and artifact metadata", "echo",
 			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"verified <1>"}]}}`, `9`},
+		{"verified result held out of the encoding", "echo",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"verified <2>"}]}}`, `10`},
 		{"string id, history length, extra members", "echo",
 			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"historyLength":1},"unknown":true}`, `"req-<1>"`},
 		{"id beyond float64", "echo",
@@ -70,7 +79,10 @@ func TestSendMessageFastPathAnswersAsTheSDK(t *testing.T) {
 			// Compacted and HTML-escaped as encoding/json writes it,
 			// once under the task's metadata and once under its
 			// artifact's.
-			const vr = `"verifiedResult":{"contract":"c","note":"\u003cb\u003e\u0026\u003c/b\u003e","checks":[1,2.5]}`
+			vr := `"verifiedResult":{"contract":"c","note":"\u003cb\u003e\u0026\u003c/b\u003e","checks":[1,2.5]}`
+			if strings.Contains(tc.name, "held") {
+				vr = `"verifiedResult":{"checks":[1,2.5],"contract":"c","note":"\u003cb\u003e\u0026\u003c/b\u003e\u2028"}`
+			}
 			if n := strings.Count(got[1], vr); n != 2 {
 				t.Errorf("%s: the answer holds the verified result %d times, want 2:\n%s", tc.name, n, got[1])
 			}

@@ -73,3 +73,21 @@ func (h *Handler) taskWithVerified(ctx context.Context, t *task.Task, historyLen
 	}
 	return out
 }
+
+// CompactJSON is a JSON value written as encoding/json writes it: valid,
+// compact, with <, > and & (and U+2028, U+2029) escaped, as json.Marshal
+// returns it. A VerifiedResult func may return one: encoding/json
+// validates and copies a json.RawMessage every time it writes one, and
+// the SendMessage answer, which carries the verified result twice, then
+// takes it as it is instead. Bytes that are not what the name says make
+// an answer that is not JSON.
+type CompactJSON []byte
+
+// MarshalJSON returns c: through json.Marshal it is validated and copied
+// as a json.RawMessage is.
+func (c CompactJSON) MarshalJSON() ([]byte, error) {
+	if len(c) == 0 {
+		return []byte("null"), nil
+	}
+	return c, nil
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pactum/pactum/a2aserver"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/task"
@@ -165,9 +166,11 @@ func verifiedResult(coord *task.Coordinator, gated, runs map[string]bool) func(c
 			return nil, nil
 		}
 		if vr := contract.NewestJSONIn(t.LastEvidence); vr != nil {
-			// Passed on as the gate encoded it: the answer's JSON
-			// carries it as is, without a decode and a new encode.
-			return vr, nil
+			// Passed on as the gate encoded it (json.Marshal): the
+			// answer's JSON carries it as is, without a decode, a new
+			// encode or, in SendMessage's answer, encoding/json's
+			// validating copy.
+			return a2aserver.CompactJSON(vr), nil
 		}
 		recs, err := coord.Timeline(ctx, t.ID)
 		if err != nil {
