@@ -32,11 +32,13 @@ const unsettled = `parent_task_id = ?1 AND parent_task_id <> ''
 type stmts struct {
 	taskByID      *sql.Stmt
 	taskForUpdate *sql.Stmt
-	transition    *sql.Stmt
-	taskExists    *sql.Stmt
-	insertTask    *sql.Stmt
-	updateTask    *sql.Stmt
-	insertRecord  *sql.Stmt
+	// taskForTransition is taskForUpdate with the envelope only when ?2
+	// is true.
+	taskForTransition *sql.Stmt
+	taskExists        *sql.Stmt
+	insertTask        *sql.Stmt
+	updateTask        *sql.Stmt
+	insertRecord      *sql.Stmt
 	// insertRecordsN[n] and insertAuditN[n] insert n rows in one statement
 	// (2 ≤ n < multiRows): a submission writes several of each.
 	insertRecordsN [multiRows]*sql.Stmt
@@ -100,20 +102,8 @@ func (s *stmts) list(write bool) []struct {
 	reads := []def{
 		{&s.taskByID, `SELECT ` + taskCols + ` FROM tasks WHERE id = ?`},
 		{&s.taskForUpdate, `SELECT ` + forUpdateCols + ` FROM tasks WHERE id = ?`},
-		// transition is Transition's conditional update in one statement:
-		// the WHERE clause holds every precondition, RETURNING gives the
-		// row as it is now (see driver.Advance for the same rules in Go).
-		{&s.transition, `UPDATE tasks SET state = ?1,
-			run_after = CASE WHEN ?2 THEN ?3 ELSE run_after END,
-			lease_owner = CASE WHEN ?1 = 'in_progress' THEN lease_owner ELSE '' END,
-			lease_expires = CASE WHEN ?1 = 'in_progress' THEN lease_expires ELSE NULL END,
-			error_code = ?4, reason = ?5, rejected = 0, status_message = ?6,
-			seq = seq + 1, updated_at = ?7,
-			turn_start = CASE WHEN ?12 THEN attempt ELSE turn_start END,
-			children = children + ?13
-			WHERE id = ?8 AND state = ?9 AND (?10 = '' OR lease_owner = ?10)
-			AND (?11 IS NULL OR lease_expires < ?11)
-			RETURNING ` + forUpdateCols},
+		{&s.taskForTransition, `SELECT ` + strings.Replace(forUpdateCols, " envelope,", " CASE WHEN ?2 THEN envelope END,", 1) +
+			` FROM tasks WHERE id = ?1`},
 		{&s.taskExists, `SELECT 1 FROM tasks WHERE id = ?`},
 		{&s.records, `SELECT ` + driver.RecordCols + ` FROM task_records WHERE task_id = ? ORDER BY seq`},
 		{&s.auditAfter, `SELECT seq, at, kind, task_id, actor, data, prev_hash, hash

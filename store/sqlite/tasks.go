@@ -93,25 +93,38 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		return nil, fmt.Errorf("sqlite: transition task %q: %w", p.TaskID, err)
 	}
 	now, msgs, arts, status := prep.Now, prep.Messages, prep.Artifacts, prep.Status
-	var runAfter any
-	if p.To == task.StateQueued {
-		runAfter = nullMicros(driver.Norm(p.RunAfter))
-	}
 	var t *task.Task
 	var env []byte
 	err = s.inWriteTxOpts(ctx, writeOpts{task: p.TaskID}, func(x *txn) error {
-		// One statement in the common case; when it matches nothing, read
-		// the row to say why.
+		// A read, the preconditions checked here, a plain update: cheaper
+		// for SQLite than one conditional UPDATE … RETURNING, which
+		// materialises the row it returns (docs/benchmarks.md). The
+		// envelope is read only when p does not carry it.
 		var err error
-		t, env, err = scanForUpdate(x.stmt(x.st.transition).QueryRowContext(x.ctx, string(p.To),
-			p.To == task.StateQueued, runAfter, string(p.ErrorCode), p.Reason, status, now.UnixMicro(),
-			p.TaskID, string(p.From), p.LeaseOwner, nullMicros(driver.Norm(p.LeaseExpiredBefore)), p.NewTurn,
-			len(prep.Spawn)), p.TaskID)
-		if errors.Is(err, task.ErrNotFound) {
-			return x.transitionConflict(p)
-		}
+		t, env, err = scanForUpdate(x.stmt(x.st.taskForTransition).QueryRowContext(x.ctx, p.TaskID, p.Envelope == nil), p.TaskID)
 		if err != nil {
 			return err
+		}
+		if err := transitionConflict(t, p); err != nil {
+			return err
+		}
+		t.State, t.ErrorCode, t.Reason, t.Rejected = p.To, p.ErrorCode, p.Reason, false
+		if p.To == task.StateQueued {
+			t.RunAfter = driver.Norm(p.RunAfter)
+		}
+		if p.To != task.StateInProgress {
+			t.LeaseOwner, t.LeaseExpires = "", time.Time{}
+		}
+		if p.NewTurn {
+			t.TurnStart = t.Attempt
+		}
+		t.Seq++
+		t.Children += len(prep.Spawn)
+		t.UpdatedAt = now
+		if _, err := x.stmt(x.st.updateTask).ExecContext(x.ctx, string(t.State), t.Attempt, nullMicros(t.RunAfter),
+			t.LeaseOwner, nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status,
+			t.Seq, now.UnixMicro(), t.TurnStart, t.Children, t.ID); err != nil {
+			return fmt.Errorf("update task %q: %w", t.ID, err)
 		}
 		t.StatusMessage = driver.CloneMessage(p.StatusMessage)
 		rec := task.Record{
@@ -576,21 +589,21 @@ func scanForUpdate(row scanner, id string) (*task.Task, []byte, error) {
 	return &t, env, nil
 }
 
-// transitionConflict explains why Transition's conditional update matched
-// no row: the task is missing, or one of p's preconditions does not hold.
-func (x *txn) transitionConflict(p task.TransitionParams) error {
-	t, _, err := scanForUpdate(x.stmt(x.st.taskForUpdate).QueryRowContext(x.ctx, p.TaskID), p.TaskID)
-	if err != nil {
-		return err
-	}
+// transitionConflict says why t, as stored, does not meet p's
+// preconditions (state, lease owner, lease expiry), or returns nil when it
+// does. A task whose lease never started (LeaseExpires zero) does not
+// satisfy LeaseExpiredBefore.
+func transitionConflict(t *task.Task, p task.TransitionParams) error {
+	before := driver.Norm(p.LeaseExpiredBefore)
 	switch {
 	case t.State != p.From:
 		return driver.Conflict("task is %s, not %s", t.State, p.From)
 	case p.LeaseOwner != "" && t.LeaseOwner != p.LeaseOwner:
 		return driver.Conflict("task is leased by %q, not %q", t.LeaseOwner, p.LeaseOwner)
-	default:
-		return driver.Conflict("lease expires %s, not before %s", driver.FmtTime(t.LeaseExpires), driver.FmtTime(driver.Norm(p.LeaseExpiredBefore)))
+	case !before.IsZero() && (t.LeaseExpires.IsZero() || !t.LeaseExpires.Before(before)):
+		return driver.Conflict("lease expires %s, not before %s", driver.FmtTime(t.LeaseExpires), driver.FmtTime(before))
 	}
+	return nil
 }
 
 // fullTask loads a task with its artifacts and history (n < 0: all).
