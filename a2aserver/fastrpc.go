@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"net/http"
 	"strconv"
 
@@ -132,14 +133,25 @@ func putCompact(body []byte, held []CompactJSON) []byte {
 type replayKey struct{}
 
 // replayRPC is the RequestHandler of the SDK JSON-RPC handler that writes
-// the fast path's errors: its SendMessage returns the error the request's
-// context holds. No other method is ever called on it.
+// the fast paths' errors: its SendMessage returns, and its
+// SendStreamingMessage yields, the error the request's context holds. No
+// other method is ever called on it.
 type replayRPC struct{ a2asrv.RequestHandler }
 
 // SendMessage returns the error in ctx.
 func (replayRPC) SendMessage(ctx context.Context, _ *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	return nil, replayed(ctx)
+}
+
+// SendStreamingMessage yields the error in ctx.
+func (replayRPC) SendStreamingMessage(ctx context.Context, _ *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) { yield(nil, replayed(ctx)) }
+}
+
+// replayed returns the error ctx holds for replayRPC.
+func replayed(ctx context.Context) error {
 	if err, ok := ctx.Value(replayKey{}).(error); ok && err != nil {
-		return nil, err
+		return err
 	}
-	return nil, a2a.ErrInternalError
+	return a2a.ErrInternalError
 }

@@ -171,7 +171,7 @@ type endpoint struct {
 	// v1RPC, v1REST, v0RPC and v0REST are the SDK transports over handler.
 	v1RPC, v1REST, v0RPC, v0REST http.Handler
 	// v1Replay is the SDK's JSON-RPC transport that answers the errors of
-	// the SendMessage fast path (fastrpc.go).
+	// the fast paths (fastrpc.go, faststream.go).
 	v1Replay http.Handler
 }
 
@@ -186,8 +186,12 @@ type Server struct {
 	def    *endpoint
 	pusher *Pusher
 	log    *slog.Logger
-	// noFastRPC sends every SendMessage through the SDK (tests compare).
+	// noFastRPC sends every SendMessage and SendStreamingMessage through
+	// the SDK (tests compare).
 	noFastRPC atomic.Bool
+	// fastServed counts the requests the fast paths answered (tests check
+	// that they were taken).
+	fastServed atomic.Int64
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -442,8 +446,13 @@ func (s *Server) serveJSONRPC(w http.ResponseWriter, r *http.Request, ep *endpoi
 		return
 	}
 	if version == a2a.Version {
-		if q.method == "SendMessage" && !q.notification() && !s.noFastRPC.Load() && s.sendMessageFast(w, r, ep, q) {
-			return
+		if !q.notification() && !s.noFastRPC.Load() {
+			switch {
+			case q.method == "SendMessage" && s.sendMessageFast(w, r, ep, q),
+				q.method == "SendStreamingMessage" && s.streamMessageFast(w, r, ep, q):
+				s.fastServed.Add(1)
+				return
+			}
 		}
 		serveRPC(w, r, ep.v1RPC, q, false)
 	} else {

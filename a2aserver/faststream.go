@@ -1,0 +1,174 @@
+package a2aserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/google/uuid"
+)
+
+// An A2A 1.0 JSON-RPC SendStreamingMessage is answered here too, for the
+// reasons SendMessage is (fastrpc.go) and one more: a2a-go runs the
+// handler's event sequence on a goroutine of its own and hands each
+// event's JSON to the writing goroutine over a channel, so every event of
+// a stream crossed goroutines (a thread wake-up when the other is
+// asleep), was encoded by json.Marshal around the result's MarshalJSON
+// (validated and copied once more), and was copied again by rpcWriter to
+// put the caller's id back. Here the sequence runs on the request's
+// goroutine and each event is written in one piece:
+//
+//	id: <a new UUID>\n
+//	data: {"jsonrpc":"2.0","id":<the caller's id>,"result":<event>}\n\n
+//
+// then flushed: the bytes a2a-go writes (in two writes), headers included.
+// Keep-alive comments are written between events as the SDK writes them
+// (Options.KeepAlive), from a timer. An error the sequence yields, or a
+// panic, is handed to the SDK's handler (replayRPC) and written in its
+// form, as the stream's last event.
+
+// streamMessageFast answers a checked A2A 1.0 JSON-RPC
+// SendStreamingMessage request q (not a notification) to ep and reports
+// whether it did; when it did not, nothing was called or written.
+func (s *Server) streamMessageFast(w http.ResponseWriter, r *http.Request, ep *endpoint, q *rpcRequest) bool {
+	f, ok := w.(http.Flusher)
+	var req a2a.SendMessageRequest
+	if !ok || q.params == nil || json.Unmarshal(q.params, &req) != nil {
+		return false
+	}
+	callCtx, _ := a2asrv.NewCallContext(r.Context(), a2asrv.NewServiceParams(r.Header))
+	// As the SDK's: the sequence's context ends when the stream does.
+	ctx, cancel := context.WithCancel(callCtx)
+	defer cancel()
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	sw := &sseWriter{w: w, f: f}
+	sw.keepAlive(s.opts.KeepAlive)
+	err := s.writeEvents(ep.handler.SendStreamingMessage(ctx, &req), q.id, sw)
+	sw.close()
+	if err != nil {
+		rr := r.WithContext(context.WithValue(r.Context(), replayKey{}, err))
+		serveRPC(headersSent{w: w, f: f}, rr, ep.v1Replay, q, false)
+	}
+	return true
+}
+
+// writeEvents writes the events of seq to sw until it ends, and returns
+// the error it ends with (a panic's as the SDK's panic handler makes it);
+// nil also when the caller went away.
+func (s *Server) writeEvents(seq iter.Seq2[a2a.Event, error], id []byte, sw *sseWriter) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = s.recovered(p)
+		}
+	}()
+	for ev, err := range seq {
+		if err != nil {
+			return err
+		}
+		body, err := a2a.StreamResponse{Event: ev}.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		if sw.event(id, body) != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// sseWriter writes a stream's events and keep-alive comments, one at a
+// time.
+type sseWriter struct {
+	w      http.ResponseWriter
+	f      http.Flusher
+	mu     sync.Mutex
+	buf    []byte
+	timer  *time.Timer
+	closed bool
+	// failed is set when a keep-alive could not be written: the caller
+	// is gone, and the next event ends the stream.
+	failed bool
+}
+
+var (
+	keepAliveComment = []byte(": keep-alive\n\n")
+	errStreamGone    = errors.New("a2aserver: the stream's caller is gone")
+)
+
+// keepAlive writes a keep-alive comment every d (none when d ≤ 0) until
+// close, as the SDK's ticker does.
+func (sw *sseWriter) keepAlive(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	sw.timer = time.AfterFunc(d, func() {
+		sw.mu.Lock()
+		defer sw.mu.Unlock()
+		if sw.closed || sw.failed {
+			return
+		}
+		if _, err := sw.w.Write(keepAliveComment); err != nil {
+			sw.failed = true
+			return
+		}
+		sw.f.Flush()
+		sw.timer.Reset(d)
+	})
+}
+
+// event writes one event, body the result's JSON, for the request id.
+func (sw *sseWriter) event(id, body []byte) error {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if sw.failed {
+		return errStreamGone
+	}
+	b := append(sw.buf[:0], "id: "...)
+	b = append(b, uuid.NewString()...)
+	b = append(b, "\ndata: "...)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, body...)
+	b = append(b, "}\n\n"...)
+	sw.buf = b
+	if _, err := sw.w.Write(b); err != nil {
+		return err
+	}
+	sw.f.Flush()
+	return nil
+}
+
+// close stops the keep-alive comments; nothing is written after it.
+func (sw *sseWriter) close() {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	sw.closed = true
+	if sw.timer != nil {
+		sw.timer.Stop()
+	}
+}
+
+// headersSent is the response writer of an error the SDK writes into a
+// stream whose headers were sent: its headers go nowhere, its writes and
+// flushes to the stream.
+type headersSent struct {
+	w http.ResponseWriter
+	f http.Flusher
+}
+
+func (h headersSent) Header() http.Header         { return http.Header{} }
+func (h headersSent) WriteHeader(int)             {}
+func (h headersSent) Write(p []byte) (int, error) { return h.w.Write(p) }
+func (h headersSent) Flush()                      { h.f.Flush() }

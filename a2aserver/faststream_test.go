@@ -1,0 +1,174 @@
+package a2aserver_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pactum/pactum/a2aserver"
+	"github.com/pactum/pactum/task"
+)
+
+// refRE matches the reference of an internal error, which differs per
+// panic.
+var refRE = regexp.MustCompile(`ref [0-9a-f]{8}`)
+
+// The SendStreamingMessage fast path (faststream.go) writes what a2a-go's
+// JSON-RPC handler writes for the same request: status, the headers of an
+// SSE stream, and every event (event ids, task ids and times aside, which
+// differ per run), for streams of every kind, for the errors a stream ends
+// with, which it hands to the SDK, and for a panic while it streams.
+func TestSendStreamingMessageFastPathAnswersAsTheSDK(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *setupConfig) {
+		c.opts.VerifiedResult = func(_ context.Context, t *task.Task) (any, error) {
+			in := t.Envelope.Input.Parts
+			switch {
+			case len(in) > 0 && in[0].Text == "verified <1>":
+				return json.RawMessage(`{"contract": "c", "note": "<b>&</b>", "checks": [1, 2.5]}`), nil
+			case len(in) > 0 && in[0].Text == "verified <2>":
+				b, err := json.Marshal(map[string]any{"contract": "c", "note": "<b>&</b>\u2028", "checks": []any{1, 2.5}})
+				return a2aserver.CompactJSON(b), err
+			case len(in) > 0 && in[0].Text == "panic" && t.State.Terminal():
+				panic("the verified result broke")
+			}
+			return nil, nil
+		}
+	})
+	for _, tc := range []struct{ name, agent, params, id string }{
+		{"task with artifact, HTML in text and metadata", "echo",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"<b>hi</b> & \u2028 ok"}],"metadata":{"k":"<v>&"}}}`, `7`},
+		{"verified result in events", "echo",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"verified <1>"}]}}`, `9`},
+		{"verified result as CompactJSON", "echo",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"verified <2>"}]}}`, `10`},
+		{"artifact chunks", "chunks",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `"s-<1>"`},
+		{"string id, history length, extra members", "echo",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"historyLength":1},"unknown":true}`, `"req-<1>"`},
+		{"id beyond float64", "echo",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"data":{"n":[1,2.5,"x"]}}]}}`, `123456789012345678901234567890`},
+		{"failed task", "failing",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `1`},
+		{"input required", "ask",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `2`},
+		{"sensitive action refused", "guarded",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `3`},
+		{"unknown task", "echo",
+			`{"message":{"messageId":"MID","taskId":"no-such-task","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `4`},
+		{"no parts", "echo",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[]}}`, `5`},
+		{"panic while streaming", "echo",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"panic"}]}}`, `11`},
+		{"params that do not decode", "echo",
+			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"bogus":1}]}}`, `6`},
+		{"no params", "echo", ``, `8`},
+	} {
+		var got [2]string
+		for i, fast := range []bool{false, true} {
+			a2aserver.SetFastRPC(b.srv, fast)
+			mid := fmt.Sprintf("m-%s-%v", strings.ReplaceAll(tc.name, " ", "-"), fast)
+			params := ""
+			if tc.params != "" {
+				params = `,"params":` + strings.ReplaceAll(tc.params, "MID", mid)
+			}
+			before := a2aserver.FastServed(b.srv)
+			r := b.post("/agents/"+tc.agent, "1.0", `{"jsonrpc":"2.0","id":`+tc.id+`,"method":"SendStreamingMessage"`+params+`}`)
+			// Params that do not decode (or none) are the SDK's to refuse.
+			wantFast := fast && tc.params != "" && !strings.Contains(tc.name, "decode")
+			if took := a2aserver.FastServed(b.srv) > before; took != wantFast {
+				t.Errorf("%s (fast %v): the fast path answered: %v, want %v", tc.name, fast, took, wantFast)
+			}
+			body := strings.ReplaceAll(string(r.body), mid, "MID")
+			body = timeRE.ReplaceAllString(uuidRE.ReplaceAllString(body, "<uuid>"), "<time>")
+			body = refRE.ReplaceAllString(body, "ref <ref>")
+			h := r.header
+			got[i] = fmt.Sprintf("%d %s|%s|%s|%s|%s\n%s", r.status, h.Get("Content-Type"), h.Get("Cache-Control"),
+				h.Get("Connection"), h.Get("X-Accel-Buffering"), h.Get("A2A-Version"), body)
+		}
+		if got[0] != got[1] {
+			t.Errorf("%s:\nSDK:  %s\nfast: %s", tc.name, got[0], got[1])
+			continue
+		}
+		// The stream is what its case says it is.
+		switch {
+		case tc.agent == "echo" && strings.Contains(tc.params, `"text"`) && !strings.Contains(tc.name, "panic") && !strings.Contains(tc.name, "unknown"):
+			if !strings.Contains(got[1], "TASK_STATE_COMPLETED") || strings.Count(got[1], "id: <uuid>\ndata: ") < 3 {
+				t.Errorf("%s: want at least 3 events ending completed:\n%s", tc.name, got[1])
+			}
+		case strings.Contains(tc.name, "panic"):
+			if !strings.Contains(got[1], `"error":{"code":-32603`) || !strings.Contains(got[1], "ref <ref>") {
+				t.Errorf("%s: want an internal error with a reference as the last event:\n%s", tc.name, got[1])
+			}
+		case tc.name == "unknown task":
+			if !strings.Contains(got[1], `"error":`) || strings.Count(got[1], "data: ") != 1 {
+				t.Errorf("%s: want one event, an error:\n%s", tc.name, got[1])
+			}
+		}
+		if !strings.HasPrefix(got[1], "200 text/event-stream|no-cache|") && tc.params != "" && !strings.Contains(tc.name, "decode") {
+			t.Errorf("%s: not an SSE stream:\n%s", tc.name, got[1])
+		}
+	}
+	a2aserver.SetFastRPC(b.srv, true)
+}
+
+// While an agent works, the fast path writes keep-alive comments between
+// a stream's events, as the SDK's handler does, and none after the
+// stream's end.
+func TestStreamFastPathKeepsAlive(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *setupConfig) { c.opts.KeepAlive = 20 * time.Millisecond })
+	body := `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m-keep","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, b.url+"/agents/slow", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q, want text/event-stream", ct)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	var lines []string
+	keepAlives, released := 0, false
+	for sc.Scan() {
+		line := sc.Text()
+		lines = append(lines, line)
+		if line == ": keep-alive" {
+			keepAlives++
+		}
+		if keepAlives == 3 && !released {
+			// Three keep-alives while the agent waits: let it finish.
+			released = true
+			b.releaseAll()
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("read the stream: %v", err)
+	}
+	all := strings.Join(lines, "\n")
+	if !released {
+		t.Fatalf("the stream ended with %d keep-alives before the agent was released:\n%s", keepAlives, all)
+	}
+	last := lines[len(lines)-1]
+	for i := len(lines) - 1; i >= 0 && last == ""; i-- {
+		last = lines[i]
+	}
+	if !strings.HasPrefix(last, "data: ") || !strings.Contains(last, "TASK_STATE_COMPLETED") {
+		t.Errorf("the stream's last line is %q, want the completed event:\n%s", last, all)
+	}
+	if first := strings.Index(all, ": keep-alive"); first < strings.Index(all, "data: ") {
+		t.Errorf("a keep-alive before the first event:\n%s", all)
+	}
+}
