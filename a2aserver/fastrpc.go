@@ -134,8 +134,8 @@ type replayKey struct{}
 
 // replayRPC is the RequestHandler of the SDK JSON-RPC handler that writes
 // the fast paths' errors: its SendMessage returns, and its
-// SendStreamingMessage yields, the error the request's context holds. No
-// other method is ever called on it.
+// SendStreamingMessage and SubscribeToTask yield, the error the request's
+// context holds. No other method is ever called on it.
 type replayRPC struct{ a2asrv.RequestHandler }
 
 // SendMessage returns the error in ctx.
@@ -145,6 +145,11 @@ func (replayRPC) SendMessage(ctx context.Context, _ *a2a.SendMessageRequest) (a2
 
 // SendStreamingMessage yields the error in ctx.
 func (replayRPC) SendStreamingMessage(ctx context.Context, _ *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) { yield(nil, replayed(ctx)) }
+}
+
+// SubscribeToTask yields the error in ctx.
+func (replayRPC) SubscribeToTask(ctx context.Context, _ *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) { yield(nil, replayed(ctx)) }
 }
 

@@ -14,14 +14,15 @@ import (
 	"github.com/google/uuid"
 )
 
-// An A2A 1.0 JSON-RPC SendStreamingMessage is answered here too, for the
-// reasons SendMessage is (fastrpc.go) and one more: a2a-go runs the
-// handler's event sequence on a goroutine of its own and hands each
-// event's JSON to the writing goroutine over a channel, so every event of
-// a stream crossed goroutines (a thread wake-up when the other is
+// An A2A 1.0 JSON-RPC SendStreamingMessage or SubscribeToTask is answered
+// here too, for the reasons SendMessage is (fastrpc.go) and one more:
+// a2a-go runs the handler's event sequence on a goroutine of its own and
+// hands each event's JSON to the writing goroutine over a channel, so every
+// event of a stream crossed goroutines (a thread wake-up when the other is
 // asleep), was encoded by json.Marshal around the result's MarshalJSON
 // (validated and copied once more), and was copied again by rpcWriter to
-// put the caller's id back. Here the sequence runs on the request's
+// put the caller's id back; and each stream kept that goroutine, its stack
+// and its channel for as long as it was open. Here the sequence runs on the request's
 // goroutine and each event is written in one piece:
 //
 //	id: <a new UUID>\n
@@ -37,9 +38,34 @@ import (
 // SendStreamingMessage request q (not a notification) to ep and reports
 // whether it did; when it did not, nothing was called or written.
 func (s *Server) streamMessageFast(w http.ResponseWriter, r *http.Request, ep *endpoint, q *rpcRequest) bool {
-	f, ok := w.(http.Flusher)
 	var req a2a.SendMessageRequest
-	if !ok || q.params == nil || json.Unmarshal(q.params, &req) != nil {
+	if q.params == nil || json.Unmarshal(q.params, &req) != nil {
+		return false
+	}
+	return s.streamFast(w, r, ep, q, func(ctx context.Context) iter.Seq2[a2a.Event, error] {
+		return ep.handler.SendStreamingMessage(ctx, &req)
+	})
+}
+
+// subscribeFast answers a checked A2A 1.0 JSON-RPC SubscribeToTask request
+// q (not a notification) to ep as streamMessageFast answers
+// SendStreamingMessage.
+func (s *Server) subscribeFast(w http.ResponseWriter, r *http.Request, ep *endpoint, q *rpcRequest) bool {
+	var req a2a.SubscribeToTaskRequest
+	if q.params == nil || json.Unmarshal(q.params, &req) != nil {
+		return false
+	}
+	return s.streamFast(w, r, ep, q, func(ctx context.Context) iter.Seq2[a2a.Event, error] {
+		return ep.handler.SubscribeToTask(ctx, &req)
+	})
+}
+
+// streamFast writes the stream of events open returns for q as a2a-go's
+// JSON-RPC handler would, and reports whether it did (not when the
+// response cannot be flushed: the SDK refuses that in its words).
+func (s *Server) streamFast(w http.ResponseWriter, r *http.Request, ep *endpoint, q *rpcRequest, open func(context.Context) iter.Seq2[a2a.Event, error]) bool {
+	f, ok := w.(http.Flusher)
+	if !ok {
 		return false
 	}
 	callCtx, _ := a2asrv.NewCallContext(r.Context(), a2asrv.NewServiceParams(r.Header))
@@ -54,7 +80,7 @@ func (s *Server) streamMessageFast(w http.ResponseWriter, r *http.Request, ep *e
 	w.WriteHeader(http.StatusOK)
 	sw := &sseWriter{w: w, f: f}
 	sw.keepAlive(s.opts.KeepAlive)
-	err := s.writeEvents(ep.handler.SendStreamingMessage(ctx, &req), q.id, sw)
+	err := s.writeEvents(func() iter.Seq2[a2a.Event, error] { return open(ctx) }, q.id, sw)
 	sw.close()
 	if err != nil {
 		rr := r.WithContext(context.WithValue(r.Context(), replayKey{}, err))
@@ -63,16 +89,16 @@ func (s *Server) streamMessageFast(w http.ResponseWriter, r *http.Request, ep *e
 	return true
 }
 
-// writeEvents writes the events of seq to sw until it ends, and returns
-// the error it ends with (a panic's as the SDK's panic handler makes it);
-// nil also when the caller went away.
-func (s *Server) writeEvents(seq iter.Seq2[a2a.Event, error], id []byte, sw *sseWriter) (err error) {
+// writeEvents writes the events of the sequence open returns to sw until
+// it ends, and returns the error it ends with (a panic's, in open too, as
+// the SDK's panic handler makes it); nil also when the caller went away.
+func (s *Server) writeEvents(open func() iter.Seq2[a2a.Event, error], id []byte, sw *sseWriter) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = s.recovered(p)
 		}
 	}()
-	for ev, err := range seq {
+	for ev, err := range open() {
 		if err != nil {
 			return err
 		}

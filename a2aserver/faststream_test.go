@@ -172,3 +172,94 @@ func TestStreamFastPathKeepsAlive(t *testing.T) {
 		t.Errorf("a keep-alive before the first event:\n%s", all)
 	}
 }
+
+// SubscribeToTask takes the same fast path: a live task's stream, and the
+// errors for a task that is finished, unknown or not named, are what the
+// SDK's handler writes.
+func TestSubscribeToTaskFastPathAnswersAsTheSDK(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	norm := func(s string) string {
+		return refRE.ReplaceAllString(timeRE.ReplaceAllString(uuidRE.ReplaceAllString(s, "<uuid>"), "<time>"), "ref <ref>")
+	}
+	send := func(agent, text string, immediately bool) string {
+		cfg := ""
+		if immediately {
+			cfg = `"configuration":{"returnImmediately":true},`
+		}
+		r := b.post("/agents/"+agent, "1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{`+cfg+
+			`"message":{"messageId":"`+task.NewID()+`","role":"ROLE_USER","parts":[{"text":"`+text+`"}]}}}`)
+		res, _ := r.json["result"].(map[string]any)
+		tk, _ := res["task"].(map[string]any)
+		id, _ := tk["id"].(string)
+		if id == "" {
+			t.Fatalf("SendMessage to %s: no task in %s", agent, r.body)
+		}
+		return id
+	}
+	// subscribe reads the stream of SubscribeToTask on id; with release it
+	// lets the slow agent finish once the first event (the task as it is)
+	// has arrived.
+	subscribe := func(params string, release bool) string {
+		req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, b.url+"/agents/slow",
+			strings.NewReader(`{"jsonrpc":"2.0","id":"sub-1","method":"SubscribeToTask","params":`+params+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("A2A-Version", "1.0")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out strings.Builder
+		fmt.Fprintf(&out, "%d %s|%s|%s\n", resp.StatusCode, resp.Header.Get("Content-Type"),
+			resp.Header.Get("Cache-Control"), resp.Header.Get("X-Accel-Buffering"))
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			out.WriteString(sc.Text() + "\n")
+			if release && strings.HasPrefix(sc.Text(), "data: ") {
+				release = false
+				b.gate <- struct{}{}
+			}
+		}
+		if err := sc.Err(); err != nil {
+			t.Fatalf("read the stream: %v", err)
+		}
+		return out.String()
+	}
+	done := send("slow", "hi", true)
+	b.gate <- struct{}{}
+	b.waitState(done, task.StateSucceeded)
+	for _, tc := range []struct {
+		name string
+		live bool
+		// params returns the request's params; live tasks are new per run.
+		params func() string
+		want   string
+	}{
+		{"a live task", true, func() string { return `{"id":"` + send("slow", "hi", true) + `"}` }, "TASK_STATE_COMPLETED"},
+		{"a finished task", false, func() string { return `{"id":"` + done + `"}` }, `"error":{"code":`},
+		{"an unknown task", false, func() string { return `{"id":"no-such-task"}` }, `"error":{"code":-32001`},
+		{"no task id", false, func() string { return `{"id":""}` }, `"error":{"code":-32602`},
+	} {
+		var got [2]string
+		for i, fast := range []bool{false, true} {
+			a2aserver.SetFastRPC(b.srv, fast)
+			params := tc.params()
+			before := a2aserver.FastServed(b.srv)
+			got[i] = norm(subscribe(params, tc.live))
+			if took := a2aserver.FastServed(b.srv) > before; took != fast {
+				t.Errorf("%s (fast %v): the fast path answered: %v", tc.name, fast, took)
+			}
+		}
+		if got[0] != got[1] {
+			t.Errorf("%s:\nSDK:  %s\nfast: %s", tc.name, got[0], got[1])
+		}
+		if !strings.HasPrefix(got[1], "200 text/event-stream|no-cache|no\n") || !strings.Contains(got[1], tc.want) {
+			t.Errorf("%s: want an SSE stream holding %s:\n%s", tc.name, tc.want, got[1])
+		}
+	}
+	a2aserver.SetFastRPC(b.srv, true)
+}

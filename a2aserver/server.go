@@ -186,8 +186,8 @@ type Server struct {
 	def    *endpoint
 	pusher *Pusher
 	log    *slog.Logger
-	// noFastRPC sends every SendMessage and SendStreamingMessage through
-	// the SDK (tests compare).
+	// noFastRPC sends every SendMessage, SendStreamingMessage and
+	// SubscribeToTask through the SDK (tests compare).
 	noFastRPC atomic.Bool
 	// fastServed counts the requests the fast paths answered (tests check
 	// that they were taken).
@@ -449,7 +449,8 @@ func (s *Server) serveJSONRPC(w http.ResponseWriter, r *http.Request, ep *endpoi
 		if !q.notification() && !s.noFastRPC.Load() {
 			switch {
 			case q.method == "SendMessage" && s.sendMessageFast(w, r, ep, q),
-				q.method == "SendStreamingMessage" && s.streamMessageFast(w, r, ep, q):
+				q.method == "SendStreamingMessage" && s.streamMessageFast(w, r, ep, q),
+				q.method == "SubscribeToTask" && s.subscribeFast(w, r, ep, q):
 				s.fastServed.Add(1)
 				return
 			}
