@@ -71,26 +71,12 @@ func TestSendStreamingMessageFastPathAnswersAsTheSDK(t *testing.T) {
 		{"no params", "echo", ``, `8`},
 	} {
 		var got [2]string
-		for i, fast := range []bool{false, true} {
-			a2aserver.SetFastRPC(b.srv, fast)
-			mid := fmt.Sprintf("m-%s-%v", strings.ReplaceAll(tc.name, " ", "-"), fast)
-			params := ""
-			if tc.params != "" {
-				params = `,"params":` + strings.ReplaceAll(tc.params, "MID", mid)
-			}
-			before := a2aserver.FastServed(b.srv)
-			r := b.post("/agents/"+tc.agent, "1.0", `{"jsonrpc":"2.0","id":`+tc.id+`,"method":"SendStreamingMessage"`+params+`}`)
-			// Params that do not decode (or none) are the SDK's to refuse.
-			wantFast := fast && tc.params != "" && !strings.Contains(tc.name, "decode")
-			if took := a2aserver.FastServed(b.srv) > before; took != wantFast {
-				t.Errorf("%s (fast %v): the fast path answered: %v, want %v", tc.name, fast, took, wantFast)
-			}
-			body := strings.ReplaceAll(string(r.body), mid, "MID")
-			body = timeRE.ReplaceAllString(uuidRE.ReplaceAllString(body, "<uuid>"), "<time>")
-			body = refRE.ReplaceAllString(body, "ref <ref>")
-			h := r.header
-			got[i] = fmt.Sprintf("%d %s|%s|%s|%s|%s\n%s", r.status, h.Get("Content-Type"), h.Get("Cache-Control"),
-				h.Get("Connection"), h.Get("X-Accel-Buffering"), h.Get("A2A-Version"), body)
+		// A submission is claimed at once when a worker slot is free,
+		// and queued when the dispatcher holds the slots for a moment:
+		// the stream then starts from the queued task. Both are right;
+		// the two paths are compared on runs that took the same route.
+		for try := 0; try < 5 && (try == 0 || firstState(got[0]) != firstState(got[1])); try++ {
+			got = streamBoth(t, b, tc.name, tc.agent, tc.params, tc.id, try)
 		}
 		if got[0] != got[1] {
 			t.Errorf("%s:\nSDK:  %s\nfast: %s", tc.name, got[0], got[1])
@@ -116,6 +102,48 @@ func TestSendStreamingMessageFastPathAnswersAsTheSDK(t *testing.T) {
 		}
 	}
 	a2aserver.SetFastRPC(b.srv, true)
+}
+
+// stateRE finds the pactum state of an event's task.
+var stateRE = regexp.MustCompile(`"state":"([a-z_]+)"`)
+
+// firstState returns the pactum state in the first event of a stream.
+func firstState(stream string) string {
+	if m := stateRE.FindStringSubmatch(stream); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// streamBoth sends the same SendStreamingMessage request through the SDK's
+// handler and through the fast path and returns both answers, status and
+// headers first, with ids, times and error references masked. It checks
+// that the fast path answered exactly when it should have.
+func streamBoth(t *testing.T, b *bundle, name, agent, rawParams, id string, try int) [2]string {
+	t.Helper()
+	var got [2]string
+	for i, fast := range []bool{false, true} {
+		a2aserver.SetFastRPC(b.srv, fast)
+		mid := fmt.Sprintf("m-%s-%v-%d", strings.ReplaceAll(name, " ", "-"), fast, try)
+		params := ""
+		if rawParams != "" {
+			params = `,"params":` + strings.ReplaceAll(rawParams, "MID", mid)
+		}
+		before := a2aserver.FastServed(b.srv)
+		r := b.post("/agents/"+agent, "1.0", `{"jsonrpc":"2.0","id":`+id+`,"method":"SendStreamingMessage"`+params+`}`)
+		// Params that do not decode (or none) are the SDK's to refuse.
+		wantFast := fast && rawParams != "" && !strings.Contains(name, "decode")
+		if took := a2aserver.FastServed(b.srv) > before; took != wantFast {
+			t.Errorf("%s (fast %v): the fast path answered: %v, want %v", name, fast, took, wantFast)
+		}
+		body := strings.ReplaceAll(string(r.body), mid, "MID")
+		body = timeRE.ReplaceAllString(uuidRE.ReplaceAllString(body, "<uuid>"), "<time>")
+		body = refRE.ReplaceAllString(body, "ref <ref>")
+		h := r.header
+		got[i] = fmt.Sprintf("%d %s|%s|%s|%s|%s\n%s", r.status, h.Get("Content-Type"), h.Get("Cache-Control"),
+			h.Get("Connection"), h.Get("X-Accel-Buffering"), h.Get("A2A-Version"), body)
+	}
+	return got
 }
 
 // While an agent works, the fast path writes keep-alive comments between
@@ -245,13 +273,16 @@ func TestSubscribeToTaskFastPathAnswersAsTheSDK(t *testing.T) {
 		{"no task id", false, func() string { return `{"id":""}` }, `"error":{"code":-32602`},
 	} {
 		var got [2]string
-		for i, fast := range []bool{false, true} {
-			a2aserver.SetFastRPC(b.srv, fast)
-			params := tc.params()
-			before := a2aserver.FastServed(b.srv)
-			got[i] = norm(subscribe(params, tc.live))
-			if took := a2aserver.FastServed(b.srv) > before; took != fast {
-				t.Errorf("%s (fast %v): the fast path answered: %v", tc.name, fast, took)
+		// As above: compared on runs whose live task took the same route.
+		for try := 0; try < 5 && (try == 0 || firstState(got[0]) != firstState(got[1])); try++ {
+			for i, fast := range []bool{false, true} {
+				a2aserver.SetFastRPC(b.srv, fast)
+				params := tc.params()
+				before := a2aserver.FastServed(b.srv)
+				got[i] = norm(subscribe(params, tc.live))
+				if took := a2aserver.FastServed(b.srv) > before; took != fast {
+					t.Errorf("%s (fast %v): the fast path answered: %v", tc.name, fast, took)
+				}
 			}
 		}
 		if got[0] != got[1] {
