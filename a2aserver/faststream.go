@@ -12,6 +12,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/google/uuid"
+
+	"github.com/pactum/pactum/task"
 )
 
 // An A2A 1.0 JSON-RPC SendStreamingMessage or SubscribeToTask is answered
@@ -28,7 +30,10 @@ import (
 //	id: <a new UUID>\n
 //	data: {"jsonrpc":"2.0","id":<the caller's id>,"result":<event>}\n\n
 //
-// then flushed: the bytes a2a-go writes (in two writes), headers included.
+// the bytes a2a-go writes (in two writes), headers included. Events are
+// flushed when the task's follow has nothing more to yield and waits
+// (task.WithFollowIdle), not one by one: the events of a blocking stream,
+// which all become visible at its one commit, leave in one write.
 // Keep-alive comments are written between events as the SDK writes them
 // (Options.KeepAlive), from a timer. An error the sequence yields, or a
 // panic, is handed to the SDK's handler (replayRPC) and written in its
@@ -80,6 +85,9 @@ func (s *Server) streamFast(w http.ResponseWriter, r *http.Request, ep *endpoint
 	w.WriteHeader(http.StatusOK)
 	sw := &sseWriter{w: w, f: f}
 	sw.keepAlive(s.opts.KeepAlive)
+	// Events are flushed when the task's follow waits for more (or when
+	// the stream ends), not one by one.
+	ctx = task.WithFollowIdle(ctx, sw.flush)
 	err := s.writeEvents(func() iter.Seq2[a2a.Event, error] { return open(ctx) }, q.id, sw)
 	sw.close()
 	if err != nil {
@@ -153,7 +161,9 @@ func (sw *sseWriter) keepAlive(d time.Duration) {
 	})
 }
 
-// event writes one event, body the result's JSON, for the request id.
+// event writes one event, body the result's JSON, for the request id,
+// without flushing it: flush does, when the follow waits, and net/http
+// when the handler returns.
 func (sw *sseWriter) event(id, body []byte) error {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
@@ -169,11 +179,17 @@ func (sw *sseWriter) event(id, body []byte) error {
 	b = append(b, body...)
 	b = append(b, "}\n\n"...)
 	sw.buf = b
-	if _, err := sw.w.Write(b); err != nil {
-		return err
+	_, err := sw.w.Write(b)
+	return err
+}
+
+// flush sends what was written (the follow's idle hook).
+func (sw *sseWriter) flush() {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	if !sw.closed && !sw.failed {
+		sw.f.Flush()
 	}
-	sw.f.Flush()
-	return nil
 }
 
 // close stops the keep-alive comments; nothing is written after it.

@@ -125,6 +125,19 @@ func (c *Coordinator) follow(ctx context.Context, id string, buffer int) iter.Se
 	}
 }
 
+type followIdleKey struct{}
+
+// WithFollowIdle returns ctx carrying idle, which a Follow ranging under
+// it (Coordinator.Follow, Following.Follow) calls each time it has yielded
+// every event it holds and is about to wait for more. A stream writer can
+// then write what it is given without flushing, and flush in idle: events
+// that arrive together (a blocking stream's whole run, released at its
+// commit) leave in one write, and none waits in a buffer while the follow
+// waits.
+func WithFollowIdle(ctx context.Context, idle func()) context.Context {
+	return context.WithValue(ctx, followIdleKey{}, idle)
+}
+
 // followQueue yields snap, then the events q receives (it was subscribed
 // before snap was read or stored, so none is missed), until the task is
 // settled, ctx ends or yield returns false.
@@ -134,6 +147,7 @@ func (c *Coordinator) followQueue(ctx context.Context, id string, q *queue, snap
 		return
 	}
 	lastSeq := snap.Seq
+	idle, _ := ctx.Value(followIdleKey{}).(func())
 	// resync yields t when it is newer than what was yielded (or, when
 	// chunks were lost, as a gap), and reports whether to go on.
 	resync := func(t *Task, chunks bool) bool {
@@ -194,6 +208,9 @@ func (c *Coordinator) followQueue(ctx context.Context, id string, q *queue, snap
 		}
 		if len(evs) > 0 || lost {
 			continue
+		}
+		if idle != nil {
+			idle()
 		}
 		select {
 		case <-ctx.Done():
