@@ -18,48 +18,8 @@ import (
 // results of every kind and for errors, which it hands to the SDK.
 func TestSendMessageFastPathAnswersAsTheSDK(t *testing.T) {
 	t.Parallel()
-	b := setup(t, func(c *setupConfig) {
-		// A verified result as a contract's gate leaves it: JSON the
-		// answer carries as is, here with HTML and spaces in it.
-		c.opts.VerifiedResult = func(_ context.Context, t *task.Task) (any, error) {
-			in := t.Envelope.Input.Parts
-			switch {
-			case len(in) > 0 && in[0].Text == "verified <1>":
-				return json.RawMessage(`{"contract": "c", "note": "<b>&</b>", "checks": [1, 2.5]}`), nil
-			case len(in) > 0 && in[0].Text == "verified <2>":
-				// As a gate leaves it: json.Marshal's bytes, which the
-				// fast path writes as they are.
-				b, err := json.Marshal(map[string]any{"contract": "c", "note": "<b>&</b>\u2028", "checks": []any{1, 2.5}})
-				return a2aserver.CompactJSON(b), err
-			}
-			return nil, nil
-		}
-	})
-	for _, tc := range []struct{ name, agent, params, id string }{
-		{"task with artifact, HTML in text and metadata", "echo",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"<b>hi</b> & \u2028 ok"}],"metadata":{"k":"<v>&"}}}`, `7`},
-		{"verified result in task and artifact metadata", "echo",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"verified <1>"}]}}`, `9`},
-		{"verified result held out of the encoding", "echo",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"verified <2>"}]}}`, `10`},
-		{"string id, history length, extra members", "echo",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"historyLength":1},"unknown":true}`, `"req-<1>"`},
-		{"id beyond float64", "echo",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"data":{"n":[1,2.5,"x"]}}]}}`, `123456789012345678901234567890`},
-		{"failed task", "failing",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `1`},
-		{"input required", "ask",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `2`},
-		{"sensitive action refused", "guarded",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `3`},
-		{"unknown task", "echo",
-			`{"message":{"messageId":"MID","taskId":"no-such-task","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `4`},
-		{"no parts", "echo",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[]}}`, `5`},
-		{"params that do not decode", "echo",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"bogus":1}]}}`, `6`},
-		{"no params", "echo", ``, `8`},
-	} {
+	b := setup(t, func(c *setupConfig) { c.opts.VerifiedResult = fastCasesVerified })
+	for _, tc := range fastCases {
 		var got [2]string
 		for i, fast := range []bool{false, true} {
 			a2aserver.SetFastRPC(b.srv, fast)
@@ -92,4 +52,56 @@ func TestSendMessageFastPathAnswersAsTheSDK(t *testing.T) {
 		}
 	}
 	a2aserver.SetFastRPC(b.srv, true)
+}
+
+// fastCase is a request a fast path is compared with the SDK's handler on.
+type fastCase struct{ name, agent, params, id string }
+
+// fastCases are the requests SendMessage's and SendStreamingMessage's fast
+// paths are compared on: results of every kind, verified results, errors,
+// and params the SDK refuses itself. MID stands for the message id.
+var fastCases = []fastCase{
+	{"task with artifact, HTML in text and metadata", "echo",
+		`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"<b>hi</b> & \u2028 ok"}],"metadata":{"k":"<v>&"}}}`, `7`},
+	{"verified result in task and artifact metadata", "echo",
+		`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"verified <1>"}]}}`, `9`},
+	{"verified result held out of the encoding", "echo",
+		`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"verified <2>"}]}}`, `10`},
+	{"string id, history length, extra members", "echo",
+		`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"historyLength":1},"unknown":true}`, `"req-<1>"`},
+	{"id beyond float64", "echo",
+		`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"data":{"n":[1,2.5,"x"]}}]}}`, `123456789012345678901234567890`},
+	{"failed task", "failing",
+		`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `1`},
+	{"input required", "ask",
+		`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `2`},
+	{"sensitive action refused", "guarded",
+		`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `3`},
+	{"unknown task", "echo",
+		`{"message":{"messageId":"MID","taskId":"no-such-task","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `4`},
+	{"no parts", "echo",
+		`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[]}}`, `5`},
+	{"params that do not decode", "echo",
+		`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"bogus":1}]}}`, `6`},
+	{"no params", "echo", ``, `8`},
+}
+
+// fastCasesVerified is the VerifiedResult of the fast-path comparisons'
+// servers: a verified result for the messages "verified <1>" (JSON the
+// answer carries as is, with HTML and spaces in it) and "verified <2>" (as
+// a contract's gate leaves it, json.Marshal's bytes as CompactJSON, which
+// the fast path writes as they are), and a panic for "panic" once the task
+// is finished.
+func fastCasesVerified(_ context.Context, t *task.Task) (any, error) {
+	in := t.Envelope.Input.Parts
+	switch {
+	case len(in) > 0 && in[0].Text == "verified <1>":
+		return json.RawMessage(`{"contract": "c", "note": "<b>&</b>", "checks": [1, 2.5]}`), nil
+	case len(in) > 0 && in[0].Text == "verified <2>":
+		b, err := json.Marshal(map[string]any{"contract": "c", "note": "<b>&</b>\u2028", "checks": []any{1, 2.5}})
+		return a2aserver.CompactJSON(b), err
+	case len(in) > 0 && in[0].Text == "panic" && t.State.Terminal():
+		panic("the verified result broke")
+	}
+	return nil, nil
 }

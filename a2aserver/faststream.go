@@ -43,25 +43,28 @@ import (
 // SendStreamingMessage request q (not a notification) to ep and reports
 // whether it did; when it did not, nothing was called or written.
 func (s *Server) streamMessageFast(w http.ResponseWriter, r *http.Request, ep *endpoint, q *rpcRequest) bool {
-	var req a2a.SendMessageRequest
-	if q.params == nil || json.Unmarshal(q.params, &req) != nil {
-		return false
-	}
-	return s.streamFast(w, r, ep, q, func(ctx context.Context) iter.Seq2[a2a.Event, error] {
-		return ep.handler.SendStreamingMessage(ctx, &req)
-	})
+	return streamDecoded(s, w, r, ep, q, (*Handler).SendStreamingMessage)
 }
 
 // subscribeFast answers a checked A2A 1.0 JSON-RPC SubscribeToTask request
 // q (not a notification) to ep as streamMessageFast answers
 // SendStreamingMessage.
 func (s *Server) subscribeFast(w http.ResponseWriter, r *http.Request, ep *endpoint, q *rpcRequest) bool {
-	var req a2a.SubscribeToTaskRequest
-	if q.params == nil || json.Unmarshal(q.params, &req) != nil {
+	return streamDecoded(s, w, r, ep, q, (*Handler).SubscribeToTask)
+}
+
+// streamDecoded decodes q's params as a2a-go does for the method whose
+// Handler method is call, and streams what call returns; params that do
+// not decode (or none) are left to the SDK, which refuses them in its own
+// words.
+func streamDecoded[P any](s *Server, w http.ResponseWriter, r *http.Request, ep *endpoint, q *rpcRequest,
+	call func(*Handler, context.Context, *P) iter.Seq2[a2a.Event, error]) bool {
+	var params P
+	if q.params == nil || json.Unmarshal(q.params, &params) != nil {
 		return false
 	}
 	return s.streamFast(w, r, ep, q, func(ctx context.Context) iter.Seq2[a2a.Event, error] {
-		return ep.handler.SubscribeToTask(ctx, &req)
+		return call(ep.handler, ctx, &params)
 	})
 }
 

@@ -2,8 +2,6 @@ package a2aserver_test
 
 import (
 	"bufio"
-	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -26,50 +24,11 @@ var refRE = regexp.MustCompile(`ref [0-9a-f]{8}`)
 // with, which it hands to the SDK, and for a panic while it streams.
 func TestSendStreamingMessageFastPathAnswersAsTheSDK(t *testing.T) {
 	t.Parallel()
-	b := setup(t, func(c *setupConfig) {
-		c.opts.VerifiedResult = func(_ context.Context, t *task.Task) (any, error) {
-			in := t.Envelope.Input.Parts
-			switch {
-			case len(in) > 0 && in[0].Text == "verified <1>":
-				return json.RawMessage(`{"contract": "c", "note": "<b>&</b>", "checks": [1, 2.5]}`), nil
-			case len(in) > 0 && in[0].Text == "verified <2>":
-				b, err := json.Marshal(map[string]any{"contract": "c", "note": "<b>&</b>\u2028", "checks": []any{1, 2.5}})
-				return a2aserver.CompactJSON(b), err
-			case len(in) > 0 && in[0].Text == "panic" && t.State.Terminal():
-				panic("the verified result broke")
-			}
-			return nil, nil
-		}
-	})
-	for _, tc := range []struct{ name, agent, params, id string }{
-		{"task with artifact, HTML in text and metadata", "echo",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"<b>hi</b> & \u2028 ok"}],"metadata":{"k":"<v>&"}}}`, `7`},
-		{"verified result in events", "echo",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"verified <1>"}]}}`, `9`},
-		{"verified result as CompactJSON", "echo",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"verified <2>"}]}}`, `10`},
-		{"artifact chunks", "chunks",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `"s-<1>"`},
-		{"string id, history length, extra members", "echo",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"historyLength":1},"unknown":true}`, `"req-<1>"`},
-		{"id beyond float64", "echo",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"data":{"n":[1,2.5,"x"]}}]}}`, `123456789012345678901234567890`},
-		{"failed task", "failing",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `1`},
-		{"input required", "ask",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `2`},
-		{"sensitive action refused", "guarded",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `3`},
-		{"unknown task", "echo",
-			`{"message":{"messageId":"MID","taskId":"no-such-task","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `4`},
-		{"no parts", "echo",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[]}}`, `5`},
-		{"panic while streaming", "echo",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"panic"}]}}`, `11`},
-		{"params that do not decode", "echo",
-			`{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"bogus":1}]}}`, `6`},
-		{"no params", "echo", ``, `8`},
-	} {
+	b := setup(t, func(c *setupConfig) { c.opts.VerifiedResult = fastCasesVerified })
+	for _, tc := range append(fastCases,
+		fastCase{"artifact chunks", "chunks", `{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `"s-<1>"`},
+		fastCase{"panic while streaming", "echo", `{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"panic"}]}}`, `11`},
+	) {
 		var got [2]string
 		// A submission is claimed at once when a worker slot is free,
 		// and queued when the dispatcher holds the slots for a moment:
@@ -152,17 +111,7 @@ func streamBoth(t *testing.T, b *bundle, name, agent, rawParams, id string, try 
 func TestStreamFastPathKeepsAlive(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *setupConfig) { c.opts.KeepAlive = 20 * time.Millisecond })
-	body := `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m-keep","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`
-	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, b.url+"/agents/slow", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := openStream(t, b, "slow", `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m-keep","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`)
 	defer resp.Body.Close()
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("Content-Type %q, want text/event-stream", ct)
@@ -229,17 +178,7 @@ func TestSubscribeToTaskFastPathAnswersAsTheSDK(t *testing.T) {
 	// lets the slow agent finish once the first event (the task as it is)
 	// has arrived.
 	subscribe := func(params string, release bool) string {
-		req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, b.url+"/agents/slow",
-			strings.NewReader(`{"jsonrpc":"2.0","id":"sub-1","method":"SubscribeToTask","params":`+params+`}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("A2A-Version", "1.0")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := openStream(t, b, "slow", `{"jsonrpc":"2.0","id":"sub-1","method":"SubscribeToTask","params":`+params+`}`)
 		defer resp.Body.Close()
 		var out strings.Builder
 		fmt.Fprintf(&out, "%d %s|%s|%s\n", resp.StatusCode, resp.Header.Get("Content-Type"),
@@ -293,4 +232,21 @@ func TestSubscribeToTaskFastPathAnswersAsTheSDK(t *testing.T) {
 		}
 	}
 	a2aserver.SetFastRPC(b.srv, true)
+}
+
+// openStream posts the A2A 1.0 JSON-RPC request body to agent and returns
+// the response, its body unread, for the caller to read as it streams.
+func openStream(t *testing.T, b *bundle, agent, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, b.url+"/agents/"+agent, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
