@@ -38,7 +38,10 @@ type stmts struct {
 	taskExists        *sql.Stmt
 	insertTask        *sql.Stmt
 	updateTask        *sql.Stmt
-	insertRecord      *sql.Stmt
+	// advanceTask is updateTask on the condition that the task is still
+	// as the writer read it (state, lease owner, seq): Transition's write.
+	advanceTask  *sql.Stmt
+	insertRecord *sql.Stmt
 	// insertRecordsN[n] and insertAuditN[n] insert n rows in one statement
 	// (2 ≤ n < multiRows): a submission writes several of each.
 	insertRecordsN [multiRows]*sql.Stmt
@@ -136,6 +139,10 @@ func (s *stmts) list(write bool) []struct {
 		{&s.updateTask, `UPDATE tasks SET state = ?, attempt = ?, run_after = ?, lease_owner = ?,
 			lease_expires = ?, error_code = ?, reason = ?, rejected = ?, status_message = ?,
 			seq = ?, updated_at = ?, turn_start = ?, children = ? WHERE id = ?`},
+		{&s.advanceTask, `UPDATE tasks SET state = ?, attempt = ?, run_after = ?, lease_owner = ?,
+			lease_expires = ?, error_code = ?, reason = ?, rejected = ?, status_message = ?,
+			seq = ?, updated_at = ?, turn_start = ?, children = ?
+			WHERE id = ? AND state = ? AND lease_owner = ? AND seq = ?`},
 		{&s.insertRecord, `INSERT INTO task_records (` + driver.RecordCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.unsettledKids, `SELECT ` + forUpdateCols + ` FROM tasks WHERE ` + unsettled + ` ORDER BY created_at, id`},
 		{&s.countUnsettled, `SELECT count(*) FROM tasks WHERE ` + unsettled},

@@ -96,9 +96,12 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 	var t *task.Task
 	var env []byte
 	err = s.inWriteTxOpts(ctx, writeOpts{task: p.TaskID}, func(x *txn) error {
-		// A read, the preconditions checked here, a plain update: cheaper
-		// for SQLite than one conditional UPDATE … RETURNING, which
-		// materialises the row it returns (docs/benchmarks.md). The
+		// A read, the preconditions checked here, then an update on the
+		// condition that the row is still as read: cheaper for SQLite than
+		// one conditional UPDATE … RETURNING, which materialises the row
+		// it returns (docs/benchmarks.md). In the writer's transaction
+		// nothing can change the row in between; the condition states the
+		// rule (docs/lifecycle.md) rather than relying on that. The
 		// envelope is read only when p does not carry it.
 		var err error
 		t, env, err = scanForUpdate(x.stmt(x.st.taskForTransition).QueryRowContext(x.ctx, p.TaskID, p.Envelope == nil), p.TaskID)
@@ -108,6 +111,7 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		if err := transitionConflict(t, p); err != nil {
 			return err
 		}
+		was, owner, seq := t.State, t.LeaseOwner, t.Seq
 		t.State, t.ErrorCode, t.Reason, t.Rejected = p.To, p.ErrorCode, p.Reason, false
 		if p.To == task.StateQueued {
 			t.RunAfter = driver.Norm(p.RunAfter)
@@ -121,10 +125,14 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		t.Seq++
 		t.Children += len(prep.Spawn)
 		t.UpdatedAt = now
-		if _, err := x.stmt(x.st.updateTask).ExecContext(x.ctx, string(t.State), t.Attempt, nullMicros(t.RunAfter),
+		res, err := x.stmt(x.st.advanceTask).ExecContext(x.ctx, string(t.State), t.Attempt, nullMicros(t.RunAfter),
 			t.LeaseOwner, nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status,
-			t.Seq, now.UnixMicro(), t.TurnStart, t.Children, t.ID); err != nil {
+			t.Seq, now.UnixMicro(), t.TurnStart, t.Children, t.ID, string(was), owner, seq)
+		if err != nil {
 			return fmt.Errorf("update task %q: %w", t.ID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return driver.Conflict("task %q changed while it was read (%d rows updated, %v)", t.ID, n, err)
 		}
 		t.StatusMessage = driver.CloneMessage(p.StatusMessage)
 		rec := task.Record{
