@@ -255,3 +255,33 @@ func openStream(t *testing.T, b *bundle, agent, body string) *http.Response {
 	}
 	return resp
 }
+
+// An event reaches the caller while the agent still works: the fast path
+// writes events without flushing each, and must flush when the task's
+// follow waits (task.WithFollowIdle). Keep-alives are off here (setup), so
+// nothing else would flush the agent's "started" progress before it ends.
+func TestStreamEventsArriveWhileTheAgentWorks(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	resp := openStream(t, b, "slow", `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m-live","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var lines []string
+	released := false
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if !released && strings.HasPrefix(sc.Text(), "data: ") && strings.Contains(sc.Text(), `"started"`) {
+			// The agent is blocked on the gate: this event was flushed
+			// while it works.
+			released = true
+			b.releaseAll()
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("read the stream: %v", err)
+	}
+	all := strings.Join(lines, "\n")
+	if !released || !strings.Contains(all, "TASK_STATE_COMPLETED") {
+		t.Errorf("want the progress event before the agent was released, then the completed task:\n%s", all)
+	}
+}
