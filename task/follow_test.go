@@ -130,3 +130,57 @@ func TestFinalEventCarriesWholeTask(t *testing.T) {
 	}
 	t.Fatal("no final event")
 }
+
+// WithFollowIdle's function runs when Follow has yielded all it holds and
+// is about to wait: here while the agent waits to be released (which only
+// the idle function does, so without it the follow would wait until its
+// deadline), and never after the item that settles the task.
+func TestFollowCallsIdleBeforeItWaits(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	agent := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		if err := emit(task.ArtifactChunk{Artifact: task.Artifact{ID: "out", Parts: []task.Part{task.TextPart("a")}}}); err != nil {
+			return nil, err
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return &task.Result{}, nil
+	})
+	b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "s", Runner: agent}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := b.coord.Submit(ctx, task.SubmitRequest{Envelope: envelope("s", "a", "x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var yielded int
+	var idleAt []int // yielded at each idle call
+	fctx := task.WithFollowIdle(ctx, func() {
+		idleAt = append(idleAt, yielded)
+		if len(idleAt) == 1 {
+			close(release)
+		}
+	})
+	settled := false
+	for it, err := range b.coord.Follow(fctx, res.Task.ID) {
+		if err != nil {
+			t.Fatalf("follow: %v (idle called at %v)", err, idleAt)
+		}
+		yielded++
+		if it.Settled() {
+			settled = true
+			break
+		}
+	}
+	if !settled || len(idleAt) == 0 {
+		t.Fatalf("settled %v, idle called at %v", settled, idleAt)
+	}
+	for _, n := range idleAt {
+		if n < 1 || n >= yielded {
+			t.Errorf("idle called after %d of %d items, want after the snapshot and before the last: %v", n, yielded, idleAt)
+		}
+	}
+}
