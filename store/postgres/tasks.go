@@ -128,13 +128,8 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		if t, err = row.task(); err != nil {
 			return err
 		}
-		switch {
-		case t.State != p.From:
-			return driver.Conflict("task is %s, not %s", t.State, p.From)
-		case p.LeaseOwner != "" && t.LeaseOwner != p.LeaseOwner:
-			return driver.Conflict("task is leased by %q, not %q", t.LeaseOwner, p.LeaseOwner)
-		case !p.LeaseExpiredBefore.IsZero() && (t.LeaseExpires.IsZero() || !t.LeaseExpires.Before(driver.Norm(p.LeaseExpiredBefore))):
-			return driver.Conflict("lease expires %s, not before %s", driver.FmtTime(t.LeaseExpires), driver.FmtTime(driver.Norm(p.LeaseExpiredBefore)))
+		if err := driver.CheckPreconditions(t, p); err != nil {
+			return err
 		}
 		rec, err := driver.Advance(t, driver.Change{
 			To: p.To, Reason: p.Reason, ErrorCode: p.ErrorCode, PolicyVersion: p.PolicyVersion,

@@ -19,6 +19,12 @@ const taskCols = `id, context_id, agent, envelope, payload_hash, state, attempt,
 // need not decode the envelope in the single writer.
 const forUpdateCols = taskCols + `, actor, parent_task_id, step`
 
+// updateTaskSQL writes a task's mutable columns by id (updateTask);
+// advanceTask adds the condition that the row is still as it was read.
+const updateTaskSQL = `UPDATE tasks SET state = ?, attempt = ?, run_after = ?, lease_owner = ?,
+	lease_expires = ?, error_code = ?, reason = ?, rejected = ?, status_message = ?,
+	seq = ?, updated_at = ?, turn_start = ?, children = ? WHERE id = ?`
+
 // unsettled is the condition on a parent's (?1) children that are not
 // Terminal. Its term excluding the empty parent lets SQLite use the partial
 // index tasks_parent.
@@ -136,13 +142,8 @@ func (s *stmts) list(write bool) []struct {
 			max_attempts, run_after, lease_owner, lease_expires, error_code, reason,
 			rejected, status_message, seq, created_at, updated_at, parent_task_id, step)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
-		{&s.updateTask, `UPDATE tasks SET state = ?, attempt = ?, run_after = ?, lease_owner = ?,
-			lease_expires = ?, error_code = ?, reason = ?, rejected = ?, status_message = ?,
-			seq = ?, updated_at = ?, turn_start = ?, children = ? WHERE id = ?`},
-		{&s.advanceTask, `UPDATE tasks SET state = ?, attempt = ?, run_after = ?, lease_owner = ?,
-			lease_expires = ?, error_code = ?, reason = ?, rejected = ?, status_message = ?,
-			seq = ?, updated_at = ?, turn_start = ?, children = ?
-			WHERE id = ? AND state = ? AND lease_owner = ? AND seq = ?`},
+		{&s.updateTask, updateTaskSQL},
+		{&s.advanceTask, updateTaskSQL + ` AND state = ? AND lease_owner = ? AND seq = ?`},
 		{&s.insertRecord, `INSERT INTO task_records (` + driver.RecordCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.unsettledKids, `SELECT ` + forUpdateCols + ` FROM tasks WHERE ` + unsettled + ` ORDER BY created_at, id`},
 		{&s.countUnsettled, `SELECT count(*) FROM tasks WHERE ` + unsettled},

@@ -108,23 +108,20 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		if err != nil {
 			return err
 		}
-		if err := transitionConflict(t, p); err != nil {
+		if err := driver.CheckPreconditions(t, p); err != nil {
 			return err
 		}
 		was, owner, seq := t.State, t.LeaseOwner, t.Seq
-		t.State, t.ErrorCode, t.Reason, t.Rejected = p.To, p.ErrorCode, p.Reason, false
-		if p.To == task.StateQueued {
-			t.RunAfter = driver.Norm(p.RunAfter)
+		rec, err := driver.Advance(t, driver.Change{
+			To: p.To, Reason: p.Reason, ErrorCode: p.ErrorCode, PolicyVersion: p.PolicyVersion,
+			Node: p.Node, Now: now, StatusMessage: p.StatusMessage,
+			SetRunAfter: p.To == task.StateQueued, RunAfter: p.RunAfter, NewTurn: p.NewTurn,
+			Evidence: p.Evidence,
+		})
+		if err != nil {
+			return err
 		}
-		if p.To != task.StateInProgress {
-			t.LeaseOwner, t.LeaseExpires = "", time.Time{}
-		}
-		if p.NewTurn {
-			t.TurnStart = t.Attempt
-		}
-		t.Seq++
 		t.Children += len(prep.Spawn)
-		t.UpdatedAt = now
 		res, err := x.stmt(x.st.advanceTask).ExecContext(x.ctx, string(t.State), t.Attempt, nullMicros(t.RunAfter),
 			t.LeaseOwner, nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status,
 			t.Seq, now.UnixMicro(), t.TurnStart, t.Children, t.ID, string(was), owner, seq)
@@ -133,12 +130,6 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		}
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return driver.Conflict("task %q changed while it was read (%d rows updated, %v)", t.ID, n, err)
-		}
-		t.StatusMessage = driver.CloneMessage(p.StatusMessage)
-		rec := task.Record{
-			TaskID: t.ID, Seq: t.Seq, From: p.From, To: p.To, At: now, Attempt: t.Attempt,
-			Node: p.Node, Reason: p.Reason, ErrorCode: p.ErrorCode, PolicyVersion: p.PolicyVersion,
-			Evidence: p.Evidence,
 		}
 		var w driver.Writes
 		w.Audit = append(w.Audit, p.Audit...)
@@ -595,23 +586,6 @@ func scanForUpdate(row scanner, id string) (*task.Task, []byte, error) {
 	t.RunAfter, t.LeaseExpires = fromNull(runAfter), fromNull(leaseExp)
 	t.CreatedAt, t.UpdatedAt = driver.FromMicros(created), driver.FromMicros(updated)
 	return &t, env, nil
-}
-
-// transitionConflict says why t, as stored, does not meet p's
-// preconditions (state, lease owner, lease expiry), or returns nil when it
-// does. A task whose lease never started (LeaseExpires zero) does not
-// satisfy LeaseExpiredBefore.
-func transitionConflict(t *task.Task, p task.TransitionParams) error {
-	before := driver.Norm(p.LeaseExpiredBefore)
-	switch {
-	case t.State != p.From:
-		return driver.Conflict("task is %s, not %s", t.State, p.From)
-	case p.LeaseOwner != "" && t.LeaseOwner != p.LeaseOwner:
-		return driver.Conflict("task is leased by %q, not %q", t.LeaseOwner, p.LeaseOwner)
-	case !before.IsZero() && (t.LeaseExpires.IsZero() || !t.LeaseExpires.Before(before)):
-		return driver.Conflict("lease expires %s, not before %s", driver.FmtTime(t.LeaseExpires), driver.FmtTime(before))
-	}
-	return nil
 }
 
 // fullTask loads a task with its artifacts and history (n < 0: all).

@@ -74,6 +74,23 @@ func Advance(t *task.Task, c Change) (task.Record, error) {
 	return rec, nil
 }
 
+// CheckPreconditions says why t, as stored, does not meet the
+// preconditions of transition p (state, lease owner, lease expiry), or
+// returns nil when it does. A task whose lease never started
+// (LeaseExpires zero) does not satisfy LeaseExpiredBefore.
+func CheckPreconditions(t *task.Task, p task.TransitionParams) error {
+	before := Norm(p.LeaseExpiredBefore)
+	switch {
+	case t.State != p.From:
+		return Conflict("task is %s, not %s", t.State, p.From)
+	case p.LeaseOwner != "" && t.LeaseOwner != p.LeaseOwner:
+		return Conflict("task is leased by %q, not %q", t.LeaseOwner, p.LeaseOwner)
+	case !before.IsZero() && (t.LeaseExpires.IsZero() || !t.LeaseExpires.Before(before)):
+		return Conflict("lease expires %s, not before %s", FmtTime(t.LeaseExpires), FmtTime(before))
+	}
+	return nil
+}
+
 // Writes collects what one operation appends: records, and the audit
 // entries to seal in order. Err is the first error Add met; a driver
 // reports it before it writes anything.
