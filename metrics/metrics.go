@@ -1,6 +1,6 @@
 // Package metrics exposes pactum's Prometheus metrics: tasks by state,
 // transitions, attempt durations, retries, dead letters, authentication
-// refusals and push-notification outcomes.
+// refusals, push-notification outcomes and open event subscriptions.
 package metrics
 
 import (
@@ -114,6 +114,16 @@ func (m *Metrics) HTTPRefused(reason string) { m.httpRefused.WithLabelValues(rea
 // ConnectionWaited counts a connection that had to wait for a free slot
 // under the connection cap.
 func (m *Metrics) ConnectionWaited() { m.connWaits.Inc() }
+
+// CountSubscribers adds the gauge pactum_event_subscribers, read from
+// count at scrape time (task.Broker.Subscribers: the event subscriptions
+// open on this node). Call it once, when the coordinator exists.
+func (m *Metrics) CountSubscribers(count func() int) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "pactum_event_subscribers",
+		Help: "Event subscriptions open on this node: streams following a task and blocking requests waiting for one.",
+	}, func() float64 { return float64(count()) }))
+}
 
 // Handler serves the registry in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {

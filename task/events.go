@@ -194,6 +194,23 @@ func (b *Broker) add(taskID string, s *subscription) func() {
 	}
 }
 
+// Subscribers returns how many channel and queue subscriptions are open:
+// one per stream following a task (SubscribeToTask, a streaming send, an
+// MCP wait) and per blocking request waiting for its task's end. It
+// counts neither SubscribeFunc subscribers (pactum's own consumers) nor a
+// subscription dropped for overflowing, which its holder no longer reads.
+// A subscription whose caller went away must leave this count: what
+// stays is held for nobody.
+func (b *Broker) Subscribers() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(b.all)
+	for _, m := range b.byTask {
+		n += len(m)
+	}
+	return n
+}
+
 // SubscribeFunc calls fn with every task's events, synchronously, in
 // publication order, until the returned function is called; once it has
 // returned fn is not called again. fn runs while the broker is locked: it

@@ -132,3 +132,40 @@ func TestBrokerQueueIsNeverDropped(t *testing.T) {
 		t.Fatalf("after cancel: %+v lost=%v", evs, lost)
 	}
 }
+
+func TestBrokerCountsOpenSubscriptions(t *testing.T) {
+	t.Parallel()
+	b := NewBroker()
+	count := func(want int, when string) {
+		t.Helper()
+		if got := b.Subscribers(); got != want {
+			t.Fatalf("Subscribers() = %d %s, want %d", got, when, want)
+		}
+	}
+	count(0, "at first")
+	_, cancelA := b.Subscribe("a")
+	_, cancelA2 := b.subscribe("a", waiterBuffer)
+	_, cancelAll := b.Subscribe("")
+	_, cancelQ := b.subscribeQueue("b", 4)
+	cancelFn := b.SubscribeFunc(func(Event) {})
+	defer cancelFn()
+	count(4, "with two subscriptions to a task, one to all tasks and a queue (SubscribeFunc not counted)")
+	cancelA()
+	cancelA() // twice counts once
+	count(3, "after one was ended twice")
+	// A waiter that overflows is dropped: nobody reads it any more.
+	for i := range waiterBuffer + 1 {
+		b.Publish(Event{TaskID: "a", Seq: i})
+	}
+	count(2, "after the overflowing waiter was dropped")
+	cancelA2()
+	cancelAll()
+	count(1, "after the waiter's late cancel and the all-tasks subscriber's")
+	// A queue past its limit is kept (its consumer re-reads the task).
+	for i := range 10 {
+		b.Publish(Event{TaskID: "b", Seq: i})
+	}
+	count(1, "with the overflowing queue")
+	cancelQ()
+	count(0, "after every subscription ended")
+}

@@ -102,20 +102,26 @@ func sendWithPush(ctx context.Context, c *a2aclient.Client, text, url string) (a
 // pushOutcome reads pactum_push_deliveries_total{outcome} from /metrics.
 func (n *node) pushOutcome(t *testing.T, outcome string) int {
 	t.Helper()
+	return int(n.metric(t, fmt.Sprintf("pactum_push_deliveries_total{outcome=%q}", outcome)))
+}
+
+// metric reads one sample from /metrics: series is the metric's name with
+// its labels as the text format prints them. A series not there is 0.
+func (n *node) metric(t *testing.T, series string) float64 {
+	t.Helper()
 	resp, err := http.Get(n.base + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	prefix := fmt.Sprintf("pactum_push_deliveries_total{outcome=%q} ", outcome)
 	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, prefix); ok {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
 			var f float64
 			if _, err := fmt.Sscan(v, &f); err != nil {
 				t.Fatalf("metric line %q: %v", line, err)
 			}
-			return int(f)
+			return f
 		}
 	}
 	return 0

@@ -248,6 +248,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	if err != nil {
 		return nil, err
 	}
+	s.metrics.CountSubscribers(s.coord.Broker().Subscribers)
 	if s.anchor, err = newAnchor(cfg.Audit.Anchor, s.store, s.coord.Node(), baseDir, log); err != nil {
 		return nil, err
 	}
