@@ -109,12 +109,20 @@ func BenchmarkSendMessagePostgres(b *testing.B) {
 	if err != nil {
 		b.Skipf("PostgreSQL not reachable: %v", err)
 	}
-	defer conn.Close(ctx)
 	schema := fmt.Sprintf("bench_%d", time.Now().UnixNano())
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		conn.Close(ctx)
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _, _ = conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	// Cleanups run after the function returns and after the server (its
+	// cleanup is registered later) stopped: the connection stays open
+	// until the schema is dropped.
+	b.Cleanup(func() {
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			b.Errorf("drop the benchmark's schema %s: %v", schema, err)
+		}
+	})
 	u, err := url.Parse(dsn)
 	if err != nil {
 		b.Fatal(err)
