@@ -19,6 +19,11 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pactum/pactum/internal/httpstatus"
 	"github.com/pactum/pactum/internal/netguard"
@@ -64,6 +69,10 @@ type PusherOptions struct {
 	Client *http.Client
 	// Logger receives delivery failures (default: discard).
 	Logger *slog.Logger
+	// TracerProvider makes the span of each delivery attempt, a child of
+	// the trace context stored with the task (default: otel's global
+	// provider, as the core's: a no-op unless the process set one).
+	TracerProvider trace.TracerProvider
 	// Observe, when set, is told the outcome of each delivery of one event
 	// to one webhook: one of the Push… outcome constants. It must not
 	// block.
@@ -98,6 +107,14 @@ const (
 	PushAbandoned = "abandoned"
 )
 
+// Attributes of a push delivery's span (and task.AttrTaskID).
+const (
+	attrPushConfig  = attribute.Key("pactum.push.config")
+	attrPushEvent   = attribute.Key("pactum.push.event")
+	attrPushAttempt = attribute.Key("pactum.push.attempt")
+	attrHTTPStatus  = attribute.Key("http.response.status_code")
+)
+
 // catchUpPage bounds one PushBacklog read.
 const catchUpPage = 100
 
@@ -120,9 +137,10 @@ const kindSnapshot task.EventKind = "snapshot"
 // catch-up (at Start, then every CatchUpInterval) sends the current task,
 // whole, to every configuration left behind by a stop, a crash or a drop.
 type Pusher struct {
-	coord *task.Coordinator
-	opts  PusherOptions
-	log   *slog.Logger
+	coord  *task.Coordinator
+	opts   PusherOptions
+	log    *slog.Logger
+	tracer trace.Tracer
 
 	mu          sync.Mutex
 	started     bool
@@ -179,6 +197,9 @@ type delivery struct {
 	body   []byte
 	kind   task.EventKind
 	seq    int
+	// trace is the W3C traceparent stored with the task (the submission's
+	// span), the parent of the delivery's span; "" for none.
+	trace string
 	// release, when set, frees the catch-up slot the delivery holds.
 	release func()
 }
@@ -232,8 +253,12 @@ func NewPusher(coord *task.Coordinator, opts PusherOptions) *Pusher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	tp := opts.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
 	return &Pusher{
-		coord: coord, opts: opts, log: log,
+		coord: coord, opts: opts, log: log, tracer: tp.Tracer("github.com/pactum/pactum/a2aserver"),
 		cache: map[string]cachedConfigs{}, pending: map[string][]task.PushConfig{}, pendingSent: map[string]map[string]int{}, queues: map[string]chan delivery{},
 		dropped: map[string]int{}, dropWake: make(chan struct{}, 1),
 		stopping: make(chan struct{}), catchUpSlots: make(chan struct{}, 4*opts.Workers),
@@ -510,20 +535,33 @@ func droppedWithConfigs(ctx context.Context, dropped map[string]int, other int,
 // artifacts).
 func (p *Pusher) lane(ctx context.Context, events <-chan task.Event) {
 	defer p.wg.Done()
-	streamed := map[string]map[string]bool{}
+	l := &laneState{streamed: map[string]map[string]bool{}, traces: map[string]string{}}
 	for ev := range events {
 		if ctx.Err() != nil {
 			continue // Stop gave up waiting: drain without delivering (never looked up, so not counted)
 		}
-		p.handle(ctx, ev, streamed)
+		p.handle(ctx, ev, l)
 	}
 }
 
-func (p *Pusher) handle(ctx context.Context, ev task.Event, streamed map[string]map[string]bool) {
+// laneState is what a lane remembers of the tasks with push configs whose
+// events it handles (a task's events all go through one lane), until
+// their end.
+type laneState struct {
+	// streamed holds the artifacts sent as chunks, per task.
+	streamed map[string]map[string]bool
+	// traces holds each task's stored traceparent, for its artifact
+	// chunks, whose events carry no task.
+	traces map[string]string
+}
+
+func (p *Pusher) handle(ctx context.Context, ev task.Event, l *laneState) {
+	streamed := l.streamed
 	terminal := ev.Kind == task.EventStatus && ev.Final && ev.State.Terminal()
 	if terminal {
 		defer func() {
 			delete(streamed, ev.TaskID)
+			delete(l.traces, ev.TaskID)
 			p.forget(ev.TaskID)
 		}()
 	}
@@ -540,6 +578,16 @@ func (p *Pusher) handle(ctx context.Context, ev task.Event, streamed map[string]
 	out := eventToA2A(ev)
 	if out == nil {
 		return
+	}
+	trace := l.traces[ev.TaskID]
+	if ev.Task != nil {
+		trace = ev.Task.Envelope.TraceParent
+		if len(l.traces) >= pushConfigCacheMax {
+			clear(l.traces) // tasks whose end was never seen; forget them
+		}
+		if trace != "" && !terminal {
+			l.traces[ev.TaskID] = trace
+		}
 	}
 	var events []a2a.Event
 	switch {
@@ -574,7 +622,7 @@ func (p *Pusher) handle(ctx context.Context, ev task.Event, streamed map[string]
 			return
 		}
 		for _, c := range configs {
-			p.enqueue(ctx, ev.TaskID, delivery{config: c, body: body, kind: ev.Kind, seq: ev.Seq})
+			p.enqueue(ctx, ev.TaskID, delivery{config: c, body: body, kind: ev.Kind, seq: ev.Seq, trace: trace})
 		}
 	}
 }
@@ -835,7 +883,7 @@ func (e *permanentPushError) Unwrap() error { return e.err }
 // the outcome (and returns it).
 func (p *Pusher) deliver(ctx context.Context, d delivery) (outcome string) {
 	defer func() { p.observe(outcome) }()
-	c, body := d.config, d.body
+	c := d.config
 	log := p.log.With("task", c.TaskID, "config", c.ID, "kind", d.kind, "seq", d.seq)
 	if _, err := validatePushURL(c.URL, p.opts.AllowPrivate); err != nil {
 		log.Warn("push: destination refused", "err", err)
@@ -843,7 +891,7 @@ func (p *Pusher) deliver(ctx context.Context, d delivery) (outcome string) {
 	}
 	var err error
 	for attempt := 1; attempt <= p.opts.MaxAttempts; attempt++ {
-		if err = p.post(ctx, c, body); err == nil {
+		if err = p.post(ctx, d, attempt); err == nil {
 			return PushDelivered
 		}
 		var perm *permanentPushError
@@ -958,7 +1006,8 @@ func (p *Pusher) catchUpTask(ctx context.Context, items []task.PushBacklogItem) 
 		}
 		p.log.Info("push: sending a task's latest state it was not sent", "task", taskID, "config", it.Config.ID,
 			"sent_seq", it.DeliveredSeq, "seq", t.Seq)
-		p.enqueue(ctx, taskID, delivery{config: it.Config, body: body, kind: kindSnapshot, seq: t.Seq, release: func() { <-p.catchUpSlots }})
+		p.enqueue(ctx, taskID, delivery{config: it.Config, body: body, kind: kindSnapshot, seq: t.Seq, trace: t.Envelope.TraceParent,
+			release: func() { <-p.catchUpSlots }})
 	}
 	return true
 }
@@ -972,14 +1021,32 @@ func (p *Pusher) backoff(n int) time.Duration {
 	return d - time.Duration(rand.Float64()*0.2*float64(d))
 }
 
-// post makes one delivery attempt.
-func (p *Pusher) post(ctx context.Context, c task.PushConfig, body []byte) error {
+// post makes one delivery attempt. Its span (kind client, "push") is a
+// child of the trace context stored with the task, and its context goes
+// out in the traceparent header: the webhook's receiver joins the task's
+// trace. With tracing off the span is a no-op that carries the stored
+// context, which then goes out unchanged; a task stored without one sends
+// none.
+func (p *Pusher) post(ctx context.Context, d delivery, attempt int) (err error) {
+	c := d.config
 	ctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
+	ctx, span := p.tracer.Start(task.ContextWithTraceParent(ctx, d.trace), "push",
+		trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(task.AttrTaskID.String(c.TaskID), attrPushConfig.String(c.ID),
+			attrPushEvent.String(string(d.kind)), attrPushAttempt.Int(attempt)))
+	defer func() {
+		if err != nil && span.IsRecording() {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(d.body))
 	if err != nil {
 		return &permanentPushError{err}
 	}
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	req.Header.Set("Content-Type", pushContentType)
 	if c.Token != "" {
 		req.Header.Set(headerNotificationToken, c.Token)
@@ -997,6 +1064,7 @@ func (p *Pusher) post(ctx context.Context, c task.PushConfig, body []byte) error
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, pushResponseDrainLimit))
 	_ = resp.Body.Close()
+	span.SetAttributes(attrHTTPStatus.Int(resp.StatusCode))
 	switch httpstatus.Classify(resp.StatusCode) {
 	case httpstatus.OK:
 		return nil

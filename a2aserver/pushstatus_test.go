@@ -34,8 +34,8 @@ func TestPushStatusPolicy(t *testing.T) {
 		{status: 505},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(tc.status) }))
-		p := &Pusher{opts: PusherOptions{Timeout: 5 * time.Second, Client: srv.Client()}}
-		err := p.post(t.Context(), task.PushConfig{URL: srv.URL}, []byte(`{}`))
+		p := NewPusher(nil, PusherOptions{Timeout: 5 * time.Second, Client: srv.Client()})
+		err := p.post(t.Context(), delivery{config: task.PushConfig{URL: srv.URL}, body: []byte(`{}`)}, 1)
 		srv.Close()
 		var perm *permanentPushError
 		switch {
