@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pactum/pactum/task"
 )
@@ -378,15 +379,38 @@ func scoped[In, Out any](s *Server, h mcp.ToolHandlerFor[In, Out]) mcp.ToolHandl
 		if a := s.authActor(ctx, req); a != "" && a != task.Caller(ctx) {
 			ctx = task.WithCaller(ctx, a)
 		}
-		// The SDK runs tools in the session's context, not the HTTP
-		// request's: the request's W3C trace context comes from its
-		// header, so that a task the tool submits joins the caller's
-		// trace.
-		if req != nil && req.Extra != nil && req.Extra.Header.Get("Traceparent") != "" {
-			ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(req.Extra.Header))
-		}
+		ctx = withCallTrace(ctx, req)
 		return h(ctx, req, in)
 	}
+}
+
+// withCallTrace returns ctx with the W3C trace context of a tool call, so
+// that a task the tool submits joins the caller's trace. The SDK runs
+// tools in the session's context, not the HTTP request's, so it is read
+// from the call itself: first the message's params._meta (keys
+// traceparent and tracestate, MCP SEP-414 and OpenTelemetry's MCP
+// conventions), which works over every transport, stdio included; else
+// the traceparent header of the HTTP request that carried the call
+// (streamable HTTP). A malformed traceparent is ignored.
+func withCallTrace(ctx context.Context, req *mcp.CallToolRequest) context.Context {
+	if req == nil {
+		return ctx
+	}
+	if req.Params != nil {
+		if tp, _ := req.Params.Meta["traceparent"].(string); tp != "" {
+			c := propagation.MapCarrier{"traceparent": tp}
+			if ts, _ := req.Params.Meta["tracestate"].(string); ts != "" {
+				c["tracestate"] = ts
+			}
+			if out := (propagation.TraceContext{}).Extract(ctx, c); trace.SpanContextFromContext(out).IsValid() {
+				return out
+			}
+		}
+	}
+	if req.Extra != nil && req.Extra.Header.Get("Traceparent") != "" {
+		return propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(req.Extra.Header))
+	}
+	return ctx
 }
 
 func (s *Server) fail(ctx context.Context, tool string, err error) error {
