@@ -33,8 +33,9 @@ type httpServer struct {
 	canceled chan struct{}
 	// close stops the server.
 	close func()
-	// traceparents receives the traceparent header of each greet call.
-	traceparents chan string
+	// traceparents receives the traceparent header of each greet call,
+	// metaTraceparents its params._meta.traceparent.
+	traceparents, metaTraceparents chan string
 }
 
 type greetIn struct {
@@ -66,7 +67,7 @@ func newHTTPServer(t *testing.T) *httpServer {
 // serveHTTP serves a new MCP server on ln until the test ends.
 func serveHTTP(t *testing.T, ln net.Listener) *httpServer {
 	t.Helper()
-	hs := &httpServer{canceled: make(chan struct{}, 1), traceparents: make(chan string, 16)}
+	hs := &httpServer{canceled: make(chan struct{}, 1), traceparents: make(chan string, 16), metaTraceparents: make(chan string, 16)}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "pactum-test", Version: "1.0.0"}, nil)
 	sdk.AddTool(srv, &sdk.Tool{Name: "greet", Description: "Greets someone by name"},
 		func(_ context.Context, req *sdk.CallToolRequest, in greetIn) (*sdk.CallToolResult, any, error) {
@@ -75,6 +76,11 @@ func serveHTTP(t *testing.T, ln net.Listener) *httpServer {
 				case hs.traceparents <- req.Extra.Header.Get("Traceparent"):
 				default:
 				}
+			}
+			tp, _ := req.Params.Meta["traceparent"].(string)
+			select {
+			case hs.metaTraceparents <- tp:
+			default:
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "Hello, " + in.Name + "!"}}}, nil, nil
 		})

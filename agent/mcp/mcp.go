@@ -17,6 +17,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/pactum/pactum/agent"
@@ -284,6 +285,17 @@ func (r *Runtime) call(ctx context.Context, s *session, args json.RawMessage, si
 	cctx, span := traced.Start(cctx, "github.com/pactum/pactum/agent/mcp", "execute_tool "+r.s.Tool, trace.SpanKindInternal,
 		attribute.String("gen_ai.operation.name", "execute_tool"), attribute.String("gen_ai.tool.name", r.s.Tool),
 		attribute.String("gen_ai.tool.type", "extension"))
+	// The call's own trace context goes in its message too (_meta keys
+	// traceparent and tracestate, MCP SEP-414): over stdio there is no
+	// header to carry it.
+	meta := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(cctx, meta)
+	for k, v := range meta {
+		if params.Meta == nil {
+			params.Meta = sdk.Meta{}
+		}
+		params.Meta[k] = v
+	}
 	res, err := s.cs.CallTool(cctx, params)
 	if err == nil && res != nil && res.IsError && span.IsRecording() {
 		span.SetStatus(codes.Error, "tool returned an error result")

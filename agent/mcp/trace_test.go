@@ -13,7 +13,8 @@ import (
 
 // TestHTTPExecuteToolSpan: a tool call made below an attempt's span is a
 // GenAI execute_tool span, and the MCP request carries the traceparent of
-// the HTTP span below it; without a span in the context, no traceparent.
+// the HTTP span below it in its header and the execute_tool span in its
+// params._meta; without a span in the context, neither.
 func TestHTTPExecuteToolSpan(t *testing.T) {
 	t.Parallel()
 	srv := newHTTPServer(t)
@@ -24,6 +25,9 @@ func TestHTTPExecuteToolSpan(t *testing.T) {
 	}
 	if tp := <-srv.traceparents; tp != "" {
 		t.Errorf("untraced call sent traceparent %q", tp)
+	}
+	if tp := <-srv.metaTraceparents; tp != "" {
+		t.Errorf("untraced call sent _meta.traceparent %q", tp)
 	}
 
 	exp := tracetest.NewInMemoryExporter()
@@ -36,6 +40,7 @@ func TestHTTPExecuteToolSpan(t *testing.T) {
 	}
 	parent.End()
 	got := <-srv.traceparents
+	inMeta := <-srv.metaTraceparents
 
 	spans := exp.GetSpans()
 	var tool *tracetest.SpanStub
@@ -49,6 +54,11 @@ func TestHTTPExecuteToolSpan(t *testing.T) {
 	}
 	if tool.Parent.SpanID() != parent.SpanContext().SpanID() {
 		t.Errorf("execute_tool parent %s, want invoke_agent", tool.Parent.SpanID())
+	}
+	// The message carries the call's own span (MCP SEP-414), which works
+	// over stdio too.
+	if want := "00-" + tool.SpanContext.TraceID().String() + "-" + tool.SpanContext.SpanID().String() + "-01"; inMeta != want {
+		t.Errorf("the tool call's _meta.traceparent = %q, want execute_tool's %q", inMeta, want)
 	}
 	attrs := map[string]string{}
 	for _, kv := range tool.Attributes {
