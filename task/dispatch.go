@@ -82,10 +82,19 @@ func (c *Coordinator) dispatchLoop(ctx context.Context) {
 			continue
 		case <-timer.C():
 		}
-		c.claimAndRun(ctx)
-		// Poll: also catch tasks that other processes queued for later.
+		// Poll: catch tasks that other processes queued, and backoffs that
+		// ended. A claim holds every free worker slot until its write
+		// returns, and a submission that finds none meanwhile is queued
+		// instead of claimed at once (one commit more, and a wait for
+		// this loop); so claim only when a read says something is due.
+		// A failed read claims anyway.
 		next := c.poll
-		if at, err := c.store.NextRunAfter(ctx); err == nil && !at.IsZero() {
+		at, err := c.store.NextRunAfter(ctx)
+		if err != nil || (!at.IsZero() && !at.After(c.clock.Now())) {
+			c.claimAndRun(ctx)
+			at, err = c.store.NextRunAfter(ctx)
+		}
+		if err == nil && !at.IsZero() {
 			if d := at.Sub(c.clock.Now()); d < next {
 				next = max(d, time.Millisecond)
 			}

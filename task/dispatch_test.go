@@ -3,6 +3,7 @@ package task_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,5 +65,57 @@ func TestBacklogRunsWhenAWorkerFrees(t *testing.T) {
 		if got.State != task.StateSucceeded {
 			t.Fatalf("task %s ended %s", id, got.State)
 		}
+	}
+}
+
+// claimCounter counts the Coordinator's claims.
+type claimCounter struct {
+	task.Store
+	n *atomic.Int64
+}
+
+func (s claimCounter) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, error) {
+	s.n.Add(1)
+	return s.Store.Claim(ctx, p)
+}
+
+// TestPollClaimsOnlyWhenSomethingIsDue: the dispatcher's poll claims (and
+// so holds every free worker slot through a write, while submissions that
+// find none are queued instead of run at once) only when the store says
+// a queued task is due; a task another process queued is still found and
+// run at the next poll.
+func TestPollClaimsOnlyWhenSomethingIsDue(t *testing.T) {
+	t.Parallel()
+	var claims atomic.Int64
+	echo := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		return &task.Result{}, nil
+	})
+	agents := []task.AgentSpec{{Name: "echo", Runner: echo}}
+	b := setupWrapped(t, task.Options{Agents: agents, PollInterval: 5 * time.Millisecond},
+		func(s task.Store) task.Store { return claimCounter{Store: s, n: &claims} })
+	time.Sleep(150 * time.Millisecond) // some thirty polls with nothing queued
+	if n := claims.Load(); n != 0 {
+		t.Fatalf("%d claims while nothing was queued, want none", n)
+	}
+	// Another process queues a task: a coordinator that was never started
+	// claims nothing itself.
+	other, err := task.NewCoordinator(task.Options{Store: b.store, Agents: agents})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := other.Submit(ctx, task.SubmitRequest{Envelope: envelope("echo", "a", "queued elsewhere")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Task.State != task.StateQueued {
+		t.Fatalf("the other process's task is %s, want queued", res.Task.State)
+	}
+	if got := wait(t, b, res.Task.ID); got.State != task.StateSucceeded {
+		t.Fatalf("the queued task ended %s, want succeeded", got.State)
+	}
+	if claims.Load() == 0 {
+		t.Fatal("the queued task ran without a claim")
 	}
 }
