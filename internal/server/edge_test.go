@@ -341,17 +341,7 @@ func TestStreamOutlivesTimeouts(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer client.Destroy()
-		res, err := client.SendMessage(ctx, &a2a.SendMessageRequest{
-			Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("sub")),
-			Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tk, ok := res.(*a2a.Task)
-		if !ok {
-			t.Fatalf("SendMessage answered %T", res)
-		}
+		tk := startTask(ctx, t, client, "sub")
 		state, err := final(client.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: tk.ID}))
 		if err != nil || state != a2a.TaskStateCompleted {
 			t.Errorf("%s SubscribeToTask: last state %q, err %v; want completed", transport, state, err)

@@ -42,17 +42,7 @@ func TestStreamsLeftByTheirCallersAreReleased(t *testing.T) {
 		clients[name] = c
 	}
 	// The task the SubscribeToTask streams follow.
-	res, err := clients["jsonrpc"].SendMessage(ctx, &a2a.SendMessageRequest{
-		Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("followed")),
-		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	followed, ok := res.(*a2a.Task)
-	if !ok {
-		t.Fatalf("SendMessage answered %T, want a task", res)
-	}
+	followed := startTask(ctx, t, clients["jsonrpc"], "followed")
 	tasks := map[a2a.TaskID]bool{followed.ID: true}
 
 	// Each stream runs in a goroutine until its context is canceled; it
@@ -148,4 +138,22 @@ func TestStreamsLeftByTheirCallersAreReleased(t *testing.T) {
 	if got := n.metric(t, subscribers); got != 0 {
 		t.Errorf("%s = %v after the tasks ended, want 0", subscribers, got)
 	}
+}
+
+// startTask sends text with returnImmediately and returns the task the
+// server answers with, still running.
+func startTask(ctx context.Context, t *testing.T, c *a2aclient.Client, text string) *a2a.Task {
+	t.Helper()
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{
+		Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text)),
+		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
+	})
+	if err != nil {
+		t.Fatalf("SendMessage %q: %v", text, err)
+	}
+	tk, ok := res.(*a2a.Task)
+	if !ok {
+		t.Fatalf("SendMessage %q answered %T, want a task", text, res)
+	}
+	return tk
 }

@@ -336,17 +336,7 @@ func TestWorkflowA2A(t *testing.T) {
 
 	// Cancel a running run: workflow slow runs planner, then sleeper.
 	slow := a2aClient(ctx, t, base, workflow.RunAgent("slow"))
-	res, err := slow.SendMessage(ctx, &a2a.SendMessageRequest{
-		Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Sleep on it")),
-		Config:  &a2a.SendMessageConfig{ReturnImmediately: true},
-	})
-	if err != nil {
-		t.Fatalf("SendMessage to workflow.slow: %v", err)
-	}
-	started, ok := res.(*a2a.Task)
-	if !ok {
-		t.Fatalf("SendMessage answered %T", res)
-	}
+	started := startTask(ctx, t, slow, "Sleep on it")
 	sleeper := waitChild(ctx, t, coord, string(started.ID), "sleeper", task.StateInProgress)
 	canceled, err := slow.CancelTask(ctx, &a2a.CancelTaskRequest{ID: started.ID})
 	if err != nil {
