@@ -579,14 +579,14 @@ func (p *Pusher) handle(ctx context.Context, ev task.Event, l *laneState) {
 	if out == nil {
 		return
 	}
-	trace := l.traces[ev.TaskID]
+	traceParent := l.traces[ev.TaskID]
 	if ev.Task != nil {
-		trace = ev.Task.Envelope.TraceParent
+		traceParent = ev.Task.Envelope.TraceParent
 		if len(l.traces) >= pushConfigCacheMax {
 			clear(l.traces) // tasks whose end was never seen; forget them
 		}
-		if trace != "" && !terminal {
-			l.traces[ev.TaskID] = trace
+		if traceParent != "" && !terminal {
+			l.traces[ev.TaskID] = traceParent
 		}
 	}
 	var events []a2a.Event
@@ -622,7 +622,7 @@ func (p *Pusher) handle(ctx context.Context, ev task.Event, l *laneState) {
 			return
 		}
 		for _, c := range configs {
-			p.enqueue(ctx, ev.TaskID, delivery{config: c, body: body, kind: ev.Kind, seq: ev.Seq, trace: trace})
+			p.enqueue(ctx, ev.TaskID, delivery{config: c, body: body, kind: ev.Kind, seq: ev.Seq, trace: traceParent})
 		}
 	}
 }

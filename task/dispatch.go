@@ -87,7 +87,9 @@ func (c *Coordinator) dispatchLoop(ctx context.Context) {
 		// returns, and a submission that finds none meanwhile is queued
 		// instead of claimed at once (one commit more, and a wait for
 		// this loop); so claim only when a read says something is due.
-		// A failed read claims anyway.
+		// A failed read claims anyway. (A task queued by a node whose
+		// clock runs ahead is due here when this clock reaches its time,
+		// or at once when that node's queued event wakes this loop.)
 		next := c.poll
 		at, err := c.store.NextRunAfter(ctx)
 		if err != nil || (!at.IsZero() && !at.After(c.clock.Now())) {
