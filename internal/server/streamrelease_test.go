@@ -1,22 +1,29 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+
+	"github.com/pactum/pactum/task"
 )
 
 // TestStreamsLeftByTheirCallersAreReleased: clients that go away in the
-// middle of a stream (SubscribeToTask and SendStreamingMessage, over
-// JSON-RPC, which pactum answers itself, and HTTP+JSON, which the SDK
-// serves) give their event subscriptions back at once, while the tasks
-// they followed still run: nothing is held on the server for a caller
-// that is gone. The tasks run on, and are canceled afterwards.
+// middle of a stream (SubscribeToTask and SendStreamingMessage, over A2A
+// 1.0 JSON-RPC, which pactum answers itself, and HTTP+JSON, which the SDK
+// serves, with the official client; their 0.3 forms over both bindings,
+// as raw SSE requests) give their event subscriptions back at once, while
+// the tasks they followed still run: nothing is held on the server for a
+// caller that is gone. The tasks run on, and are canceled afterwards.
 func TestStreamsLeftByTheirCallersAreReleased(t *testing.T) {
 	t.Parallel()
 	// The agent outlasts the test: a task ends only when canceled.
@@ -48,17 +55,22 @@ func TestStreamsLeftByTheirCallersAreReleased(t *testing.T) {
 	// Each stream runs in a goroutine until its context is canceled; it
 	// reports its first event (so its subscription is open) and, at its
 	// end, how it ended.
+	// first carries the id of the task its first event names.
 	type stream struct {
 		name   string
 		cancel context.CancelFunc
-		first  chan a2a.Event
+		first  chan string
 		done   chan error
 	}
 	var streams []*stream
-	open := func(name string, events func(context.Context) func(func(a2a.Event, error) bool)) {
+	newStream := func(name string) (*stream, context.Context) {
 		sctx, scancel := context.WithCancel(ctx)
-		s := &stream{name: name, cancel: scancel, first: make(chan a2a.Event, 1), done: make(chan error, 1)}
+		s := &stream{name: name, cancel: scancel, first: make(chan string, 1), done: make(chan error, 1)}
 		streams = append(streams, s)
+		return s, sctx
+	}
+	open := func(name string, events func(context.Context) func(func(a2a.Event, error) bool)) {
+		s, sctx := newStream(name)
 		go func() {
 			var err error
 			seen := false
@@ -69,11 +81,52 @@ func TestStreamsLeftByTheirCallersAreReleased(t *testing.T) {
 				}
 				if !seen {
 					seen = true
-					s.first <- ev
+					s.first <- string(ev.TaskInfo().TaskID)
 				}
 			}
 			close(s.first)
 			s.done <- err
+		}()
+	}
+	// openRaw opens an A2A 0.3 stream (no A2A-Version header) as a plain
+	// SSE request and reads it until its context ends.
+	openRaw := func(name, method, path, body string) {
+		s, sctx := newStream(name)
+		go func() {
+			var rd io.Reader = http.NoBody
+			if body != "" {
+				rd = strings.NewReader(body)
+			}
+			req, err := http.NewRequestWithContext(sctx, method, n.base+"/agents/slow"+path, rd)
+			if err != nil {
+				close(s.first)
+				s.done <- err
+				return
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "text/event-stream")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				close(s.first)
+				s.done <- err
+				return
+			}
+			defer resp.Body.Close()
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 64<<10), 1<<20)
+			seen := false
+			for sc.Scan() {
+				data, ok := strings.CutPrefix(sc.Text(), "data:")
+				if !ok || seen {
+					continue
+				}
+				seen = true
+				var v any
+				_ = json.Unmarshal([]byte(data), &v)
+				s.first <- taskIDIn(v)
+			}
+			close(s.first)
+			s.done <- sc.Err()
 		}()
 	}
 	const perKind = 3
@@ -87,23 +140,28 @@ func TestStreamsLeftByTheirCallersAreReleased(t *testing.T) {
 			})
 		}
 	}
+	id := string(followed.ID)
+	openRaw("jsonrpc 0.3 tasks/resubscribe", http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"tasks/resubscribe","params":{"id":"`+id+`"}}`)
+	openRaw("jsonrpc 0.3 message/stream", http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{"message":{"kind":"message","messageId":"`+task.NewID()+`","role":"user","parts":[{"kind":"text","text":"streamed 0.3"}]}}}`)
+	openRaw("rest 0.3 tasks:subscribe", http.MethodGet, "/v1/tasks/"+id+":subscribe", "")
+	openRaw("rest 0.3 message:stream", http.MethodPost, "/v1/message:stream", `{"message":{"messageId":"`+task.NewID()+`","role":"ROLE_USER","content":[{"text":"streamed 0.3"}]}}`)
+	streamedTasks := 2*perKind + 2
 	for _, s := range streams {
 		select {
-		case ev, ok := <-s.first:
+		case got, ok := <-s.first:
 			if !ok {
 				t.Fatalf("%s ended before its first event: %v", s.name, <-s.done)
 			}
-			if tk, ok := ev.(*a2a.Task); ok {
-				tasks[tk.ID] = true
-			} else if st, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
-				tasks[st.TaskID] = true
+			if got == "" {
+				t.Fatalf("%s: its first event names no task", s.name)
 			}
+			tasks[a2a.TaskID(got)] = true
 		case <-ctx.Done():
 			t.Fatalf("%s: no first event", s.name)
 		}
 	}
-	if want := 1 + 2*perKind; len(tasks) != want {
-		t.Fatalf("the streams name %d tasks, want %d (one followed, %d streamed)", len(tasks), want, 2*perKind)
+	if want := 1 + streamedTasks; len(tasks) != want {
+		t.Fatalf("the streams name %d tasks, want %d (one followed, %d streamed)", len(tasks), want, streamedTasks)
 	}
 	waitFor(t, "every stream's subscription", func() bool { return n.metric(t, subscribers) == float64(len(streams)) })
 
@@ -156,4 +214,31 @@ func startTask(ctx context.Context, t *testing.T, c *a2aclient.Client, text stri
 		t.Fatalf("SendMessage %q answered %T, want a task", text, res)
 	}
 	return tk
+}
+
+// taskIDIn finds the task id in a decoded stream event of either protocol
+// version: a task's "id" (0.3 marks it "kind": "task"; 1.0 and 0.3
+// HTTP+JSON wrap it as "task"), else the first "taskId".
+func taskIDIn(v any) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	if id, ok := m["id"].(string); ok && m["kind"] == "task" {
+		return id
+	}
+	if tk, ok := m["task"].(map[string]any); ok {
+		if id, ok := tk["id"].(string); ok {
+			return id
+		}
+	}
+	if id, ok := m["taskId"].(string); ok {
+		return id
+	}
+	for _, k := range []string{"result", "statusUpdate", "artifactUpdate", "status-update", "artifact-update"} {
+		if id := taskIDIn(m[k]); id != "" {
+			return id
+		}
+	}
+	return ""
 }
