@@ -13,6 +13,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pactum/pactum/task"
 )
@@ -21,7 +22,8 @@ import (
 // middle of a stream (SubscribeToTask and SendStreamingMessage, over A2A
 // 1.0 JSON-RPC, which pactum answers itself, and HTTP+JSON, which the SDK
 // serves, with the official client; their 0.3 forms over both bindings,
-// as raw SSE requests) give their event subscriptions back at once, while
+// as raw SSE requests; an MCP tool call waiting for its task) give their
+// event subscriptions back at once, while
 // the tasks they followed still run: nothing is held on the server for a
 // caller that is gone. The tasks run on, and are canceled afterwards.
 func TestStreamsLeftByTheirCallersAreReleased(t *testing.T) {
@@ -145,7 +147,41 @@ func TestStreamsLeftByTheirCallersAreReleased(t *testing.T) {
 	openRaw("jsonrpc 0.3 message/stream", http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{"message":{"kind":"message","messageId":"`+task.NewID()+`","role":"user","parts":[{"kind":"text","text":"streamed 0.3"}]}}}`)
 	openRaw("rest 0.3 tasks:subscribe", http.MethodGet, "/v1/tasks/"+id+":subscribe", "")
 	openRaw("rest 0.3 message:stream", http.MethodPost, "/v1/message:stream", `{"message":{"messageId":"`+task.NewID()+`","role":"ROLE_USER","content":[{"text":"streamed 0.3"}]}}`)
-	streamedTasks := 2*perKind + 2
+	// An MCP call waiting for its task: its progress notifications name
+	// the task ("task <id> is …").
+	mcpFirst := make(chan string, 16)
+	mcpSession, err := mcp.NewClient(&mcp.Implementation{Name: "leaver", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if f := strings.Fields(req.Params.Message); len(f) > 1 && f[0] == "task" {
+				select {
+				case mcpFirst <- f[1]:
+				default:
+				}
+			}
+		},
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: n.base + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mcpSession.Close()
+	{
+		s, sctx := newStream("mcp submit_task wait")
+		go func() {
+			p := &mcp.CallToolParams{Name: "submit_task", Arguments: map[string]any{"agent": "slow", "text": "waited", "wait": true}}
+			p.SetProgressToken("leaver-1")
+			go func() {
+				select {
+				case id := <-mcpFirst:
+					s.first <- id
+				case <-sctx.Done():
+					close(s.first)
+				}
+			}()
+			_, err := mcpSession.CallTool(sctx, p)
+			s.done <- err
+		}()
+	}
+	streamedTasks := 2*perKind + 3
 	for _, s := range streams {
 		select {
 		case got, ok := <-s.first:
