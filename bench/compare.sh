@@ -90,14 +90,14 @@ run_client() {
 		-test.bench "$2" -test.benchtime "$3"
 }
 
-# measure runs the client against $2 and prints, labelled $1, req/s, p50
-# and p99 per call and client count; the lines also go to $work/results.
+# measure runs the client against $2 and prints, labelled $1, req/s, p50,
+# p99 and the server's CPU time per request per call and client count;
+# the lines also go to $work/results.
 measure() {
 	run_client "$2" '^BenchmarkSendMessageExternal$' 2000x >/dev/null
-	{
-		run_client "$2" '^BenchmarkSendMessageExternal$' "${n}x"
-		run_client "$2" '^BenchmarkSendStreamingMessageExternal$/^clients=32$' "${n}x"
-	} | label "$1"
+	measured "$1" "$2" '^BenchmarkSendMessageExternal$/^clients=1$'
+	measured "$1" "$2" '^BenchmarkSendMessageExternal$/^clients=32$'
+	measured "$1" "$2" '^BenchmarkSendStreamingMessageExternal$/^clients=32$'
 	if [[ $1 == pactum ]]; then
 		# The contract agent and the echo agent once more, on the same
 		# server in the same minutes, so that the two compared have
@@ -109,20 +109,31 @@ measure() {
 		((round % 2 == 0)) && pair=(checked:pactumc echo:pactume echo:pactume checked:pactumc)
 		for a in "${pair[@]}"; do
 			run_client "${2%/echo}/${a%%:*}" '^BenchmarkSendMessageExternal$/^clients=32$' 2000x >/dev/null
-			run_client "${2%/echo}/${a%%:*}" '^BenchmarkSendMessageExternal$/^clients=32$' "${n}x" | label "${a#*:}"
+			measured "${a#*:}" "${2%/echo}/${a%%:*}" '^BenchmarkSendMessageExternal$/^clients=32$'
 		done
 	fi
 }
 
-# label turns the client's benchmark lines into result lines labelled $1
-# (also appended to $work/results).
+# measured runs the client against URL $2 with -test.bench $3 (one
+# measurement) and labels its line $1, with the CPU time the server
+# (pids[0]) spent per request meanwhile.
+measured() {
+	local t0 t1 out
+	t0=$(cpu_ticks "${pids[0]}")
+	out=$(run_client "$2" "$3" "${n}x")
+	t1=$(cpu_ticks "${pids[0]}")
+	label "$1" "$(per_request "$t0" "$t1" "$n")" <<<"$out"
+}
+
+# label turns the client's benchmark lines into result lines labelled $1,
+# with $2 the server's CPU per request (also appended to $work/results).
 label() {
-	awk -v label="$1" '/FAIL|panic|Error|_test\.go/ { print > "/dev/stderr" }
+	awk -v label="$1" -v us="$2" '/FAIL|panic|Error|_test\.go/ { print > "/dev/stderr" }
 	/^BenchmarkSend/ {
 		mode = ($1 ~ /Streaming/) ? "stream" : "send";
 		split($1, a, "="); sub(/-[0-9]+$/, "", a[2]);
 		for (i = 1; i <= NF; i++) { if ($i == "req/s") r = $(i-1); if ($i == "p50-ms") p50 = $(i-1); if ($i == "p99-ms") p99 = $(i-1) }
-		printf "%-7s %-6s clients=%-3s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms\n", label, mode, a[2], r, p50, p99 }' |
+		printf "%-7s %-6s clients=%-3s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms  cpu %5d us/req\n", label, mode, a[2], r, p50, p99, us }' |
 		tee -a "$work/results"
 }
 
@@ -176,26 +187,26 @@ function median(list,    v, k, i, j, t) {
 {
 	key = $2 " " $3 " " $1
 	if (!(key in r)) order[++nk] = key
-	r[key] = r[key] " " $4; p50[key] = p50[key] " " $7; p99[key] = p99[key] " " $10
+	r[key] = r[key] " " $4; p50[key] = p50[key] " " $7; p99[key] = p99[key] " " $10; cpu[key] = cpu[key] " " $13
 }
 END {
 	printf "# medians of %d rounds\n", rounds
 	for (i = 1; i <= nk; i++) {
 		k = order[i]; split(k, f, " ")
-		mr[k] = median(r[k]); m99[k] = median(p99[k])
-		printf "%-7s %-6s %-11s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms\n", f[3], f[1], f[2], mr[k], median(p50[k]), m99[k]
+		mr[k] = median(r[k]); m99[k] = median(p99[k]); mc[k] = median(cpu[k])
+		printf "%-7s %-6s %-11s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms  cpu %5d us/req\n", f[3], f[1], f[2], mr[k], median(p50[k]), m99[k], mc[k]
 	}
-	print "# ratios (pactum / peer: req/s, p99)"
+	print "# ratios (pactum / peer: req/s, p99, server CPU per request)"
 	for (i = 1; i <= nk; i++) {
 		k = order[i]; split(k, f, " ")
 		if (f[3] ~ /^pactum/) continue
 		pk = f[1] " " f[2] " pactum"
 		if (!(pk in mr) || mr[k] == 0 || m99[k] == 0) continue
-		printf "pactum/%-6s %-6s %-11s req/s %5.2fx  p99 %5.2fx\n", f[3], f[1], f[2], mr[pk] / mr[k], m99[pk] / m99[k]
+		printf "pactum/%-6s %-6s %-11s req/s %5.2fx  p99 %5.2fx  cpu %5.2fx\n", f[3], f[1], f[2], mr[pk] / mr[k], m99[pk] / m99[k], (mc[k] > 0 ? mc[pk] / mc[k] : 0)
 	}
 	ck = "send clients=32 pactumc"; pk = "send clients=32 pactume"
 	if ((ck in mr) && (pk in mr) && mr[pk] > 0)
-		printf "contract/none send   clients=32  req/s %5.2fx  p99 %5.2fx\n", mr[ck] / mr[pk], m99[ck] / m99[pk]
+		printf "contract/none send   clients=32  req/s %5.2fx  p99 %5.2fx  cpu %5.2fx\n", mr[ck] / mr[pk], m99[ck] / m99[pk], (mc[pk] > 0 ? mc[ck] / mc[pk] : 0)
 }'
 
 # Optional stage, COMPARE_PG=1: pactum on PostgreSQL, one node and three

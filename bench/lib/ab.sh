@@ -42,9 +42,6 @@ client() {
 	PACTUM_BENCH_URL=http://127.0.0.1:$port/agents/echo "$work/bench.test" -test.run x -test.timeout 5m \
 		-test.bench "$1" -test.benchtime "$2"
 }
-hz=$(getconf CLK_TCK)
-# cpu_ticks prints the user + system CPU time of process $1 in clock ticks.
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 for round in $(seq "$rounds"); do
 	echo "# round $round"
 	order=(then now)
@@ -60,7 +57,7 @@ for round in $(seq "$rounds"); do
 			t0=$(cpu_ticks "$pid")
 			out=$(client "$bench" "${n}x")
 			t1=$(cpu_ticks "$pid")
-			printf '%s\n' "$out" | awk -v label="$b" -v us="$(( (t1 - t0) * 1000000 / hz / n ))" '/FAIL|panic/ { print > "/dev/stderr" }
+			printf '%s\n' "$out" | awk -v label="$b" -v us="$(per_request "$t0" "$t1" "$n")" '/FAIL|panic/ { print > "/dev/stderr" }
 			/^BenchmarkSend/ {
 				mode = ($1 ~ /Streaming/) ? "stream" : "send"; split($1, a, "="); sub(/-[0-9]+$/, "", a[2])
 				for (i = 1; i <= NF; i++) { if ($i == "req/s") r = $(i-1); if ($i == "p99-ms") p99 = $(i-1) }

@@ -36,9 +36,8 @@ bench() {
 		-test.bench 'SendStreamingMessageExternal$/clients=32' -test.benchtime "$1"
 }
 bench 1000x >/dev/null
-t0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+t0=$(cpu_ticks "$pid")
 out=$(bench "${n}x" | grep '^Benchmark')
-t1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
-hz=$(getconf CLK_TCK)
+t1=$(cpu_ticks "$pid")
 rps=$(awk '{for (i = 1; i <= NF; i++) if ($i == "req/s") print $(i-1)}' <<<"$out")
-echo "$bin: server CPU $(((t1 - t0) * 1000000 / hz / n)) µs per streamed request, $rps req/s"
+echo "$bin: server CPU $(per_request "$t0" "$t1" "$n") µs per streamed request, $rps req/s"
