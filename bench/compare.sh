@@ -13,8 +13,10 @@
 # clients, then SendStreamingMessage at 32 clients), and stopped; the
 # servers take turns (the starting one rotates each round) so that drift in
 # the machine hits all of them. Prints one line per server, measurement and
-# round, then the medians of the rounds, then the ratios (pactum / peer for
-# req/s, and pactum's p99 / the peer's). After its streaming run,
+# round (with the CPU time the server spent per request meanwhile, from
+# /proc), then the medians of the rounds, then the ratios (pactum / peer
+# for req/s, pactum's p99 / the peer's, pactum's CPU per request / the
+# peer's). After its streaming run,
 # pactum's "checked" agent (echo with a 3-assertion contract, "pactumc")
 # and its echo agent once more ("pactume") are measured at 32 clients on
 # the same server, twice each in the order A B B A (which of the two is A
