@@ -19,7 +19,9 @@ import (
 // while it was not listening are lost: the Coordinator then ends its local
 // subscriptions, whose consumers re-read the stored state, and scans for
 // queued work. An event that arrives through a relay is never Complete: its
-// Task carries no history or artifacts.
+// Task carries no history or artifacts. Listen need not deliver what the
+// same relay sent (the Coordinator published it already; it ignores events
+// whose Node is its own in any case).
 type Relay interface {
 	Send(ev Event)
 	Listen(ctx context.Context, deliver func(Event)) error

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf16"
@@ -112,7 +113,10 @@ type relay struct {
 	insertSQL, fetchSQL, purgeSQL string
 	// src tells this relay's events from other senders' for deduplication:
 	// a batch sent again after a lost connection may have been delivered.
+	// Every notification starts with it (own), so the listener drops this
+	// relay's own without decoding them, or fetching a stored payload.
 	src string
+	own string
 
 	mu       sync.Mutex
 	queue    []outEvent
@@ -153,10 +157,11 @@ func newRelay(pool *pgxpool.Pool, schema string, log *slog.Logger, closed bool) 
 		connCfg: pool.Config().ConnConfig,
 		channel: channel,
 		insertSQL: `WITH p AS (INSERT INTO ` + table + ` (channel, payload) VALUES ($1, $2) RETURNING id)
-			SELECT pg_notify($1, '{"v":` + strconv.Itoa(wireVersion) + `,"ref":' || p.id || '}') FROM p`,
+			SELECT pg_notify($1, '{"v":` + strconv.Itoa(wireVersion) + `,"src":"' || $3 || '","ref":' || p.id || '}') FROM p`,
 		fetchSQL: `SELECT payload FROM ` + table + ` WHERE id = $1`,
 		purgeSQL: `DELETE FROM ` + table + ` WHERE created_at < now() - make_interval(secs => $1)`,
 		src:      hex.EncodeToString(src[:]),
+		own:      fmt.Sprintf(`{"v":%d,"src":%q,`, wireVersion, hex.EncodeToString(src[:])),
 		dropped:  map[task.EventKind]int{},
 		wake:     make(chan struct{}, 1),
 		closing:  make(chan struct{}),
@@ -380,7 +385,7 @@ func (r *relay) send(batch []outEvent) (stored bool) {
 			if len(m) < notifyLimit {
 				b.Queue(`SELECT pg_notify($1, $2)`, r.channel, string(m))
 			} else {
-				b.Queue(r.insertSQL, r.channel, m)
+				b.Queue(r.insertSQL, r.channel, m, r.src)
 			}
 		}
 		err := r.pool.SendBatch(r.sendCtx, b).Close()
@@ -457,7 +462,9 @@ func (r *relay) listen(ctx context.Context, deliver func(task.Event)) error {
 			}
 			return fmt.Errorf("postgres: event relay: %w", err)
 		}
-		if n.Channel != r.channel {
+		if n.Channel != r.channel || strings.HasPrefix(n.Payload, r.own) {
+			// Another schema's, or this relay's own event: the
+			// Coordinator that sent it has it already.
 			continue
 		}
 		w, err := r.resolve(ctx, conn, n.Payload)

@@ -239,21 +239,52 @@ func TestRelayIsolation(t *testing.T) {
 	if postgres.EventChannel(schemaX) == postgres.EventChannel(schemaY) {
 		t.Fatal("two schemas share a channel")
 	}
+	// Each schema has a listening store and a sending one: a relay does
+	// not hear its own events.
 	x, y := open(t, dsn, schemaX), open(t, dsn, schemaY)
+	xs, ys := open(t, dsn, schemaX), open(t, dsn, schemaY)
 	lx := listen(t, x.Relay(), postgres.EventChannel(schemaX), 0)
 	ly := listen(t, y.Relay(), postgres.EventChannel(schemaY), 0)
-	x.Relay().Send(statusEvent("on-x", 1, task.StateQueued))
+	xs.Relay().Send(statusEvent("on-x", 1, task.StateQueued))
 	if ev := lx.next(t); ev.TaskID != "on-x" {
 		t.Fatalf("X heard %s, want on-x", ev.TaskID)
 	}
 	// Y's marker was committed after X's event: a listener that heard both
 	// channels would get X's event first.
-	y.Relay().Send(statusEvent("on-y", 1, task.StateQueued))
+	ys.Relay().Send(statusEvent("on-y", 1, task.StateQueued))
 	if ev := ly.next(t); ev.TaskID != "on-y" {
 		t.Fatalf("Y heard %s, want only on-y", ev.TaskID)
 	}
 	if n := len(postgres.EventChannel(strings.Repeat("s", 200))); n > 63 {
 		t.Errorf("channel of a long schema name is %d bytes, over PostgreSQL's 63", n)
+	}
+}
+
+// TestRelaySkipsItsOwnEvents: a relay's Listen does not deliver what the
+// same relay sent (its Coordinator published those itself), small or
+// stored as a large payload, while another relay on the schema hears them
+// all.
+func TestRelaySkipsItsOwnEvents(t *testing.T) {
+	t.Parallel()
+	dsn, schema := storeDSN(t), newSchema(t)
+	channel := postgres.EventChannel(schema)
+	a, b := open(t, dsn, schema), open(t, dsn, schema)
+	la := listen(t, a.Relay(), channel, 0)
+	lb := listen(t, b.Relay(), channel, 1)
+	large := chunkEvent("own", 2, strings.Repeat("a large chunk of a's own ", 1000))
+	a.Relay().Send(statusEvent("own", 1, task.StateInProgress))
+	a.Relay().Send(large)
+	// b hears both (so both were notified), then sends its own marker.
+	for i, want := range []int{1, 2} {
+		if ev := lb.next(t); ev.TaskID != "own" || ev.Seq != want {
+			t.Fatalf("b's event %d: %s seq %d, want own seq %d", i, ev.TaskID, ev.Seq, want)
+		}
+	}
+	b.Relay().Send(statusEvent("marker", 1, task.StateQueued))
+	// a's events were notified before b's marker: had a delivered them,
+	// they would come first.
+	if ev := la.next(t); ev.TaskID != "marker" {
+		t.Fatalf("a delivered %s seq %d first, want b's marker: its own events come back", ev.TaskID, ev.Seq)
 	}
 }
 
@@ -314,7 +345,7 @@ func TestRelayMalformedPayload(t *testing.T) {
 	t.Parallel()
 	dsn, schema := storeDSN(t), newSchema(t)
 	channel := postgres.EventChannel(schema)
-	s := open(t, dsn, schema)
+	s, sender := open(t, dsn, schema), open(t, dsn, schema)
 	l := listen(t, s.Relay(), channel, 0)
 	for _, junk := range []string{
 		"junk",
@@ -332,7 +363,7 @@ func TestRelayMalformedPayload(t *testing.T) {
 	} {
 		admin(t, `SELECT pg_notify($1, $2)`, channel, junk)
 	}
-	s.Relay().Send(statusEvent("good", 1, task.StateQueued))
+	sender.Relay().Send(statusEvent("good", 1, task.StateQueued))
 	if ev := l.next(t); ev.TaskID != "good" {
 		t.Fatalf("delivered %+v, want only the good event", ev)
 	}
@@ -357,7 +388,7 @@ func TestRelayClosedWithStore(t *testing.T) {
 		t.Error("Relay returned two relays")
 	}
 	l := listen(t, r, postgres.EventChannel(schema), 0)
-	r.Send(statusEvent("t", 1, task.StateQueued))
+	open(t, dsn, schema).Relay().Send(statusEvent("t", 1, task.StateQueued))
 	l.next(t)
 	closed := make(chan struct{})
 	go func() {
