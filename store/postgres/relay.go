@@ -381,6 +381,14 @@ func (r *relay) send(batch []outEvent) (stored bool) {
 	}
 	for attempt := 0; ; attempt++ {
 		b := &pgx.Batch{}
+		// The batch is one implicit transaction. Its commit need not wait
+		// for the WAL to reach the disk: notifications are delivered at
+		// commit and exist only for the listeners connected then, and a
+		// stored payload is fetched by them at once, so a crash that lost
+		// the commit loses nothing a restarted node could use. Without it,
+		// every batch would be one more flush for the commits of tasks to
+		// queue behind.
+		b.Queue(sqlAsyncCommit)
 		for _, m := range msgs {
 			if len(m) < notifyLimit {
 				b.Queue(`SELECT pg_notify($1, $2)`, r.channel, string(m))

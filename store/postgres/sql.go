@@ -68,6 +68,11 @@ const (
 	// is (sqlPendNewTask then finds it names another task). A key another
 	// transaction is taking makes it wait for that transaction, then see
 	// its outcome.
+	// sqlAsyncCommit lets the transaction it runs in commit without
+	// waiting for its WAL flush (synchronous_commit, for this transaction
+	// only). Only for transactions whose loss in a crash loses nothing.
+	sqlAsyncCommit = `SELECT set_config('synchronous_commit', 'off', true)`
+
 	sqlIdemPut = `INSERT INTO idempotency_keys (actor, key, task_id, expires_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (actor, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at
 		WHERE idempotency_keys.expires_at <= $5`
