@@ -153,8 +153,8 @@ type CreateParams struct {
 	// committed with it or before it. Only a caller that tells no one
 	// of the task before one of its later writes has returned may set it
 	// (a blocking submission, whose answer is the task's final state).
-	// A store may ignore it and commit before returning, as PostgreSQL
-	// does; see docs/storage.md.
+	// A store may ignore it and commit before returning; see
+	// docs/storage.md.
 	Speculative bool
 	// Committed, with Speculative, is called once CreateTask returned the
 	// task: with nil when the creation committed, or with the error that

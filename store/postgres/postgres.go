@@ -23,6 +23,11 @@
 // (AuditEntries, AuditHead, ScanAudit) seal what is pending first. See
 // docs/design.md, "Sealing the PostgreSQL audit chain after commit".
 //
+// A blocking submission's creation (task.CreateParams.Speculative) is
+// left uncommitted for a moment (Options.SpeculativeHold) so that the
+// task's next write joins its transaction and both commit at once
+// (hold.go).
+//
 // A transaction that fails with a serialization failure or deadlock, or
 // because its connection was lost before it was committed, is retried a
 // few times (Options.Retries) on a fresh connection; a lost connection also
@@ -136,6 +141,15 @@ type Options struct {
 	// sealer (the entries are sealed by other stores' sealers and by
 	// readers, see Store.Seal). A ReadOnly store has none.
 	SealEvery time.Duration
+	// SpeculativeHold is how long a speculative creation's transaction
+	// (task.CreateParams.Speculative, a blocking submission's) is left
+	// open for the task's next write, so that both commit together: an
+	// agent that answers within it costs one commit instead of two. A
+	// creation nothing writes in time is committed alone when it ends.
+	// Each open creation keeps one pooled connection. Default
+	// DefaultSpeculativeHold (1ms); negative: every creation commits
+	// before CreateTask returns.
+	SpeculativeHold time.Duration
 	// Now is the clock used where the caller passes no time (AppendAudit,
 	// DeletePushConfig). Default: time.Now, in UTC, truncated to the
 	// microsecond.
@@ -161,6 +175,9 @@ func (o *Options) setDefaults() {
 	if o.SealEvery == 0 {
 		o.SealEvery = DefaultSealEvery
 	}
+	if o.SpeculativeHold == 0 {
+		o.SpeculativeHold = DefaultSpeculativeHold
+	}
 	if o.Now == nil {
 		o.Now = func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 	}
@@ -178,6 +195,13 @@ type Store struct {
 	readOnly bool
 	// sealer is the background sealer (sealer.go), nil when there is none.
 	sealer *sealer
+	// hold is Options.SpeculativeHold (not positive: no holds). heldMu
+	// guards held, the speculative creations whose transaction is open,
+	// by task ID, and holdClosed, set by Close (hold.go).
+	hold       time.Duration
+	heldMu     sync.Mutex
+	held       map[string]*held
+	holdClosed bool
 
 	closeOnce sync.Once
 	// relayMu guards relay, made by the first Relay call, and closed, set
@@ -214,7 +238,8 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open %s: %w", target, err)
 	}
-	s := &Store{pool: pool, log: opts.Logger, now: opts.Now, retries: opts.Retries, readOnly: opts.ReadOnly}
+	s := &Store{pool: pool, log: opts.Logger, now: opts.Now, retries: opts.Retries, readOnly: opts.ReadOnly,
+		hold: opts.SpeculativeHold, held: map[string]*held{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -246,12 +271,14 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Close stops the event relay, if one was started, and the background
-// sealer, and closes the pool, waiting for connections in use to be
-// released. Audit entries not sealed yet stay pending for the sealer of
-// another store, or of this database's next one. Closing twice is safe.
+// Close commits the speculative creations still held open, stops the
+// event relay, if one was started, and the background sealer, and closes
+// the pool, waiting for connections in use to be released. Audit entries
+// not sealed yet stay pending for the sealer of another store, or of this
+// database's next one. Closing twice is safe.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.commitAllHeld()
 		s.closeRelay()
 		s.stopSealer()
 		s.pool.Close()

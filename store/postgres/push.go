@@ -20,6 +20,7 @@ func (s *Store) PutPushConfig(ctx context.Context, c task.PushConfig, audit []ta
 	if c.TaskID == "" || c.ID == "" {
 		return task.Errorf(task.CodeInvalidArgument, "postgres: put push config: TaskID and ID are required")
 	}
+	s.settleHeld(c.TaskID)
 	if err := driver.CheckAudit(audit); err != nil {
 		return fmt.Errorf("postgres: put push config %q of task %q: %w", c.ID, c.TaskID, err)
 	}
@@ -112,6 +113,7 @@ func (s *Store) DeletePushConfig(ctx context.Context, taskID, id string, audit [
 	if err := driver.CheckAudit(audit); err != nil {
 		return fmt.Errorf("postgres: delete push config %q of task %q: %w", id, taskID, err)
 	}
+	s.settleHeld(taskID)
 	now := driver.Norm(s.now())
 	err := s.inTx(ctx, func(x *txn) error {
 		var deleted bool
@@ -151,6 +153,7 @@ func scanPush(sc scanner) (*task.PushConfig, error) {
 // MarkPushDelivered implements task.Store. The update only ever raises the
 // delivered seq, so retrying it is safe.
 func (s *Store) MarkPushDelivered(ctx context.Context, p task.MarkPushParams) error {
+	s.settleHeld(p.TaskID)
 	err := s.retry(ctx, func() (bool, error) {
 		_, err := s.pool.Exec(ctx, sqlMarkPush, p.TaskID, p.ID, p.Seq)
 		return false, err

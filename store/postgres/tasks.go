@@ -60,14 +60,43 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	t, now, id := plan.Task, plan.Now, plan.Task.ID
-	actor, key, idem := plan.Actor, plan.Key, plan.Idempotent
+	t, id, actor, key := plan.Task, plan.Task.ID, plan.Actor, plan.Key
+	held := p.Speculative && p.Committed != nil && s.hold > 0
+	if held {
+		// One round trip now; the transaction stays open for the task's
+		// next write (hold.go).
+		err = s.createHeld(ctx, plan, p.Committed)
+	} else {
+		err = s.createTask(ctx, plan)
+	}
+	switch {
+	case isDuplicateKey(err) || errors.Is(err, errKeyTaken):
+		dup, err := s.taskByKey(ctx, actor, key)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: create task %q: load the task named by (actor %q, key %q): %w", id, actor, key, err)
+		}
+		return dup, fmt.Errorf("postgres: create task %q: (actor %q, key %q) already names task %q: %w", id, actor, key, dup.ID, task.ErrDuplicate)
+	case isUniqueViolation(err, "tasks_pkey"):
+		return nil, fmt.Errorf("postgres: create task %q: %w", id, task.Errorf(task.CodeConflict, "task %q already exists", id))
+	case err != nil:
+		return nil, fmt.Errorf("postgres: create task %q: %w", id, err)
+	}
+	t.History = driver.CloneMessages(p.Task.History)
+	t.MarkComplete()
+	if p.Speculative && p.Committed != nil && !held {
+		// Not held: the creation committed above.
+		p.Committed(nil)
+	}
+	return t, nil
+}
 
-	// Two round trips: the statements, then the seal and COMMIT (see
-	// txn.commit). A key another live task holds makes the seal raise
-	// PTDUP, which rolls the whole transaction back; the task holding the
-	// key is then read and returned.
-	err = s.inTx(ctx, func(x *txn) error {
+// createTask writes plan's task and commits. Two round trips: the
+// statements, then the seal and COMMIT (see txn.commit). A key another
+// live task holds makes the seal raise PTDUP, which rolls the whole
+// transaction back; the caller then reads the task holding the key.
+func (s *Store) createTask(ctx context.Context, plan *driver.NewTask) error {
+	actor, key, id, now, idem := plan.Actor, plan.Key, plan.Task.ID, plan.Now, plan.Idempotent
+	return s.inTx(ctx, func(x *txn) error {
 		if idem {
 			// First, so that a duplicate waits here for the transaction
 			// holding the key, before it writes anything.
@@ -82,25 +111,6 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 		}
 		return nil
 	})
-	switch {
-	case isDuplicateKey(err):
-		dup, err := s.taskByKey(ctx, actor, key)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: create task %q: load the task named by (actor %q, key %q): %w", id, actor, key, err)
-		}
-		return dup, fmt.Errorf("postgres: create task %q: (actor %q, key %q) already names task %q: %w", id, actor, key, dup.ID, task.ErrDuplicate)
-	case isUniqueViolation(err, "tasks_pkey"):
-		return nil, fmt.Errorf("postgres: create task %q: %w", id, task.Errorf(task.CodeConflict, "task %q already exists", id))
-	case err != nil:
-		return nil, fmt.Errorf("postgres: create task %q: %w", id, err)
-	}
-	t.History = driver.CloneMessages(p.Task.History)
-	t.MarkComplete()
-	if p.Speculative && p.Committed != nil {
-		// Never speculative here: the creation committed above.
-		p.Committed(nil)
-	}
-	return t, nil
 }
 
 // Transition implements task.Store. The returned task is the new state
@@ -113,7 +123,17 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 	if err != nil {
 		return nil, fmt.Errorf("postgres: transition task %q: %w", p.TaskID, err)
 	}
-	now, msgs, arts := prep.Now, prep.Messages, prep.Artifacts
+	if h := s.takeHeld(p.TaskID); h != nil {
+		// The task's creation is still open on h's connection: this
+		// transition joins it, and both commit at once (hold.go).
+		t, joined, err := s.transitionHeld(ctx, h, p, &prep)
+		if err != nil {
+			return nil, transitionError(p, err)
+		}
+		if joined {
+			return t, nil
+		}
+	}
 	var t *task.Task
 	err = s.inTx(ctx, func(x *txn) error {
 		var row taskRow
@@ -128,71 +148,93 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		if t, err = row.task(); err != nil {
 			return err
 		}
-		if err := driver.CheckPreconditions(t, p); err != nil {
-			return err
-		}
-		rec, err := driver.Advance(t, driver.Change{
-			To: p.To, Reason: p.Reason, ErrorCode: p.ErrorCode, PolicyVersion: p.PolicyVersion,
-			Node: p.Node, Now: now, StatusMessage: p.StatusMessage,
-			SetRunAfter: p.To == task.StateQueued, RunAfter: p.RunAfter, NewTurn: p.NewTurn,
-			Evidence: p.Evidence,
-		})
-		if err != nil {
-			return err
-		}
-		status := prep.Status
-		var w driver.Writes
-		w.Audit = append(w.Audit, p.Audit...)
-		w.Add(t, rec)
-		// The children go in before Follow counts them; their records
-		// after their rows.
-		t.Children += len(prep.Spawn)
-		for _, ch := range prep.Spawn {
-			x.insertTask(ch)
-			w.Records = append(w.Records, ch.Writes.Records...)
-			w.Evidence = append(w.Evidence, ch.Writes.Evidence...)
-			w.Audit = append(w.Audit, ch.Writes.Audit...)
-		}
-		var moved []driver.Moved
-		if t.Children > 0 || t.Envelope.ParentTaskID != "" || p.To == task.StateWaiting {
-			// Only tasks in a family, or moving to waiting, read more.
-			var requeued bool
-			if requeued, moved, err = driver.Follow(x, t, p.Node, now, &w); err != nil {
-				return err
-			}
-			if requeued {
-				status = nil // driver.Advance cleared it
-			}
-		}
-		if err := w.Check(); err != nil {
-			return err
-		}
-		x.update(t, status, p.From)
-		for _, m := range moved {
-			x.update(m.Task, nil, m.From)
-		}
-		x.insertRecords(&w)
-		if len(msgs) > 0 {
-			x.queue(sqlAppendMessages, t.ID, msgs)
-		}
-		for i, a := range arts {
-			x.queue(sqlUpsertArtifact, t.ID, p.Artifacts[i].ID, a)
-		}
-		x.sealAudit(now, w.Audit)
-		return nil
+		return x.transition(t, p, &prep)
 	})
+	if err != nil {
+		return nil, transitionError(p, err)
+	}
+	return t, nil
+}
+
+// transition queues p's writes of t, its row loaded and locked in x (so
+// the transaction's own statements are the only ones that can change it),
+// after checking p's preconditions against it. t becomes the new state.
+// The audit entries are left to x's commit (sealAudit).
+func (x *txn) transition(t *task.Task, p task.TransitionParams, prep *driver.Transition) error {
+	now, msgs, arts := prep.Now, prep.Messages, prep.Artifacts
+	if err := driver.CheckPreconditions(t, p); err != nil {
+		return err
+	}
+	rec, err := driver.Advance(t, driver.Change{
+		To: p.To, Reason: p.Reason, ErrorCode: p.ErrorCode, PolicyVersion: p.PolicyVersion,
+		Node: p.Node, Now: now, StatusMessage: p.StatusMessage,
+		SetRunAfter: p.To == task.StateQueued, RunAfter: p.RunAfter, NewTurn: p.NewTurn,
+		Evidence: p.Evidence,
+	})
+	if err != nil {
+		return err
+	}
+	status := prep.Status
+	var w driver.Writes
+	w.Audit = append(w.Audit, p.Audit...)
+	w.Add(t, rec)
+	// The children go in before Follow counts them; their records
+	// after their rows.
+	t.Children += len(prep.Spawn)
+	for _, ch := range prep.Spawn {
+		x.insertTask(ch)
+		w.Records = append(w.Records, ch.Writes.Records...)
+		w.Evidence = append(w.Evidence, ch.Writes.Evidence...)
+		w.Audit = append(w.Audit, ch.Writes.Audit...)
+	}
+	var moved []driver.Moved
+	if inFamily(t, p) {
+		// Only tasks in a family, or moving to waiting, read more.
+		var requeued bool
+		if requeued, moved, err = driver.Follow(x, t, p.Node, now, &w); err != nil {
+			return err
+		}
+		if requeued {
+			status = nil // driver.Advance cleared it
+		}
+	}
+	if err := w.Check(); err != nil {
+		return err
+	}
+	x.update(t, status, p.From)
+	for _, m := range moved {
+		x.update(m.Task, nil, m.From)
+	}
+	x.insertRecords(&w)
+	if len(msgs) > 0 {
+		x.queue(sqlAppendMessages, t.ID, msgs)
+	}
+	for i, a := range arts {
+		x.queue(sqlUpsertArtifact, t.ID, p.Artifacts[i].ID, a)
+	}
+	x.sealAudit(now, w.Audit)
+	return nil
+}
+
+// inFamily reports whether p's move of t reads or writes other tasks: t
+// has children (or spawns some), has a parent, or waits for children.
+func inFamily(t *task.Task, p task.TransitionParams) bool {
+	return t.Children > 0 || t.Envelope.ParentTaskID != "" || p.To == task.StateWaiting
+}
+
+// transitionError wraps a failed transition's error with the task and
+// the move, naming the constraint a spawn ran into.
+func transitionError(p task.TransitionParams, err error) error {
 	var pe *pgconn.PgError
 	switch {
 	case isUniqueViolation(err, "tasks_parent_step") && errors.As(err, &pe):
-		return nil, fmt.Errorf("postgres: transition task %q %s → %s: %s: %w", p.TaskID, p.From, p.To, pe.Detail,
+		return fmt.Errorf("postgres: transition task %q %s → %s: %s: %w", p.TaskID, p.From, p.To, pe.Detail,
 			task.Errorf(task.CodeConflict, "a step of the spawn is already used among the children of task %q: %w", p.TaskID, task.ErrDuplicate))
 	case isUniqueViolation(err, "tasks_pkey"):
-		return nil, fmt.Errorf("postgres: transition task %q %s → %s: %w", p.TaskID, p.From, p.To,
+		return fmt.Errorf("postgres: transition task %q %s → %s: %w", p.TaskID, p.From, p.To,
 			task.Errorf(task.CodeConflict, "a spawned child's task ID already exists"))
-	case err != nil:
-		return nil, fmt.Errorf("postgres: transition task %q %s → %s: %w", p.TaskID, p.From, p.To, err)
 	}
-	return t, nil
+	return fmt.Errorf("postgres: transition task %q %s → %s: %w", p.TaskID, p.From, p.To, err)
 }
 
 // insertTask queues the insert of a planned new task (CreateTask, or a
@@ -330,6 +372,7 @@ func (s *Store) RenewLease(ctx context.Context, p task.RenewParams) error {
 	if err := driver.CheckRenew(p); err != nil {
 		return fmt.Errorf("postgres: %w", err)
 	}
+	s.settleHeld(p.TaskID)
 	until := driver.LeaseUntil(p.Now, p.LeaseFor)
 	var renewed, exists bool
 	err := s.retry(ctx, func() (bool, error) {

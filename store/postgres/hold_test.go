@@ -1,0 +1,361 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pactum/pactum/store/internal/driver"
+	"github.com/pactum/pactum/store/postgres"
+	"github.com/pactum/pactum/task"
+)
+
+// committedCalls records the calls of a CreateParams.Committed.
+type committedCalls struct {
+	n   atomic.Int32
+	err atomic.Value
+}
+
+func (c *committedCalls) fn(err error) {
+	c.n.Add(1)
+	if err != nil {
+		c.err.Store(err)
+	}
+}
+
+func (c *committedCalls) check(t *testing.T, wantErr bool) {
+	t.Helper()
+	if n := c.n.Load(); n != 1 {
+		t.Fatalf("Committed called %d times, want once", n)
+	}
+	err, _ := c.err.Load().(error)
+	if (err != nil) != wantErr {
+		t.Fatalf("Committed(%v), want an error: %v", err, wantErr)
+	}
+}
+
+// specParams are the CreateParams of a blocking submission of task id on
+// a node with a free worker: claimed by "w1", speculative.
+func specParams(id string, calls *committedCalls) task.CreateParams {
+	msg := task.Message{ID: "m-" + id, Role: task.RoleUser, Parts: []task.Part{task.TextPart("hi")}}
+	return task.CreateParams{
+		Task: &task.Task{ID: id, ContextID: "c-" + id, Agent: "echo", MaxAttempts: 3, Envelope: task.Envelope{
+			TaskID: id, Actor: "alice", Action: "echo", IdempotencyKey: "m-" + id, Input: msg,
+		}, History: []task.Message{msg}},
+		Steps:          []task.Step{{To: task.StateValidated}, {To: task.StateQueued}},
+		Audit:          []task.AuditInput{{Kind: task.AuditSubmitted, TaskID: id, Actor: "alice"}},
+		Now:            driver.Norm(time.Now()),
+		IdempotencyTTL: time.Hour,
+		Claim:          &task.ClaimParams{Owner: "w1", Node: "n1", LeaseFor: time.Minute},
+		Speculative:    true,
+		Committed:      calls.fn,
+	}
+}
+
+func specCreate(t *testing.T, s task.Store, id string, calls *committedCalls) {
+	t.Helper()
+	got, err := s.CreateTask(t.Context(), specParams(id, calls))
+	if err != nil {
+		t.Fatalf("speculative create of %s: %v", id, err)
+	}
+	if got.State != task.StateInProgress || len(got.History) != 1 {
+		t.Fatalf("speculative create of %s: state %s with %d messages, want in_progress (claimed) with 1", id, got.State, len(got.History))
+	}
+}
+
+func succeed(ctx context.Context, s task.Store, id, owner string) (*task.Task, error) {
+	return s.Transition(ctx, task.TransitionParams{
+		TaskID: id, From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: owner, Node: "n1",
+		Now:       driver.Norm(time.Now()),
+		Messages:  []task.Message{{ID: "a-" + id, Role: task.RoleAgent, Parts: []task.Part{task.TextPart("hi")}}},
+		Artifacts: []task.Artifact{{ID: "art-" + id, Parts: []task.Part{task.TextPart("hi")}}},
+		Audit:     []task.AuditInput{{Kind: task.AuditKind("test.note"), TaskID: id, Actor: "alice"}},
+	})
+}
+
+// visible reports whether another session sees task id's row.
+func visible(t *testing.T, schema, id string) bool {
+	t.Helper()
+	var n int
+	if err := conn(t, schema).QueryRow(t.Context(), `SELECT count(*) FROM tasks WHERE id = $1`, id).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n == 1
+}
+
+// commits returns how many transactions wrote task id's execution
+// records: the distinct xmin of its task_records rows.
+func commits(t *testing.T, schema, id string) int {
+	t.Helper()
+	var n int
+	if err := conn(t, schema).QueryRow(t.Context(),
+		`SELECT count(DISTINCT xmin::text) FROM task_records WHERE task_id = $1`, id).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestSpeculativeCreateCommitsWithItsEnd: a speculative creation is
+// invisible to other sessions until the task's next write, which commits
+// itself and the creation in one transaction; the records, the messages,
+// the artifact and the audit chain are whole, and the creation's audit
+// entries keep its time and come first. With the hold off, the same
+// writes take two transactions.
+func TestSpeculativeCreateCommitsWithItsEnd(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		hold    time.Duration
+		commits int
+	}{{"held", time.Minute, 1}, {"not held", -1, 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			schema := newSchema(t)
+			s := openWith(t, schema, postgres.Options{SpeculativeHold: tc.hold})
+			var calls committedCalls
+			p := specParams("t1", &calls)
+			if _, err := s.CreateTask(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+			if tc.hold > 0 {
+				if visible(t, schema, "t1") {
+					t.Fatal("another session sees the speculative creation before its next write")
+				}
+				if calls.n.Load() != 0 {
+					t.Fatal("Committed called before the creation committed")
+				}
+			}
+			got, err := succeed(ctx, s, "t1", "w1")
+			if err != nil {
+				t.Fatalf("succeed: %v", err)
+			}
+			if got.State != task.StateSucceeded || got.LeaseOwner != "" {
+				t.Fatalf("after succeed: state %s, lease owner %q", got.State, got.LeaseOwner)
+			}
+			calls.check(t, false)
+			if n := commits(t, schema, "t1"); n != tc.commits {
+				t.Errorf("the records were written by %d transactions, want %d", n, tc.commits)
+			}
+			full, err := s.GetTask(ctx, "t1", -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if full.State != task.StateSucceeded || len(full.History) != 2 || len(full.Artifacts) != 1 {
+				t.Fatalf("stored task: state %s, %d messages, %d artifacts", full.State, len(full.History), len(full.Artifacts))
+			}
+			recs, err := s.Records(ctx, "t1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var moves []string
+			for _, r := range recs {
+				moves = append(moves, fmt.Sprintf("%s→%s", r.From, r.To))
+			}
+			if want := "[requested→validated validated→queued queued→in_progress in_progress→succeeded]"; fmt.Sprint(moves) != want {
+				t.Errorf("records %v, want %s", moves, want)
+			}
+			verifyChain(t, s, 6)
+			entries, err := s.AuditEntries(ctx, 0, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if entries[0].Kind != task.AuditSubmitted || !entries[0].At.Equal(p.Now) {
+				t.Errorf("first audit entry %s at %s, want %s at the creation's time %s", entries[0].Kind, entries[0].At, task.AuditSubmitted, p.Now)
+			}
+			if last := entries[len(entries)-1]; last.Kind != task.AuditTransition {
+				t.Errorf("last audit entry %s, want the transition's %s", last.Kind, task.AuditTransition)
+			}
+		})
+	}
+}
+
+// TestSpeculativeCreateCommitsAfterHold: a creation nothing writes within
+// the hold is committed alone, and Committed says so; the task's later
+// write is an ordinary transaction.
+func TestSpeculativeCreateCommitsAfterHold(t *testing.T) {
+	t.Parallel()
+	schema := newSchema(t)
+	s := openWith(t, schema, postgres.Options{SpeculativeHold: 20 * time.Millisecond})
+	var calls committedCalls
+	specCreate(t, s, "t1", &calls)
+	deadline := time.Now().Add(10 * time.Second)
+	for !visible(t, schema, "t1") {
+		if time.Now().After(deadline) {
+			t.Fatal("the creation was not committed after its hold")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	calls.check(t, false)
+	if _, err := succeed(t.Context(), s, "t1", "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if n := commits(t, schema, "t1"); n != 2 {
+		t.Errorf("the records were written by %d transactions, want 2", n)
+	}
+	verifyChain(t, s, 6)
+}
+
+// TestSpeculativeCreateOtherWrites: a refused transition commits the
+// creation alone and writes nothing of its own; a lease renewal and
+// Close commit a held creation before anything else.
+func TestSpeculativeCreateOtherWrites(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	schema := newSchema(t)
+	s := openWith(t, schema, postgres.Options{SpeculativeHold: time.Minute})
+
+	var refused committedCalls
+	specCreate(t, s, "refused", &refused)
+	if _, err := succeed(ctx, s, "refused", "someone-else"); !errors.Is(err, task.ErrStateConflict) {
+		t.Fatalf("succeed with another lease owner: %v, want a conflict", err)
+	}
+	refused.check(t, false)
+	if !visible(t, schema, "refused") {
+		t.Fatal("a refused transition lost the creation")
+	}
+	if got, err := s.GetTask(ctx, "refused", -1); err != nil || got.State != task.StateInProgress || len(got.History) != 1 || len(got.Artifacts) != 0 {
+		t.Fatalf("after the refused transition: %+v, %v; want in_progress, its message, no artifact", got, err)
+	}
+	if _, err := succeed(ctx, s, "refused", "w1"); err != nil {
+		t.Fatalf("then the right owner: %v", err)
+	}
+
+	var renewed committedCalls
+	specCreate(t, s, "renewed", &renewed)
+	if err := s.RenewLease(ctx, task.RenewParams{TaskID: "renewed", Owner: "w1", Now: time.Now(), LeaseFor: time.Minute}); err != nil {
+		t.Fatalf("renew a held creation's lease: %v", err)
+	}
+	renewed.check(t, false)
+	if !visible(t, schema, "renewed") {
+		t.Fatal("renewing the lease did not commit the creation")
+	}
+
+	var closed committedCalls
+	specCreate(t, s, "closed", &closed)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	closed.check(t, false)
+	if !visible(t, schema, "closed") {
+		t.Fatal("Close did not commit the held creation")
+	}
+	verifyChain(t, open(t, storeDSN(t), schema), -1)
+}
+
+// TestSpeculativeCreateDuplicateKey: a speculative creation under a key
+// another task holds is refused before it returns, as an ordinary one is,
+// leaves nothing behind and never calls Committed.
+func TestSpeculativeCreateDuplicateKey(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	schema := newSchema(t)
+	s := openWith(t, schema, postgres.Options{SpeculativeHold: time.Minute})
+	var first committedCalls
+	specCreate(t, s, "first", &first)
+	if _, err := succeed(ctx, s, "first", "w1"); err != nil {
+		t.Fatal(err)
+	}
+	var again committedCalls
+	p := specParams("again", &again)
+	p.Task.Envelope.IdempotencyKey = "m-first"
+	dup, err := s.CreateTask(ctx, p)
+	if !errors.Is(err, task.ErrDuplicate) || dup == nil || dup.ID != "first" || dup.State != task.StateSucceeded {
+		t.Fatalf("second creation under the key: %+v, %v; want task first, succeeded, and ErrDuplicate", dup, err)
+	}
+	if n := again.n.Load(); n != 0 {
+		t.Errorf("Committed called %d times for a refused creation", n)
+	}
+	if visible(t, schema, "again") {
+		t.Error("the refused creation's task exists")
+	}
+	verifyChain(t, s, 6)
+}
+
+// TestSpeculativeCreateLost: when the held transaction's connection is
+// cut, the joining transition fails, Committed reports the error, and the
+// task does not exist.
+func TestSpeculativeCreateLost(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	schema := newSchema(t)
+	s := openWith(t, schema, postgres.Options{SpeculativeHold: time.Minute, Retries: -1})
+	var calls committedCalls
+	specCreate(t, s, "t1", &calls)
+	// The held transaction is the only session of this store idle in a
+	// transaction that inserted into this schema's tasks.
+	var killed int
+	if err := conn(t, schema).QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE state = 'idle in transaction' AND query LIKE '%FROM tasks WHERE id%'
+		AND pid <> pg_backend_pid() AND pid IN (SELECT pid FROM pg_locks WHERE relation = 'tasks'::regclass)`).Scan(&killed); err != nil {
+		t.Fatal(err)
+	}
+	if killed != 1 {
+		t.Fatalf("terminated %d sessions, want the held one", killed)
+	}
+	if _, err := succeed(ctx, s, "t1", "w1"); err == nil {
+		t.Fatal("the transition succeeded on a cut connection")
+	}
+	calls.check(t, true)
+	if visible(t, schema, "t1") {
+		t.Fatal("the lost creation's task exists")
+	}
+	// The store goes on.
+	var next committedCalls
+	specCreate(t, s, "t2", &next)
+	if _, err := succeed(ctx, s, "t2", "w1"); err != nil {
+		t.Fatalf("a creation after the lost one: %v", err)
+	}
+	next.check(t, false)
+	verifyChain(t, s, 6)
+}
+
+// TestSpeculativeCreateConcurrent: many blocking submissions at once,
+// some ending within the hold and some after it, on a pool smaller than
+// their number; every task is stored once, settled, and the chain
+// verifies.
+func TestSpeculativeCreateConcurrent(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	schema := newSchema(t)
+	s := openWith(t, schema, postgres.Options{SpeculativeHold: 2 * time.Millisecond})
+	const n = 40
+	calls := make([]committedCalls, n)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			id := fmt.Sprintf("t%02d", i)
+			if _, err := s.CreateTask(ctx, specParams(id, &calls[i])); err != nil {
+				errs <- err
+				return
+			}
+			if i%4 == 0 {
+				time.Sleep(10 * time.Millisecond) // past the hold
+			}
+			if _, err := succeed(ctx, s, id, "w1"); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for i := range calls {
+		calls[i].check(t, false)
+	}
+	counts, err := s.CountByState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts[task.StateSucceeded] != n {
+		t.Fatalf("tasks by state %v, want %d succeeded", counts, n)
+	}
+	verifyChain(t, s, 6*n)
+}
