@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pactum/pactum/store/internal/driver"
@@ -73,21 +74,23 @@ func (s *Store) createHeld(ctx context.Context, plan *driver.NewTask, committed 
 		}
 		x := &txn{ctx: ctx, conn: conn.Conn(), batch: &pgx.Batch{}, write: true}
 		hd := &held{id: id, conn: conn, x: x, now: plan.Now, audit: plan.Writes.Audit, committed: committed, done: make(chan struct{})}
-		var owner string
+		took := false
 		x.queue("BEGIN")
 		if plan.Idempotent {
-			x.queue(sqlIdemPut, plan.Actor, plan.Key, id, plan.KeyExpires, plan.Now)
+			// The check pactum_pend_new_task makes at commit, made now, so
+			// that the caller learns of a duplicate before its agent runs:
+			// the insert writes no row when a live key holds it (after
+			// waiting for a transaction taking it, if one is).
+			x.queue(sqlIdemPut, plan.Actor, plan.Key, id, plan.KeyExpires, plan.Now).Exec(func(ct pgconn.CommandTag) error {
+				took = ct.RowsAffected() == 1
+				return nil
+			})
 		}
 		x.insertTask(plan)
 		x.insertRecords(&plan.Writes)
-		if plan.Idempotent {
-			// The same check pactum_pend_new_task makes at commit, made now:
-			// the caller learns of a duplicate before its agent runs.
-			x.queue(sqlIdemGet, plan.Actor, plan.Key).QueryRow(func(r pgx.Row) error { return r.Scan(&owner) })
-		}
 		x.queue(sqlTaskByID, id).QueryRow(hd.row.scanFrom)
 		err = x.flush()
-		if err == nil && plan.Idempotent && owner != id {
+		if err == nil && plan.Idempotent && !took {
 			err = errKeyTaken
 		}
 		if err == nil && !hd.row.found {

@@ -359,3 +359,42 @@ func TestSpeculativeCreateConcurrent(t *testing.T) {
 	}
 	verifyChain(t, s, 6*n)
 }
+
+// TestSpeculativeCreateRacingKeys: a second node's speculative creation
+// under a key that a held creation is taking waits for that transaction
+// and gets its task, settled, as the duplicate; one task exists.
+func TestSpeculativeCreateRacingKeys(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	schema := newSchema(t)
+	a := openWith(t, schema, postgres.Options{SpeculativeHold: time.Minute})
+	b := openWith(t, schema, postgres.Options{SpeculativeHold: time.Minute})
+	var first committedCalls
+	specCreate(t, a, "first", &first)
+	type result struct {
+		t   *task.Task
+		err error
+	}
+	second := make(chan result, 1)
+	var calls committedCalls
+	go func() {
+		p := specParams("second", &calls)
+		p.Task.Envelope.IdempotencyKey = "m-first"
+		got, err := b.CreateTask(ctx, p)
+		second <- result{got, err}
+	}()
+	if _, err := succeed(ctx, a, "first", "w1"); err != nil {
+		t.Fatal(err)
+	}
+	r := <-second
+	if !errors.Is(r.err, task.ErrDuplicate) || r.t == nil || r.t.ID != "first" || r.t.State != task.StateSucceeded {
+		t.Fatalf("the racing creation: %+v, %v; want task first, succeeded, and ErrDuplicate", r.t, r.err)
+	}
+	if n := calls.n.Load(); n != 0 {
+		t.Errorf("Committed called %d times for the refused creation", n)
+	}
+	if visible(t, schema, "second") {
+		t.Error("the refused creation's task exists")
+	}
+	verifyChain(t, a, 6)
+}
