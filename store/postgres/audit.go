@@ -87,14 +87,6 @@ func (x *txn) sealAudit(now time.Time, entries []task.AuditInput) {
 	x.seal, x.sealArgs = sqlPend, pendArgs(now, entries)
 }
 
-// sealNewTask is sealAudit for the transaction that creates task id under
-// the idempotency key (actor, key): it writes the entries only if that key
-// names the task, and otherwise fails the commit with PTDUP
-// (isDuplicateKey).
-func (x *txn) sealNewTask(now time.Time, entries []task.AuditInput, actor, key, id string) {
-	x.seal, x.sealArgs = sqlPendNewTask, append(pendArgs(now, entries), actor, key, id)
-}
-
 // pendArgs are pactum_pend's arguments for entries at now.
 func pendArgs(now time.Time, entries []task.AuditInput) []any {
 	n := len(entries)

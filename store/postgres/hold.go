@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pactum/pactum/store/internal/driver"
@@ -36,8 +35,8 @@ const DefaultSpeculativeHold = time.Millisecond
 // context covers (the timer's, Close's).
 const heldCommitTimeout = 30 * time.Second
 
-// errKeyTaken is a held creation's refusal of an idempotency key that names
-// another task (pactum_pend_new_task's PTDUP on the committing path).
+// errKeyTaken is a creation's refusal of an idempotency key that names
+// another live task.
 var errKeyTaken = errors.New("idempotency key names another task")
 
 // held is a speculative creation whose transaction is open.
@@ -74,23 +73,11 @@ func (s *Store) createHeld(ctx context.Context, plan *driver.NewTask, committed 
 		}
 		x := &txn{ctx: ctx, conn: conn.Conn(), batch: &pgx.Batch{}, write: true}
 		hd := &held{id: id, conn: conn, x: x, now: plan.Now, audit: plan.Writes.Audit, committed: committed, done: make(chan struct{})}
-		took := false
 		x.queue("BEGIN")
-		if plan.Idempotent {
-			// The check pactum_pend_new_task makes at commit, made now, so
-			// that the caller learns of a duplicate before its agent runs:
-			// the insert writes no row when a live key holds it (after
-			// waiting for a transaction taking it, if one is).
-			x.queue(sqlIdemPut, plan.Actor, plan.Key, id, plan.KeyExpires, plan.Now).Exec(func(ct pgconn.CommandTag) error {
-				took = ct.RowsAffected() == 1
-				return nil
-			})
-		}
-		x.insertTask(plan)
-		x.insertRecords(&plan.Writes)
+		took := x.insertNew(plan)
 		x.queue(sqlTaskByID, id).QueryRow(hd.row.scanFrom)
 		err = x.flush()
-		if err == nil && plan.Idempotent && !took {
+		if err == nil && !*took {
 			err = errKeyTaken
 		}
 		if err == nil && !hd.row.found {

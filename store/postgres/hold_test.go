@@ -398,3 +398,45 @@ func TestSpeculativeCreateRacingKeys(t *testing.T) {
 	}
 	verifyChain(t, a, 6)
 }
+
+// TestPendBatches: a transaction's audit entries wait in audit_pending
+// under one batch number, in order; a creation joined by its task's next
+// write keeps a batch of its own, before the transition's.
+func TestPendBatches(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	schema := newSchema(t)
+	s := openWith(t, schema, postgres.Options{SpeculativeHold: time.Minute, SealEvery: -1})
+	var calls committedCalls
+	specCreate(t, s, "t1", &calls)
+	if _, err := succeed(ctx, s, "t1", "w1"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn(t, schema).Query(ctx, `SELECT batch, kind FROM audit_pending ORDER BY batch, ord`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	batches := map[int64]bool{}
+	var first int64
+	for rows.Next() {
+		var b int64
+		var kind string
+		if err := rows.Scan(&b, &kind); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 {
+			first = b
+		}
+		batches[b] = true
+		got = append(got, fmt.Sprintf("%d:%s", b-first, kind))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := "[0:task.submitted 0:task.transition 0:task.transition 0:task.transition 1:test.note 1:task.transition]"
+	if fmt.Sprint(got) != want || len(batches) != 2 {
+		t.Fatalf("pending entries (batch - first batch: kind) %v, want %s", got, want)
+	}
+	verifyChain(t, s, 6)
+}

@@ -63,16 +63,16 @@ const (
 		ON CONFLICT (task_id, artifact_id) DO UPDATE SET artifact = excluded.artifact`
 	sqlArtifacts = `SELECT artifact FROM task_artifacts WHERE task_id = $1 ORDER BY position`
 
-	// sqlIdemPut takes the key unless a live one holds it: an expired key
-	// (expiry at or before $5, now) is replaced; a live one is left as it
-	// is (sqlPendNewTask then finds it names another task). A key another
-	// transaction is taking makes it wait for that transaction, then see
-	// its outcome.
 	// sqlAsyncCommit lets the transaction it runs in commit without
 	// waiting for its WAL flush (synchronous_commit, for this transaction
 	// only). Only for transactions whose loss in a crash loses nothing.
 	sqlAsyncCommit = `SELECT set_config('synchronous_commit', 'off', true)`
 
+	// sqlIdemPut takes the key unless a live one holds it: an expired key
+	// (expiry at or before $5, now) is replaced; a live one is left as it
+	// is, and the statement writes no row (insertNew). A key another
+	// transaction is taking makes it wait for that transaction, then see
+	// its outcome.
 	sqlIdemPut = `INSERT INTO idempotency_keys (actor, key, task_id, expires_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (actor, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at
 		WHERE idempotency_keys.expires_at <= $5`
@@ -93,11 +93,17 @@ const (
 		WHERE state = 'in_progress' AND lease_expires < $1 ORDER BY lease_expires, id LIMIT $2`
 	sqlNextRunAfter = `SELECT min(coalesce(run_after, updated_at)) FROM tasks WHERE state = 'queued'`
 
-	// sqlPend writes audit entries to audit_pending (see sealAudit);
-	// sqlPendNewTask does so for the transaction creating task $8, only if
-	// the idempotency key ($6, $7) names it, and raises PTDUP otherwise.
-	sqlPend        = `SELECT pactum_pend($1, $2::text[], $3::text[], $4::text[], $5::bytea[])`
-	sqlPendNewTask = `SELECT pactum_pend_new_task($1, $2::text[], $3::text[], $4::text[], $5::bytea[], $6, $7, $8)`
+	// sqlPend writes audit entries to audit_pending (see sealAudit), all
+	// at $1, in array order, under one new batch number: what migration
+	// 0007's pactum_pend does, as one statement the server plans once per
+	// connection instead of a PL/pgSQL call (pactum_pend and
+	// pactum_pend_new_task stay in the schema for nodes of earlier
+	// versions). The batch number is a MATERIALIZED CTE so that nextval
+	// runs once whatever the join order.
+	sqlPend = `WITH b AS MATERIALIZED (SELECT nextval('audit_pending_batch') AS n)
+		INSERT INTO audit_pending (batch, ord, at, kind, task_id, actor, data)
+		SELECT b.n, u.ord, $1, u.kind, u.task_id, u.actor, u.data
+		FROM b, unnest($2::text[], $3::text[], $4::text[], $5::bytea[]) WITH ORDINALITY AS u(kind, task_id, actor, data, ord)`
 	// sqlTakePending deletes and returns the first $1 pending entries (all
 	// when $1 is NULL); sqlInsertSealed appends sealed entries to the chain
 	// (see sealPending).

@@ -17,13 +17,6 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
-// isDuplicateKey reports whether err is pactum_pend_new_task's refusal: the
-// idempotency key names another live task.
-func isDuplicateKey(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "PTDUP"
-}
-
 // taskByKey returns, whole, the task the idempotency key (actor, key) names.
 func (s *Store) taskByKey(ctx context.Context, actor, key string) (*task.Task, error) {
 	var t *task.Task
@@ -70,7 +63,7 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 		err = s.createTask(ctx, plan)
 	}
 	switch {
-	case isDuplicateKey(err) || errors.Is(err, errKeyTaken):
+	case errors.Is(err, errKeyTaken):
 		dup, err := s.taskByKey(ctx, actor, key)
 		if err != nil {
 			return nil, fmt.Errorf("postgres: create task %q: load the task named by (actor %q, key %q): %w", id, actor, key, err)
@@ -91,26 +84,41 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 }
 
 // createTask writes plan's task and commits. Two round trips: the
-// statements, then the seal and COMMIT (see txn.commit). A key another
-// live task holds makes the seal raise PTDUP, which rolls the whole
-// transaction back; the caller then reads the task holding the key.
+// statements, then the audit entries and COMMIT (see txn.commit). A key
+// another live task holds fails it with errKeyTaken, having written
+// nothing; the caller then reads the task holding the key.
 func (s *Store) createTask(ctx context.Context, plan *driver.NewTask) error {
-	actor, key, id, now, idem := plan.Actor, plan.Key, plan.Task.ID, plan.Now, plan.Idempotent
 	return s.inTx(ctx, func(x *txn) error {
-		if idem {
-			// First, so that a duplicate waits here for the transaction
-			// holding the key, before it writes anything.
-			x.queue(sqlIdemPut, actor, key, id, plan.KeyExpires, now)
+		took := x.insertNew(plan)
+		if err := x.flush(); err != nil {
+			return err
 		}
-		x.insertTask(plan)
-		x.insertRecords(&plan.Writes)
-		if idem {
-			x.sealNewTask(now, plan.Writes.Audit, actor, key, id)
-		} else {
-			x.sealAudit(now, plan.Writes.Audit)
+		if !*took {
+			return errKeyTaken
 		}
+		x.sealAudit(plan.Now, plan.Writes.Audit)
 		return nil
 	})
+}
+
+// insertNew queues the statements that create plan's task: its
+// idempotency key first, so that a duplicate waits there for the
+// transaction taking the key before it writes anything, then the task,
+// its history and its records. Once they are flushed, *took says whether
+// the key is the task's: the insert writes no row when a live key of
+// another task holds it (always true without a key).
+func (x *txn) insertNew(plan *driver.NewTask) (took *bool) {
+	took = new(bool)
+	*took = !plan.Idempotent
+	if plan.Idempotent {
+		x.queue(sqlIdemPut, plan.Actor, plan.Key, plan.Task.ID, plan.KeyExpires, plan.Now).Exec(func(ct pgconn.CommandTag) error {
+			*took = ct.RowsAffected() == 1
+			return nil
+		})
+	}
+	x.insertTask(plan)
+	x.insertRecords(&plan.Writes)
+	return took
 }
 
 // Transition implements task.Store. The returned task is the new state
