@@ -76,7 +76,7 @@ func (s *Store) AuditEntries(ctx context.Context, after int64, limit int) ([]tas
 }
 
 // sealAudit has the transaction write entries, at now, to audit_pending
-// when it commits (pactum_pend, migration 0007): a sealer hashes them into
+// when it commits (sqlPend): a sealer hashes them into
 // the chain after the commit (sealPending). The statement travels with
 // COMMIT (txn.commit) and takes no lock another writer needs. A
 // transaction seals once.
@@ -87,7 +87,7 @@ func (x *txn) sealAudit(now time.Time, entries []task.AuditInput) {
 	x.seal, x.sealArgs = sqlPend, pendArgs(now, entries)
 }
 
-// pendArgs are pactum_pend's arguments for entries at now.
+// pendArgs are sqlPend's arguments for entries at now.
 func pendArgs(now time.Time, entries []task.AuditInput) []any {
 	n := len(entries)
 	kinds, taskIDs, actors := make([]string, n), make([]string, n), make([]string, n)

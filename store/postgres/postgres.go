@@ -15,7 +15,7 @@
 //
 // The audit log is one hash chain whatever the number of writers, and
 // writers do not wait for each other to extend it: a transaction writes its
-// entries, unhashed, into audit_pending (pactum_pend, migration 0007) in
+// entries, unhashed, into audit_pending (sqlPend) in
 // the pipeline that carries its COMMIT, and a sealer appends committed
 // pending entries to the chain after the commit, in one transaction under
 // an advisory lock and the head's row lock (sealPending). Each store runs

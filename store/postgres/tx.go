@@ -61,7 +61,7 @@ func (x *txn) flush() error {
 // connection the server dropped while it sat idle in the pool then fails
 // before COMMIT is sent, and the transaction is retried, instead of leaving
 // its outcome unknown. The audit entries travel with COMMIT: their batch
-// number (pactum_pend) is taken as late as it can be.
+// number (sqlPend) is taken as late as it can be.
 func (x *txn) commit() error {
 	if x.write && !x.flushed {
 		if err := x.flush(); err != nil {
