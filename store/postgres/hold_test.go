@@ -5,60 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pactum/pactum/store/internal/driver"
 	"github.com/pactum/pactum/store/postgres"
+	"github.com/pactum/pactum/store/storetest"
 	"github.com/pactum/pactum/task"
 )
 
-// committedCalls records the calls of a CreateParams.Committed.
-type committedCalls struct {
-	n   atomic.Int32
-	err atomic.Value
-}
-
-func (c *committedCalls) fn(err error) {
-	c.n.Add(1)
-	if err != nil {
-		c.err.Store(err)
-	}
-}
-
-func (c *committedCalls) check(t *testing.T, wantErr bool) {
+func specCreate(t *testing.T, s task.Store, id string, calls *storetest.CommittedCalls) {
 	t.Helper()
-	if n := c.n.Load(); n != 1 {
-		t.Fatalf("Committed called %d times, want once", n)
-	}
-	err, _ := c.err.Load().(error)
-	if (err != nil) != wantErr {
-		t.Fatalf("Committed(%v), want an error: %v", err, wantErr)
-	}
-}
-
-// specParams are the CreateParams of a blocking submission of task id on
-// a node with a free worker: claimed by "w1", speculative.
-func specParams(id string, calls *committedCalls) task.CreateParams {
-	msg := task.Message{ID: "m-" + id, Role: task.RoleUser, Parts: []task.Part{task.TextPart("hi")}}
-	return task.CreateParams{
-		Task: &task.Task{ID: id, ContextID: "c-" + id, Agent: "echo", MaxAttempts: 3, Envelope: task.Envelope{
-			TaskID: id, Actor: "alice", Action: "echo", IdempotencyKey: "m-" + id, Input: msg,
-		}, History: []task.Message{msg}},
-		Steps:          []task.Step{{To: task.StateValidated}, {To: task.StateQueued}},
-		Audit:          []task.AuditInput{{Kind: task.AuditSubmitted, TaskID: id, Actor: "alice"}},
-		Now:            driver.Norm(time.Now()),
-		IdempotencyTTL: time.Hour,
-		Claim:          &task.ClaimParams{Owner: "w1", Node: "n1", LeaseFor: time.Minute},
-		Speculative:    true,
-		Committed:      calls.fn,
-	}
-}
-
-func specCreate(t *testing.T, s task.Store, id string, calls *committedCalls) {
-	t.Helper()
-	got, err := s.CreateTask(t.Context(), specParams(id, calls))
+	got, err := s.CreateTask(t.Context(), storetest.SpeculativeParams(id, calls.Fn))
 	if err != nil {
 		t.Fatalf("speculative create of %s: %v", id, err)
 	}
@@ -117,8 +75,8 @@ func TestSpeculativeCreateCommitsWithItsEnd(t *testing.T) {
 			ctx := t.Context()
 			schema := newSchema(t)
 			s := openWith(t, schema, postgres.Options{SpeculativeHold: tc.hold})
-			var calls committedCalls
-			p := specParams("t1", &calls)
+			var calls storetest.CommittedCalls
+			p := storetest.SpeculativeParams("t1", calls.Fn)
 			if _, err := s.CreateTask(ctx, p); err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +84,7 @@ func TestSpeculativeCreateCommitsWithItsEnd(t *testing.T) {
 				if visible(t, schema, "t1") {
 					t.Fatal("another session sees the speculative creation before its next write")
 				}
-				if calls.n.Load() != 0 {
+				if calls.Calls() != 0 {
 					t.Fatal("Committed called before the creation committed")
 				}
 			}
@@ -137,7 +95,7 @@ func TestSpeculativeCreateCommitsWithItsEnd(t *testing.T) {
 			if got.State != task.StateSucceeded || got.LeaseOwner != "" {
 				t.Fatalf("after succeed: state %s, lease owner %q", got.State, got.LeaseOwner)
 			}
-			calls.check(t, false)
+			calls.Check(t, false)
 			if n := commits(t, schema, "t1"); n != tc.commits {
 				t.Errorf("the records were written by %d transactions, want %d", n, tc.commits)
 			}
@@ -181,7 +139,7 @@ func TestSpeculativeCreateCommitsAfterHold(t *testing.T) {
 	t.Parallel()
 	schema := newSchema(t)
 	s := openWith(t, schema, postgres.Options{SpeculativeHold: 20 * time.Millisecond})
-	var calls committedCalls
+	var calls storetest.CommittedCalls
 	specCreate(t, s, "t1", &calls)
 	deadline := time.Now().Add(10 * time.Second)
 	for !visible(t, schema, "t1") {
@@ -190,7 +148,7 @@ func TestSpeculativeCreateCommitsAfterHold(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	calls.check(t, false)
+	calls.Check(t, false)
 	if _, err := succeed(t.Context(), s, "t1", "w1"); err != nil {
 		t.Fatal(err)
 	}
@@ -209,12 +167,12 @@ func TestSpeculativeCreateOtherWrites(t *testing.T) {
 	schema := newSchema(t)
 	s := openWith(t, schema, postgres.Options{SpeculativeHold: time.Minute})
 
-	var refused committedCalls
+	var refused storetest.CommittedCalls
 	specCreate(t, s, "refused", &refused)
 	if _, err := succeed(ctx, s, "refused", "someone-else"); !errors.Is(err, task.ErrStateConflict) {
 		t.Fatalf("succeed with another lease owner: %v, want a conflict", err)
 	}
-	refused.check(t, false)
+	refused.Check(t, false)
 	if !visible(t, schema, "refused") {
 		t.Fatal("a refused transition lost the creation")
 	}
@@ -225,22 +183,22 @@ func TestSpeculativeCreateOtherWrites(t *testing.T) {
 		t.Fatalf("then the right owner: %v", err)
 	}
 
-	var renewed committedCalls
+	var renewed storetest.CommittedCalls
 	specCreate(t, s, "renewed", &renewed)
 	if err := s.RenewLease(ctx, task.RenewParams{TaskID: "renewed", Owner: "w1", Now: time.Now(), LeaseFor: time.Minute}); err != nil {
 		t.Fatalf("renew a held creation's lease: %v", err)
 	}
-	renewed.check(t, false)
+	renewed.Check(t, false)
 	if !visible(t, schema, "renewed") {
 		t.Fatal("renewing the lease did not commit the creation")
 	}
 
-	var closed committedCalls
+	var closed storetest.CommittedCalls
 	specCreate(t, s, "closed", &closed)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	closed.check(t, false)
+	closed.Check(t, false)
 	if !visible(t, schema, "closed") {
 		t.Fatal("Close did not commit the held creation")
 	}
@@ -255,25 +213,33 @@ func TestSpeculativeCreateDuplicateKey(t *testing.T) {
 	ctx := t.Context()
 	schema := newSchema(t)
 	s := openWith(t, schema, postgres.Options{SpeculativeHold: time.Minute})
-	var first committedCalls
+	var first storetest.CommittedCalls
 	specCreate(t, s, "first", &first)
 	if _, err := succeed(ctx, s, "first", "w1"); err != nil {
 		t.Fatal(err)
 	}
-	var again committedCalls
-	p := specParams("again", &again)
+	var again storetest.CommittedCalls
+	p := storetest.SpeculativeParams("again", again.Fn)
 	p.Task.Envelope.IdempotencyKey = "m-first"
 	dup, err := s.CreateTask(ctx, p)
-	if !errors.Is(err, task.ErrDuplicate) || dup == nil || dup.ID != "first" || dup.State != task.StateSucceeded {
-		t.Fatalf("second creation under the key: %+v, %v; want task first, succeeded, and ErrDuplicate", dup, err)
-	}
-	if n := again.n.Load(); n != 0 {
-		t.Errorf("Committed called %d times for a refused creation", n)
-	}
-	if visible(t, schema, "again") {
-		t.Error("the refused creation's task exists")
-	}
+	refusedDuplicate(t, schema, "again", dup, err, &again)
 	verifyChain(t, s, 6)
+}
+
+// refusedDuplicate checks the answer of a creation of task id under the
+// key of task "first", settled: that task and ErrDuplicate; Committed
+// never called; nothing of id stored.
+func refusedDuplicate(t *testing.T, schema, id string, got *task.Task, err error, calls *storetest.CommittedCalls) {
+	t.Helper()
+	if !errors.Is(err, task.ErrDuplicate) || got == nil || got.ID != "first" || got.State != task.StateSucceeded {
+		t.Fatalf("creation of %s under the key of first: %+v, %v; want task first, succeeded, and ErrDuplicate", id, got, err)
+	}
+	if n := calls.Calls(); n != 0 {
+		t.Errorf("Committed called %d times for the refused creation", n)
+	}
+	if visible(t, schema, id) {
+		t.Errorf("the refused creation's task %s exists", id)
+	}
 }
 
 // TestSpeculativeCreateLost: when the held transaction's connection is
@@ -284,7 +250,7 @@ func TestSpeculativeCreateLost(t *testing.T) {
 	ctx := t.Context()
 	schema := newSchema(t)
 	s := openWith(t, schema, postgres.Options{SpeculativeHold: time.Minute, Retries: -1})
-	var calls committedCalls
+	var calls storetest.CommittedCalls
 	specCreate(t, s, "t1", &calls)
 	// The held transaction is the only session of this store idle in a
 	// transaction that inserted into this schema's tasks.
@@ -300,17 +266,17 @@ func TestSpeculativeCreateLost(t *testing.T) {
 	if _, err := succeed(ctx, s, "t1", "w1"); err == nil {
 		t.Fatal("the transition succeeded on a cut connection")
 	}
-	calls.check(t, true)
+	calls.Check(t, true)
 	if visible(t, schema, "t1") {
 		t.Fatal("the lost creation's task exists")
 	}
 	// The store goes on.
-	var next committedCalls
+	var next storetest.CommittedCalls
 	specCreate(t, s, "t2", &next)
 	if _, err := succeed(ctx, s, "t2", "w1"); err != nil {
 		t.Fatalf("a creation after the lost one: %v", err)
 	}
-	next.check(t, false)
+	next.Check(t, false)
 	verifyChain(t, s, 6)
 }
 
@@ -324,13 +290,13 @@ func TestSpeculativeCreateConcurrent(t *testing.T) {
 	schema := newSchema(t)
 	s := openWith(t, schema, postgres.Options{SpeculativeHold: 2 * time.Millisecond})
 	const n = 40
-	calls := make([]committedCalls, n)
+	calls := make([]storetest.CommittedCalls, n)
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {
 		wg.Go(func() {
 			id := fmt.Sprintf("t%02d", i)
-			if _, err := s.CreateTask(ctx, specParams(id, &calls[i])); err != nil {
+			if _, err := s.CreateTask(ctx, storetest.SpeculativeParams(id, calls[i].Fn)); err != nil {
 				errs <- err
 				return
 			}
@@ -348,7 +314,7 @@ func TestSpeculativeCreateConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 	for i := range calls {
-		calls[i].check(t, false)
+		calls[i].Check(t, false)
 	}
 	counts, err := s.CountByState(ctx)
 	if err != nil {
@@ -369,16 +335,16 @@ func TestSpeculativeCreateRacingKeys(t *testing.T) {
 	schema := newSchema(t)
 	a := openWith(t, schema, postgres.Options{SpeculativeHold: time.Minute})
 	b := openWith(t, schema, postgres.Options{SpeculativeHold: time.Minute})
-	var first committedCalls
+	var first storetest.CommittedCalls
 	specCreate(t, a, "first", &first)
 	type result struct {
 		t   *task.Task
 		err error
 	}
 	second := make(chan result, 1)
-	var calls committedCalls
+	var calls storetest.CommittedCalls
 	go func() {
-		p := specParams("second", &calls)
+		p := storetest.SpeculativeParams("second", calls.Fn)
 		p.Task.Envelope.IdempotencyKey = "m-first"
 		got, err := b.CreateTask(ctx, p)
 		second <- result{got, err}
@@ -387,15 +353,7 @@ func TestSpeculativeCreateRacingKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := <-second
-	if !errors.Is(r.err, task.ErrDuplicate) || r.t == nil || r.t.ID != "first" || r.t.State != task.StateSucceeded {
-		t.Fatalf("the racing creation: %+v, %v; want task first, succeeded, and ErrDuplicate", r.t, r.err)
-	}
-	if n := calls.n.Load(); n != 0 {
-		t.Errorf("Committed called %d times for the refused creation", n)
-	}
-	if visible(t, schema, "second") {
-		t.Error("the refused creation's task exists")
-	}
+	refusedDuplicate(t, schema, "second", r.t, r.err, &calls)
 	verifyChain(t, a, 6)
 }
 
@@ -407,7 +365,7 @@ func TestPendBatches(t *testing.T) {
 	ctx := t.Context()
 	schema := newSchema(t)
 	s := openWith(t, schema, postgres.Options{SpeculativeHold: time.Minute, SealEvery: -1})
-	var calls committedCalls
+	var calls storetest.CommittedCalls
 	specCreate(t, s, "t1", &calls)
 	if _, err := succeed(ctx, s, "t1", "w1"); err != nil {
 		t.Fatal(err)

@@ -173,12 +173,7 @@ func (x *txn) transition(t *task.Task, p task.TransitionParams, prep *driver.Tra
 	if err := driver.CheckPreconditions(t, p); err != nil {
 		return err
 	}
-	rec, err := driver.Advance(t, driver.Change{
-		To: p.To, Reason: p.Reason, ErrorCode: p.ErrorCode, PolicyVersion: p.PolicyVersion,
-		Node: p.Node, Now: now, StatusMessage: p.StatusMessage,
-		SetRunAfter: p.To == task.StateQueued, RunAfter: p.RunAfter, NewTurn: p.NewTurn,
-		Evidence: p.Evidence,
-	})
+	rec, err := driver.Advance(t, driver.TransitionChange(p, now))
 	if err != nil {
 		return err
 	}

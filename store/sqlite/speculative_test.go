@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pactum/pactum/audit"
 	"github.com/pactum/pactum/store/internal/driver"
+	"github.com/pactum/pactum/store/storetest"
 	"github.com/pactum/pactum/task"
 )
 
@@ -26,37 +26,11 @@ func specStore(t *testing.T, hold time.Duration) *Store {
 	return s
 }
 
-// committedCalls records the calls of a CreateParams.Committed.
-type committedCalls struct {
-	n   atomic.Int32
-	err atomic.Value
-}
-
-func (c *committedCalls) fn(err error) {
-	c.n.Add(1)
-	if err != nil {
-		c.err.Store(err)
-	}
-}
-
 // specCreate creates task id speculatively, claimed by "w1", as a blocking
 // submission on a node with a free worker does.
-func specCreate(t *testing.T, s *Store, id string, calls *committedCalls) *task.Task {
+func specCreate(t *testing.T, s *Store, id string, calls *storetest.CommittedCalls) *task.Task {
 	t.Helper()
-	now := driver.Norm(time.Now())
-	got, err := s.CreateTask(t.Context(), task.CreateParams{
-		Task: &task.Task{ID: id, ContextID: "c-" + id, Agent: "echo", MaxAttempts: 3, Envelope: task.Envelope{
-			TaskID: id, Actor: "alice", Action: "echo", IdempotencyKey: "m-" + id,
-			Input: task.Message{ID: "m-" + id, Role: task.RoleUser, Parts: []task.Part{task.TextPart("hi")}},
-		}, History: []task.Message{{ID: "m-" + id, Role: task.RoleUser, Parts: []task.Part{task.TextPart("hi")}}}},
-		Steps:          []task.Step{{To: task.StateValidated}, {To: task.StateQueued}},
-		Audit:          []task.AuditInput{{Kind: task.AuditSubmitted, TaskID: id, Actor: "alice"}},
-		Now:            now,
-		IdempotencyTTL: time.Hour,
-		Claim:          &task.ClaimParams{Owner: "w1", Node: "n1", LeaseFor: time.Minute},
-		Speculative:    true,
-		Committed:      calls.fn,
-	})
+	got, err := s.CreateTask(t.Context(), storetest.SpeculativeParams(id, calls.Fn))
 	if err != nil {
 		t.Fatalf("speculative create of %s: %v", id, err)
 	}
@@ -83,12 +57,12 @@ func TestSpeculativeCreateCommitsWithItsEnd(t *testing.T) {
 	// A hold far longer than the test: only the task's next write can end it.
 	s := specStore(t, time.Hour)
 	before := s.commits.Load()
-	var calls committedCalls
+	var calls storetest.CommittedCalls
 	specCreate(t, s, "t1", &calls)
 	if _, err := s.GetTask(t.Context(), "t1", -1); !errors.Is(err, task.ErrNotFound) {
 		t.Fatalf("GetTask before the creation committed: %v, want ErrNotFound (readers must not see it yet)", err)
 	}
-	if n := calls.n.Load(); n != 0 {
+	if n := calls.Calls(); n != 0 {
 		t.Fatalf("Committed called %d times before the commit", n)
 	}
 	if err := succeed(t.Context(), s, "t1"); err != nil {
@@ -97,9 +71,7 @@ func TestSpeculativeCreateCommitsWithItsEnd(t *testing.T) {
 	if got := s.commits.Load() - before; got != 1 {
 		t.Errorf("creation and end took %d commits, want 1", got)
 	}
-	if n, err := calls.n.Load(), calls.err.Load(); n != 1 || err != nil {
-		t.Errorf("Committed called %d times (error %v), want once with nil", n, err)
-	}
+	calls.Check(t, false)
 	got, err := s.GetTask(t.Context(), "t1", -1)
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +101,7 @@ func TestSpeculativeCreateCommitsWithItsEnd(t *testing.T) {
 func TestSpeculativeCreateCommitsAfterHold(t *testing.T) {
 	t.Parallel()
 	s := specStore(t, 20*time.Millisecond)
-	var calls committedCalls
+	var calls storetest.CommittedCalls
 	specCreate(t, s, "t1", &calls)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -150,9 +122,7 @@ func TestSpeculativeCreateCommitsAfterHold(t *testing.T) {
 	if err := s.AppendAudit(t.Context(), []task.AuditInput{{Kind: task.AuditKind("test")}}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := calls.n.Load(), calls.err.Load(); n != 1 || err != nil {
-		t.Errorf("Committed called %d times (error %v), want once with nil", n, err)
-	}
+	calls.Check(t, false)
 	if err := succeed(t.Context(), s, "t1"); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +135,7 @@ func TestSpeculativeCreateCommitsAfterHold(t *testing.T) {
 func TestWriteJoiningAHeldTransactionWaitsForItsCommit(t *testing.T) {
 	t.Parallel()
 	s := specStore(t, time.Hour)
-	var calls committedCalls
+	var calls storetest.CommittedCalls
 	specCreate(t, s, "t1", &calls)
 	done := make(chan error, 1)
 	go func() {
@@ -206,7 +176,7 @@ func TestWriteJoiningAHeldTransactionWaitsForItsCommit(t *testing.T) {
 func TestSpeculativeCreateSurvivesAFailingNeighbour(t *testing.T) {
 	t.Parallel()
 	s := specStore(t, time.Hour)
-	var calls committedCalls
+	var calls storetest.CommittedCalls
 	specCreate(t, s, "t1", &calls)
 	// A transition from the wrong state fails inside the held transaction.
 	_, err := s.Transition(t.Context(), task.TransitionParams{
@@ -228,7 +198,7 @@ func TestSpeculativeCreateSurvivesAFailingNeighbour(t *testing.T) {
 			Input: task.Message{ID: "m-t1", Role: task.RoleUser, Parts: []task.Part{task.TextPart("hi")}},
 		}},
 		Steps: []task.Step{{To: task.StateValidated}, {To: task.StateQueued}}, Now: now,
-		IdempotencyTTL: time.Hour, Speculative: true, Committed: calls.fn,
+		IdempotencyTTL: time.Hour, Speculative: true, Committed: calls.Fn,
 	})
 	if !errors.Is(err, task.ErrDuplicate) {
 		t.Fatalf("duplicate speculative create: %v, want ErrDuplicate", err)
@@ -239,7 +209,7 @@ func TestSpeculativeCreateSurvivesAFailingNeighbour(t *testing.T) {
 	if err := succeed(t.Context(), s, "t1"); err != nil {
 		t.Fatal(err)
 	}
-	if n := calls.n.Load(); n != 1 {
+	if n := calls.Calls(); n != 1 {
 		t.Errorf("Committed called %d times, want once (the duplicate is refused, not committed)", n)
 	}
 }

@@ -112,12 +112,7 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 			return err
 		}
 		was, owner, seq := t.State, t.LeaseOwner, t.Seq
-		rec, err := driver.Advance(t, driver.Change{
-			To: p.To, Reason: p.Reason, ErrorCode: p.ErrorCode, PolicyVersion: p.PolicyVersion,
-			Node: p.Node, Now: now, StatusMessage: p.StatusMessage,
-			SetRunAfter: p.To == task.StateQueued, RunAfter: p.RunAfter, NewTurn: p.NewTurn,
-			Evidence: p.Evidence,
-		})
+		rec, err := driver.Advance(t, driver.TransitionChange(p, now))
 		if err != nil {
 			return err
 		}

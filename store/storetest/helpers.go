@@ -206,3 +206,55 @@ func InvalidArguments(t *testing.T, s task.Store) {
 		t.Errorf("task of a refused create: %v, want ErrNotFound", err)
 	}
 }
+
+// CommittedCalls records the calls of a CreateParams.Committed: pass its
+// Fn.
+type CommittedCalls struct {
+	n   atomic.Int32
+	err atomic.Value
+}
+
+// Fn is the Committed function to pass.
+func (c *CommittedCalls) Fn(err error) {
+	c.n.Add(1)
+	if err != nil {
+		c.err.Store(err)
+	}
+}
+
+// Calls returns how many times Fn was called.
+func (c *CommittedCalls) Calls() int { return int(c.n.Load()) }
+
+// Check fails t unless Fn was called exactly once, with an error if and
+// only if wantErr.
+func (c *CommittedCalls) Check(t testing.TB, wantErr bool) {
+	t.Helper()
+	if n := c.Calls(); n != 1 {
+		t.Fatalf("Committed called %d times, want once", n)
+	}
+	err, _ := c.err.Load().(error)
+	if (err != nil) != wantErr {
+		t.Fatalf("Committed(%v), want an error: %v", err, wantErr)
+	}
+}
+
+// SpeculativeParams are the CreateParams of a blocking submission of task
+// id on a node with a free worker: alice's echo task under the key "m-"+id,
+// with its input as History and a task.submitted audit entry, created
+// through validated and queued, claimed by "w1" on "n1" for a minute, and
+// speculative, reporting to committed.
+func SpeculativeParams(id string, committed func(error)) task.CreateParams {
+	msg := task.Message{ID: "m-" + id, Role: task.RoleUser, Parts: []task.Part{task.TextPart("hi")}}
+	return task.CreateParams{
+		Task: &task.Task{ID: id, ContextID: "c-" + id, Agent: "echo", MaxAttempts: 3, Envelope: task.Envelope{
+			TaskID: id, Actor: "alice", Action: "echo", IdempotencyKey: "m-" + id, Input: msg,
+		}, History: []task.Message{msg}},
+		Steps:          []task.Step{{To: task.StateValidated}, {To: task.StateQueued}},
+		Audit:          []task.AuditInput{{Kind: task.AuditSubmitted, TaskID: id, Actor: "alice"}},
+		Now:            time.Now().UTC().Truncate(time.Microsecond),
+		IdempotencyTTL: time.Hour,
+		Claim:          &task.ClaimParams{Owner: "w1", Node: "n1", LeaseFor: time.Minute},
+		Speculative:    true,
+		Committed:      committed,
+	}
+}

@@ -44,6 +44,17 @@ type Change struct {
 	Evidence []task.Evidence
 }
 
+// TransitionChange is the Change a Transition makes, p at now (its
+// Transition.Now).
+func TransitionChange(p task.TransitionParams, now time.Time) Change {
+	return Change{
+		To: p.To, Reason: p.Reason, ErrorCode: p.ErrorCode, PolicyVersion: p.PolicyVersion,
+		Node: p.Node, Now: now, StatusMessage: p.StatusMessage,
+		SetRunAfter: p.To == task.StateQueued, RunAfter: p.RunAfter, NewTurn: p.NewTurn,
+		Evidence: p.Evidence,
+	}
+}
+
 // Advance applies c to t in memory and returns the record it makes. It is
 // the one place where the transition table is enforced on stored tasks.
 func Advance(t *task.Task, c Change) (task.Record, error) {
