@@ -11,10 +11,8 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"math/big"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +24,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/pactum/pactum/audit"
 	"github.com/pactum/pactum/internal/e2e/nodeproc"
@@ -35,71 +32,13 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
-const defaultDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-
 // baseDSN returns the test server's DSN or skips (fails under
 // PACTUM_REQUIRE_POSTGRES=1) when it cannot be reached.
-func baseDSN(t *testing.T) string {
-	t.Helper()
-	dsn := cmpOr(os.Getenv("PACTUM_TEST_POSTGRES"), defaultDSN)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err == nil {
-		err = conn.Ping(ctx)
-		_ = conn.Close(ctx)
-	}
-	if err != nil {
-		msg := fmt.Sprintf("PostgreSQL is not reachable (set PACTUM_TEST_POSTGRES): %v", err)
-		if os.Getenv("PACTUM_REQUIRE_POSTGRES") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return dsn
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
+func baseDSN(t *testing.T) string { return nodeproc.PostgresDSN(t) }
 
 // schemaDSN creates a fresh schema on the server dsn names, drops it when
 // the test ends, and returns a DSN whose connections use it.
-func schemaDSN(t *testing.T, dsn string) string {
-	t.Helper()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "mn_" + hex.EncodeToString(b[:])
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if conn, err := pgx.Connect(ctx, dsn); err == nil {
-			_, _ = conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE")
-			_ = conn.Close(ctx)
-		}
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+func schemaDSN(t *testing.T, dsn string) string { return nodeproc.SchemaDSN(t, dsn, "mn_") }
 
 // nodeConfig: an exec agent that appends "task attempt" to a shared log
 // each time it runs, then takes a moment, so a kill finds work in flight.
