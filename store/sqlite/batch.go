@@ -153,20 +153,30 @@ func (s *Store) lead() {
 }
 
 // passLead hands the lead to the first request still queued, or gives it
-// up when there is none.
+// up when there is none. A held transaction whose hold ended while this
+// lead ran is committed first: its timer left the commit to the lead
+// (holdEnded), and nobody else would commit it before the next write.
 func (s *Store) passLead() {
 	w := &s.wr
-	w.mu.Lock()
-	if len(w.queue) > 0 {
-		next := w.queue[0]
+	for {
+		w.mu.Lock()
+		if len(w.queue) > 0 {
+			next := w.queue[0]
+			w.mu.Unlock()
+			next.done <- errLead
+			return
+		}
+		if b := w.open; b != nil && w.expired == b.id {
+			w.mu.Unlock()
+			s.commit(b)
+			continue
+		}
+		w.queue = nil
+		w.leading = false
 		w.mu.Unlock()
-		next.done <- errLead
+		w.idle.Broadcast()
 		return
 	}
-	w.queue = nil
-	w.leading = false
-	w.mu.Unlock()
-	w.idle.Broadcast()
 }
 
 // takeLead waits until nobody leads and takes the lead; closing also

@@ -213,3 +213,36 @@ func TestSpeculativeCreateSurvivesAFailingNeighbour(t *testing.T) {
 		t.Errorf("Committed called %d times, want once (the duplicate is refused, not committed)", n)
 	}
 }
+
+// TestHoldEndingWhileAnotherLeadsIsCommitted: a held transaction whose hold
+// ends while a write leads (the timer then leaves the commit to that lead)
+// is committed when the lead is given up, not left open until the task's
+// next write. Before, a lead that had checked the hold before it ended and
+// then found nothing queued gave the lead up with the transaction open: a
+// stream's first event waited for the end of its agent.
+func TestHoldEndingWhileAnotherLeadsIsCommitted(t *testing.T) {
+	t.Parallel()
+	s := specStore(t, 5*time.Millisecond)
+	var calls storetest.CommittedCalls
+	specCreate(t, s, "t1", &calls)
+	// Lead as a write would, and let the hold end meanwhile: the timer
+	// finds the lead taken and leaves the commit to it.
+	s.takeLead(false)
+	for {
+		s.wr.mu.Lock()
+		expired := s.wr.expired
+		s.wr.mu.Unlock()
+		if expired != 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if calls.Calls() != 0 {
+		t.Fatal("the creation committed while the lead was held")
+	}
+	s.passLead()
+	calls.Check(t, false)
+	if _, err := s.GetTask(t.Context(), "t1", 0); err != nil {
+		t.Fatalf("after the lead was given up: %v; want t1 stored", err)
+	}
+}
