@@ -141,14 +141,19 @@ func TestSpeculativeCreateCommitsAfterHold(t *testing.T) {
 	s := openWith(t, schema, postgres.Options{SpeculativeHold: 20 * time.Millisecond})
 	var calls storetest.CommittedCalls
 	specCreate(t, s, "t1", &calls)
+	// Committed is called once the commit returned, a moment after other
+	// sessions can see it.
 	deadline := time.Now().Add(10 * time.Second)
-	for !visible(t, schema, "t1") {
+	for calls.Calls() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the creation was not committed after its hold")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	calls.Check(t, false)
+	if !visible(t, schema, "t1") {
+		t.Fatal("Committed(nil) was called, but other sessions do not see the task")
+	}
 	if _, err := succeed(t.Context(), s, "t1", "w1"); err != nil {
 		t.Fatal(err)
 	}
