@@ -61,8 +61,9 @@ type held struct {
 }
 
 // createHeld writes plan's task in a transaction that it leaves open and
-// registers, returning the task as created. A key that names another task
-// fails with errKeyTaken, having written nothing.
+// registers for the task's next write (or its timer); committed learns
+// how that transaction ended. A key that names another task fails with
+// errKeyTaken, having written nothing.
 func (s *Store) createHeld(ctx context.Context, plan *driver.NewTask, committed func(error)) error {
 	id := plan.Task.ID
 	var h *held
