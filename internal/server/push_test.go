@@ -9,8 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -19,9 +17,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/pactum/pactum/config"
+	"github.com/pactum/pactum/internal/e2e/nodeproc"
 	"github.com/pactum/pactum/internal/server"
 	"github.com/pactum/pactum/internal/syncbuf"
 )
@@ -269,34 +267,7 @@ func TestPushAllowPrivate(t *testing.T) {
 // unless PACTUM_REQUIRE_POSTGRES=1 makes it fail.
 func postgresDSN(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv("PACTUM_TEST_POSTGRES")
-	if dsn == "" {
-		dsn = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		if os.Getenv("PACTUM_REQUIRE_POSTGRES") == "1" {
-			t.Fatalf("PostgreSQL not reachable: %v", err)
-		}
-		t.Skipf("PostgreSQL not reachable (PACTUM_REQUIRE_POSTGRES=1 makes this fail): %v", err)
-	}
-	schema := fmt.Sprintf("push_%d", time.Now().UnixNano())
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		_ = conn.Close(context.Background())
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return nodeproc.SchemaDSN(t, nodeproc.PostgresDSN(t), "push_")
 }
 
 // TestPushNoWarnWithoutDrops: a PostgreSQL node's relay resyncs when it
