@@ -45,6 +45,17 @@ func visible(t *testing.T, schema, id string) bool {
 	return n == 1
 }
 
+// committedAlone checks that after (what ended the hold) the creation of
+// task id was committed: Committed called once, without error, and the
+// task visible to other sessions.
+func committedAlone(t *testing.T, schema, id string, calls *storetest.CommittedCalls, after string) {
+	t.Helper()
+	calls.Check(t, false)
+	if !visible(t, schema, id) {
+		t.Fatalf("after %s, Committed(nil) was called but other sessions do not see task %s", after, id)
+	}
+}
+
 // commits returns how many transactions wrote task id's execution
 // records: the distinct xmin of its task_records rows.
 func commits(t *testing.T, schema, id string) int {
@@ -150,10 +161,7 @@ func TestSpeculativeCreateCommitsAfterHold(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	calls.Check(t, false)
-	if !visible(t, schema, "t1") {
-		t.Fatal("Committed(nil) was called, but other sessions do not see the task")
-	}
+	committedAlone(t, schema, "t1", &calls, "the end of the hold")
 	if _, err := succeed(t.Context(), s, "t1", "w1"); err != nil {
 		t.Fatal(err)
 	}
@@ -177,10 +185,7 @@ func TestSpeculativeCreateOtherWrites(t *testing.T) {
 	if _, err := succeed(ctx, s, "refused", "someone-else"); !errors.Is(err, task.ErrStateConflict) {
 		t.Fatalf("succeed with another lease owner: %v, want a conflict", err)
 	}
-	refused.Check(t, false)
-	if !visible(t, schema, "refused") {
-		t.Fatal("a refused transition lost the creation")
-	}
+	committedAlone(t, schema, "refused", &refused, "a refused transition")
 	if got, err := s.GetTask(ctx, "refused", -1); err != nil || got.State != task.StateInProgress || len(got.History) != 1 || len(got.Artifacts) != 0 {
 		t.Fatalf("after the refused transition: %+v, %v; want in_progress, its message, no artifact", got, err)
 	}
@@ -193,20 +198,14 @@ func TestSpeculativeCreateOtherWrites(t *testing.T) {
 	if err := s.RenewLease(ctx, task.RenewParams{TaskID: "renewed", Owner: "w1", Now: time.Now(), LeaseFor: time.Minute}); err != nil {
 		t.Fatalf("renew a held creation's lease: %v", err)
 	}
-	renewed.Check(t, false)
-	if !visible(t, schema, "renewed") {
-		t.Fatal("renewing the lease did not commit the creation")
-	}
+	committedAlone(t, schema, "renewed", &renewed, "renewing the lease")
 
 	var closed storetest.CommittedCalls
 	specCreate(t, s, "closed", &closed)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	closed.Check(t, false)
-	if !visible(t, schema, "closed") {
-		t.Fatal("Close did not commit the held creation")
-	}
+	committedAlone(t, schema, "closed", &closed, "Close")
 	verifyChain(t, open(t, storeDSN(t), schema), -1)
 }
 
