@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"iter"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,28 +18,29 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
-// An A2A 1.0 JSON-RPC SendStreamingMessage or SubscribeToTask is answered
-// here too, for the reasons SendMessage is (fastrpc.go) and one more:
-// a2a-go runs the handler's event sequence on a goroutine of its own and
-// hands each event's JSON to the writing goroutine over a channel, so every
-// event of a stream crossed goroutines (a thread wake-up when the other is
-// asleep), was encoded by json.Marshal around the result's MarshalJSON
-// (validated and copied once more), and was copied again by rpcWriter to
-// put the caller's id back; and each stream kept that goroutine, its stack
-// and its channel for as long as it was open. Here the sequence runs on the request's
-// goroutine and each event is written in one piece:
+// An A2A 1.0 SendStreamingMessage or SubscribeToTask, over JSON-RPC or
+// HTTP+JSON, is answered here too, for the reasons SendMessage is
+// (fastrpc.go) and one more: a2a-go runs the handler's event sequence on a
+// goroutine of its own and hands each event's JSON to the writing
+// goroutine over a channel, so every event of a stream crossed goroutines
+// (a thread wake-up when the other is asleep), was encoded by json.Marshal
+// around the result's MarshalJSON (validated and copied once more), and,
+// on JSON-RPC, was copied again by rpcWriter to put the caller's id back;
+// and each stream kept that goroutine, its stack and its channel for as
+// long as it was open. Here the sequence runs on the request's goroutine
+// and each event is written in one piece:
 //
 //	id: <a new UUID>\n
 //	data: {"jsonrpc":"2.0","id":<the caller's id>,"result":<event>}\n\n
 //
-// the bytes a2a-go writes (in two writes), headers included. Events are
-// flushed when the task's follow has nothing more to yield and waits
-// (task.WithFollowIdle), not one by one: the events of a blocking stream,
-// which all become visible at its one commit, leave in one write.
-// Keep-alive comments are written between events as the SDK writes them
-// (Options.KeepAlive), from a timer. An error the sequence yields, or a
-// panic, is handed to the SDK's handler (replayRPC) and written in its
-// form, as the stream's last event.
+// (on HTTP+JSON, data: <event>), the bytes a2a-go writes (in two writes),
+// headers included. Events are flushed when the task's follow has nothing
+// more to yield and waits (task.WithFollowIdle), not one by one: the
+// events of a blocking stream, which all become visible at its one commit,
+// leave in one write. Keep-alive comments are written between events as
+// the SDK writes them (Options.KeepAlive), from a timer. An error the
+// sequence yields, or a panic, is handed to the SDK's handler (replayRPC)
+// and written in its form, as the stream's last event.
 
 // streamMessageFast answers a checked A2A 1.0 JSON-RPC
 // SendStreamingMessage request q (not a notification) to ep and reports
@@ -72,6 +75,34 @@ func streamDecoded[P any](s *Server, w http.ResponseWriter, r *http.Request, ep 
 // JSON-RPC handler would, and reports whether it did (not when the
 // response cannot be flushed: the SDK refuses that in its words).
 func (s *Server) streamFast(w http.ResponseWriter, r *http.Request, ep *endpoint, q *rpcRequest, open func(context.Context) iter.Seq2[a2a.Event, error]) bool {
+	return s.streamSSE(w, r, q.id, open, func(hs headersSent, err error) {
+		rr := r.WithContext(context.WithValue(r.Context(), replayKey{}, err))
+		serveRPC(hs, rr, ep.v1Replay, q, false)
+	})
+}
+
+// streamREST is streamFast for an A2A 1.0 HTTP+JSON stream
+// (SendStreamingMessage, SubscribeToTask): each event is the result's JSON
+// alone, and an error is written as a2a-go's HTTP+JSON handler writes it
+// into a stream, by that handler (over replayRPC).
+func (s *Server) streamREST(w http.ResponseWriter, r *http.Request, ep *endpoint, open func(context.Context) iter.Seq2[a2a.Event, error]) bool {
+	return s.streamSSE(w, r, nil, open, func(hs headersSent, err error) {
+		// The replaying handler yields err for either streaming method;
+		// the route and body are what it needs to get there.
+		rr := r.Clone(context.WithValue(r.Context(), replayKey{}, err))
+		rr.Method, rr.URL.Path, rr.URL.RawPath = http.MethodPost, "/message:stream", ""
+		rr.Body, rr.ContentLength = io.NopCloser(strings.NewReader("{}")), 2
+		ep.v1ReplayREST.ServeHTTP(hs, rr)
+	})
+}
+
+// streamSSE writes the SSE stream of the events open returns, each
+// wrapped as the JSON-RPC result for the request id (nil: HTTP+JSON, the
+// event alone), and hands the error it ends with, if any, to replay once
+// every event before it was written. It reports whether it answered (not
+// when the response cannot be flushed: the SDK refuses that in its
+// words).
+func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, id []byte, open func(context.Context) iter.Seq2[a2a.Event, error], replay func(headersSent, error)) bool {
 	f, ok := w.(http.Flusher)
 	if !ok {
 		return false
@@ -86,16 +117,15 @@ func (s *Server) streamFast(w http.ResponseWriter, r *http.Request, ep *endpoint
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	sw := &sseWriter{w: w, f: f}
+	sw := &sseWriter{w: w, f: f, id: id}
 	sw.keepAlive(s.opts.KeepAlive)
 	// Events are flushed when the task's follow waits for more (or when
 	// the stream ends), not one by one.
 	ctx = task.WithFollowIdle(ctx, sw.flush)
-	err := s.writeEvents(func() iter.Seq2[a2a.Event, error] { return open(ctx) }, q.id, sw)
+	err := s.writeEvents(func() iter.Seq2[a2a.Event, error] { return open(ctx) }, sw)
 	sw.close()
 	if err != nil {
-		rr := r.WithContext(context.WithValue(r.Context(), replayKey{}, err))
-		serveRPC(headersSent{w: w, f: f}, rr, ep.v1Replay, q, false)
+		replay(headersSent{w: w, f: f}, err)
 	}
 	return true
 }
@@ -103,7 +133,7 @@ func (s *Server) streamFast(w http.ResponseWriter, r *http.Request, ep *endpoint
 // writeEvents writes the events of the sequence open returns to sw until
 // it ends, and returns the error it ends with (a panic's, in open too, as
 // the SDK's panic handler makes it); nil also when the caller went away.
-func (s *Server) writeEvents(open func() iter.Seq2[a2a.Event, error], id []byte, sw *sseWriter) (err error) {
+func (s *Server) writeEvents(open func() iter.Seq2[a2a.Event, error], sw *sseWriter) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = s.recovered(p)
@@ -117,7 +147,7 @@ func (s *Server) writeEvents(open func() iter.Seq2[a2a.Event, error], id []byte,
 		if err != nil {
 			return err
 		}
-		if sw.event(id, body) != nil {
+		if sw.event(body) != nil {
 			return nil
 		}
 	}
@@ -127,8 +157,11 @@ func (s *Server) writeEvents(open func() iter.Seq2[a2a.Event, error], id []byte,
 // sseWriter writes a stream's events and keep-alive comments, one at a
 // time.
 type sseWriter struct {
-	w      http.ResponseWriter
-	f      http.Flusher
+	w http.ResponseWriter
+	f http.Flusher
+	// id is the JSON-RPC request's id, each event's result is wrapped
+	// in; nil on HTTP+JSON, where an event is the result alone.
+	id     []byte
 	mu     sync.Mutex
 	buf    []byte
 	timer  *time.Timer
@@ -164,10 +197,10 @@ func (sw *sseWriter) keepAlive(d time.Duration) {
 	})
 }
 
-// event writes one event, body the result's JSON, for the request id,
-// without flushing it: flush does, when the follow waits, and net/http
-// when the handler returns.
-func (sw *sseWriter) event(id, body []byte) error {
+// event writes one event, body the result's JSON, without flushing it:
+// flush does, when the follow waits, and net/http when the handler
+// returns.
+func (sw *sseWriter) event(body []byte) error {
 	sw.mu.Lock()
 	defer sw.mu.Unlock()
 	if sw.failed {
@@ -176,11 +209,16 @@ func (sw *sseWriter) event(id, body []byte) error {
 	b := append(sw.buf[:0], "id: "...)
 	b = append(b, uuid.NewString()...)
 	b = append(b, "\ndata: "...)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"result":`...)
-	b = append(b, body...)
-	b = append(b, "}\n\n"...)
+	if sw.id != nil {
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = append(b, sw.id...)
+		b = append(b, `,"result":`...)
+		b = append(b, body...)
+		b = append(b, '}')
+	} else {
+		b = append(b, body...)
+	}
+	b = append(b, "\n\n"...)
 	sw.buf = b
 	_, err := sw.w.Write(b)
 	return err

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -170,9 +171,10 @@ type endpoint struct {
 	handler *Handler
 	// v1RPC, v1REST, v0RPC and v0REST are the SDK transports over handler.
 	v1RPC, v1REST, v0RPC, v0REST http.Handler
-	// v1Replay is the SDK's JSON-RPC transport that answers the errors of
-	// the fast paths (fastrpc.go, faststream.go).
-	v1Replay http.Handler
+	// v1Replay and v1ReplayREST are the SDK's JSON-RPC and HTTP+JSON
+	// transports that answer the errors of the fast paths (fastrpc.go,
+	// faststream.go).
+	v1Replay, v1ReplayREST http.Handler
 }
 
 // Server serves the configured agents over A2A: each at /agents/{name}/
@@ -222,10 +224,11 @@ func New(opts Options) (*Server, error) {
 			handler: h,
 			v1RPC:   a2asrv.NewJSONRPCHandler(h, topts...),
 			// The fast path's errors, answered in the SDK's form.
-			v1Replay: a2asrv.NewJSONRPCHandler(replayRPC{}, topts...),
-			v1REST:   restRoutes(a2asrv.NewRESTHandler(h, topts...), ""),
-			v0RPC:    a2av0.NewJSONRPCHandler(h, topts...),
-			v0REST:   restRoutes(a2av0.NewRESTHandler(h, topts...), a2av0.RESTPathPrefix),
+			v1Replay:     a2asrv.NewJSONRPCHandler(replayRPC{}, topts...),
+			v1ReplayREST: a2asrv.NewRESTHandler(replayRPC{}, topts...),
+			v1REST:       restRoutes(a2asrv.NewRESTHandler(h, topts...), ""),
+			v0RPC:        a2av0.NewJSONRPCHandler(h, topts...),
+			v0REST:       restRoutes(a2av0.NewRESTHandler(h, topts...), a2av0.RESTPathPrefix),
 		}
 		s.agents[info.Name] = ep
 	}
@@ -383,9 +386,16 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint
 		writeA2ARESTError(w, err)
 		return
 	}
+	fast := version == a2a.Version && !s.noFastRPC.Load()
 	if id, ok := subscribeTarget(r.Method, sub, prefix); ok {
 		if err := ep.handler.checkSubscribable(r.Context(), id); err != nil {
 			writeA2ARESTError(w, err)
+			return
+		}
+		if fast && s.streamREST(w, r, ep, func(ctx context.Context) iter.Seq2[a2a.Event, error] {
+			return ep.handler.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(id)})
+		}) {
+			s.fastServed.Add(1)
 			return
 		}
 	}
@@ -400,6 +410,12 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint
 			// The stream ends the subscription; this, if the SDK never
 			// called the handler.
 			defer st.stop()
+			if fast && s.streamREST(w, r, ep, func(ctx context.Context) iter.Seq2[a2a.Event, error] {
+				return ep.handler.SendStreamingMessage(context.WithValue(ctx, startedKey{}, st), &req)
+			}) {
+				s.fastServed.Add(1)
+				return
+			}
 			r2 = r2.WithContext(context.WithValue(r2.Context(), startedKey{}, st))
 		}
 	}

@@ -61,12 +61,15 @@ func startServerOn(tb testing.TB, dsn, yaml string) string {
 	return "http://" + addr
 }
 
+// benchEcho is the configuration the benchmarks run the echo agent with.
+const benchEcho = "workers: 64\nlog: {level: error}\nagents:\n  - name: echo\n    type: echo\n"
+
 // BenchmarkSendMessage measures blocking A2A SendMessage round trips
 // (JSON-RPC over HTTP, A2A-Version 1.0) to the echo agent on the SQLite
 // store: every request is a durable task with its records and audit
 // entries. Run: go test -run x -bench SendMessage -benchtime 6000x ./internal/server
 func BenchmarkSendMessage(b *testing.B) {
-	base := startServer(b, "workers: 64\nlog: {level: error}\nagents:\n  - name: echo\n    type: echo\n")
+	base := startServer(b, benchEcho)
 	benchSend(b, base+"/agents/echo")
 }
 
@@ -131,7 +134,7 @@ func BenchmarkSendMessagePostgres(b *testing.B) {
 	q.Set("search_path", schema)
 	q.Set("pool_max_conns", "32")
 	u.RawQuery = q.Encode()
-	base := startServerOn(b, u.String(), "workers: 64\nlog: {level: error}\nagents:\n  - name: echo\n    type: echo\n")
+	base := startServerOn(b, u.String(), benchEcho)
 	benchSend(b, base+"/agents/echo")
 }
 
@@ -166,8 +169,23 @@ func BenchmarkSendMessageExternal(b *testing.B) {
 // task's completed status. Run:
 // go test -run x -bench SendStreamingMessage$ -benchtime 6000x ./internal/server
 func BenchmarkSendStreamingMessage(b *testing.B) {
-	base := startServer(b, "workers: 64\nlog: {level: error}\nagents:\n  - name: echo\n    type: echo\n")
+	base := startServer(b, benchEcho)
 	benchCall(b, base+"/agents/echo", "SendStreamingMessage")
+}
+
+// BenchmarkSendMessageREST is BenchmarkSendMessage over the HTTP+JSON
+// binding (POST …/message:send). Run:
+// go test -run x -bench 'SendMessageREST$' -benchtime 6000x ./internal/server
+func BenchmarkSendMessageREST(b *testing.B) {
+	base := startServer(b, benchEcho)
+	benchCall(b, base+"/agents/echo", "REST SendMessage")
+}
+
+// BenchmarkSendStreamingMessageREST is BenchmarkSendStreamingMessage over
+// the HTTP+JSON binding (POST …/message:stream).
+func BenchmarkSendStreamingMessageREST(b *testing.B) {
+	base := startServer(b, benchEcho)
+	benchCall(b, base+"/agents/echo", "REST SendStreamingMessage")
 }
 
 // BenchmarkSendStreamingMessageExternal is BenchmarkSendMessageExternal
@@ -215,8 +233,15 @@ func benchCall(b *testing.B, url, method string) {
 	benchCallURLs(b, []string{url}, method)
 }
 
-// benchCallURLs is benchCall with requests spread over urls in turn.
+// restRoutes are the HTTP+JSON routes of the methods benchCall measures,
+// under an agent's base URL.
+var restRoutes = map[string]string{"SendMessage": "/message:send", "SendStreamingMessage": "/message:stream"}
+
+// benchCallURLs is benchCall with requests spread over urls in turn. A
+// method named "REST " + m is m over the HTTP+JSON binding (restRoutes)
+// instead of JSON-RPC.
 func benchCallURLs(b *testing.B, urls []string, method string) {
+	method, rest := strings.CutPrefix(method, "REST ")
 	for _, clients := range []int{1, 32} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
@@ -242,8 +267,12 @@ func benchCallURLs(b *testing.B, urls []string, method string) {
 					defer wg.Done()
 					for range n {
 						id := seq.Add(1)
-						body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s","params":{"message":{"messageId":"bench-%d-%d","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`, id, method, time.Now().UnixNano(), id)
-						req, _ := http.NewRequest(http.MethodPost, urls[id%int64(len(urls))], bytes.NewBufferString(body))
+						msg := fmt.Sprintf(`{"message":{"messageId":"bench-%d-%d","role":"ROLE_USER","parts":[{"text":"hello"}]}}`, time.Now().UnixNano(), id)
+						body, to := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s","params":%s}`, id, method, msg), urls[id%int64(len(urls))]
+						if rest {
+							body, to = msg, to+restRoutes[method]
+						}
+						req, _ := http.NewRequest(http.MethodPost, to, bytes.NewBufferString(body))
 						req.Header.Set("Content-Type", "application/json")
 						req.Header.Set("A2A-Version", "1.0")
 						if method == "SendStreamingMessage" {
