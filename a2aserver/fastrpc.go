@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -40,16 +41,22 @@ func (s *Server) sendMessageFast(w http.ResponseWriter, r *http.Request, ep *end
 		return false
 	}
 	ctx, _ := a2asrv.NewCallContext(r.Context(), a2asrv.NewServiceParams(r.Header))
-	body, err := s.callSendMessage(ctx, ep, &req)
+	body, held, err := s.callSendMessage(ctx, ep, &req)
 	if err != nil {
 		serveRPC(w, r.WithContext(context.WithValue(r.Context(), replayKey{}, err)), ep.v1Replay, q, false)
 		return true
 	}
-	out := make([]byte, 0, len(body)+len(q.id)+40)
+	// The answer is assembled in one buffer: the envelope, the result
+	// with the held verified results in place of their marks, the end.
+	size := len(body) + len(q.id) + 40
+	for _, c := range held {
+		size += len(c)
+	}
+	out := make([]byte, 0, size)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, q.id...)
 	out = append(out, `,"result":`...)
-	out = append(out, body...)
+	out = appendCompact(out, body, held)
 	out = append(out, "}\n"...)
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(out)
@@ -57,19 +64,20 @@ func (s *Server) sendMessageFast(w http.ResponseWriter, r *http.Request, ep *end
 }
 
 // callSendMessage calls ep's handler and returns the result as the SDK
-// encodes it ({"task": …} or {"message": …}); a panic is an internal error
-// with a reference, as the SDK's panic handler makes it.
-func (s *Server) callSendMessage(ctx context.Context, ep *endpoint, req *a2a.SendMessageRequest) (body []byte, err error) {
+// encodes it ({"task": …} or {"message": …}), except that the verified
+// results in held stand as marks in it (holdCompact; appendCompact puts
+// them back); a panic is an internal error with a reference, as the SDK's
+// panic handler makes it.
+func (s *Server) callSendMessage(ctx context.Context, ep *endpoint, req *a2a.SendMessageRequest) (body []byte, held []CompactJSON, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			body, err = nil, s.recovered(p)
+			body, held, err = nil, nil, s.recovered(p)
 		}
 	}()
 	res, err := ep.handler.SendMessage(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var held []CompactJSON
 	if t, ok := res.(*a2a.Task); ok {
 		held = holdCompact(t)
 	}
@@ -79,24 +87,27 @@ func (s *Server) callSendMessage(ctx context.Context, ep *endpoint, req *a2a.Sen
 	// a quarter of the answer's encoding).
 	body, err = a2a.StreamResponse{Event: res}.MarshalJSON()
 	if err != nil {
-		return nil, a2a.NewError(a2a.ErrInternalError, fmt.Sprintf("encode the result: %v", err))
+		return nil, nil, a2a.NewError(a2a.ErrInternalError, fmt.Sprintf("encode the result: %v", err))
 	}
-	return putCompact(body, held), nil
+	return body, held, nil
 }
 
 // compactMark is what a verified result held out of an answer's encoding
 // stands in for, followed by its index; the random part keeps a caller's
-// text from ever being taken for one.
-var compactMark = func() string {
+// text from ever being taken for one. compactMarkJSON is its JSON string
+// as encoding/json writes it, without the closing quote.
+var compactMark, compactMarkJSON = func() (string, []byte) {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
-	return "\x00pactum:" + hex.EncodeToString(b) + ":"
+	m := "\x00pactum:" + hex.EncodeToString(b) + ":"
+	j, _ := json.Marshal(m)
+	return m, j[:len(j)-1]
 }()
 
 // holdCompact replaces the CompactJSON verified results in t's metadata
 // and its last artifact's (where taskWithVerified puts them) with marks,
 // and returns them in mark order: encoding/json would validate and copy
-// them as it writes them, and putCompact writes them as they are.
+// them as it writes them, and appendCompact writes them as they are.
 func holdCompact(t *a2a.Task) []CompactJSON {
 	var held []CompactJSON
 	hold := func(meta map[string]any) {
@@ -113,20 +124,33 @@ func holdCompact(t *a2a.Task) []CompactJSON {
 	return held
 }
 
-// putCompact writes the values holdCompact held in place of their marks
-// in body, the answer's JSON.
-func putCompact(body []byte, held []CompactJSON) []byte {
+// appendCompact appends body, the answer's JSON, to dst with the values
+// holdCompact held written as they are in place of their marks.
+func appendCompact(dst, body []byte, held []CompactJSON) []byte {
+	type spot struct {
+		at, end int
+		c       CompactJSON
+	}
+	var spots [2]spot
+	found := spots[:0]
+	var mark [64]byte
 	for i, c := range held {
-		mark, _ := json.Marshal(compactMark + strconv.Itoa(i))
-		at := bytes.Index(body, mark)
+		m := append(append(append(mark[:0], compactMarkJSON...), strconv.Itoa(i)...), '"')
+		at := bytes.Index(body, m)
 		if at < 0 {
 			continue // not written (cannot happen: the mark was in the task)
 		}
-		out := make([]byte, 0, len(body)-len(mark)+len(c))
-		out = append(append(append(out, body[:at]...), c...), body[at+len(mark):]...)
-		body = out
+		found = append(found, spot{at, at + len(m), c})
 	}
-	return body
+	// The marks are not in index order (a task's artifacts are encoded
+	// before its metadata).
+	slices.SortFunc(found, func(a, b spot) int { return a.at - b.at })
+	last := 0
+	for _, f := range found {
+		dst = append(append(dst, body[last:f.at]...), f.c...)
+		last = f.end
+	}
+	return append(dst, body[last:]...)
 }
 
 // replayKey holds, in a request's context, the error replayRPC answers.

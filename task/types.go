@@ -290,8 +290,20 @@ func (e *AuditEntry) ComputeHash() string {
 	field([]byte(e.Kind))
 	field([]byte(e.TaskID))
 	field([]byte(e.Actor))
-	field(e.Data)
-	sum := sha256.Sum256(b)
+	var sum [sha256.Size]byte
+	if len(b)+8+len(e.Data) <= cap(b) {
+		field(e.Data)
+		sum = sha256.Sum256(b)
+	} else {
+		// Large data (an attempt's evidence, a submitted envelope) is
+		// hashed where it is rather than copied into a buffer on the
+		// heap: the same bytes, in two writes.
+		b = binary.LittleEndian.AppendUint64(b, uint64(len(e.Data)))
+		h := sha256.New()
+		h.Write(b)
+		h.Write(e.Data)
+		h.Sum(sum[:0])
+	}
 	return hex.EncodeToString(sum[:])
 }
 
