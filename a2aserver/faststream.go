@@ -11,7 +11,9 @@ import (
 	"sync"
 	"time"
 
+	a2alegacy "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/google/uuid"
 
@@ -75,9 +77,14 @@ func streamDecoded[P any](s *Server, w http.ResponseWriter, r *http.Request, ep 
 // JSON-RPC handler would, and reports whether it did (not when the
 // response cannot be flushed: the SDK refuses that in its words).
 func (s *Server) streamFast(w http.ResponseWriter, r *http.Request, ep *endpoint, q *rpcRequest, open func(context.Context) iter.Seq2[a2a.Event, error]) bool {
-	return s.streamSSE(w, r, q.id, open, func(hs headersSent, err error) {
-		rr := r.WithContext(context.WithValue(r.Context(), replayKey{}, err))
-		serveRPC(hs, rr, ep.v1Replay, q, false)
+	return s.streamSSE(w, r, open, sseStream{
+		id:     q.id,
+		params: a2asrv.NewServiceParams(r.Header),
+		encode: encodeEvent,
+		replay: func(hs headersSent, err error) {
+			rr := r.WithContext(context.WithValue(r.Context(), replayKey{}, err))
+			serveRPC(hs, rr, ep.v1Replay, q, false)
+		},
 	})
 }
 
@@ -86,28 +93,105 @@ func (s *Server) streamFast(w http.ResponseWriter, r *http.Request, ep *endpoint
 // alone, and an error is written as a2a-go's HTTP+JSON handler writes it
 // into a stream, by that handler (over replayRPC).
 func (s *Server) streamREST(w http.ResponseWriter, r *http.Request, ep *endpoint, open func(context.Context) iter.Seq2[a2a.Event, error]) bool {
-	return s.streamSSE(w, r, nil, open, func(hs headersSent, err error) {
-		// The replaying handler yields err for either streaming method;
-		// the route and body are what it needs to get there.
-		rr := r.Clone(context.WithValue(r.Context(), replayKey{}, err))
-		rr.Method, rr.URL.Path, rr.URL.RawPath = http.MethodPost, "/message:stream", ""
-		rr.Body, rr.ContentLength = io.NopCloser(strings.NewReader("{}")), 2
-		ep.v1ReplayREST.ServeHTTP(hs, rr)
+	return s.streamSSE(w, r, open, sseStream{
+		params: a2asrv.NewServiceParams(r.Header),
+		encode: encodeEvent,
+		replay: func(hs headersSent, err error) {
+			// The replaying handler yields err for either streaming
+			// method; the route and body are what it needs to get there.
+			rr := r.Clone(context.WithValue(r.Context(), replayKey{}, err))
+			rr.Method, rr.URL.Path, rr.URL.RawPath = http.MethodPost, "/message:stream", ""
+			rr.Body, rr.ContentLength = io.NopCloser(strings.NewReader("{}")), 2
+			ep.v1ReplayREST.ServeHTTP(hs, rr)
+		},
 	})
 }
 
-// streamSSE writes the SSE stream of the events open returns, each
-// wrapped as the JSON-RPC result for the request id (nil: HTTP+JSON, the
-// event alone), and hands the error it ends with, if any, to replay once
-// every event before it was written. It reports whether it answered (not
-// when the response cannot be flushed: the SDK refuses that in its
-// words).
-func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, id []byte, open func(context.Context) iter.Seq2[a2a.Event, error], replay func(headersSent, error)) bool {
+// legacyStreamFast answers a checked A2A 0.3 JSON-RPC message/stream or
+// tasks/resubscribe request q (not a notification) to ep as a2a-go's 0.3
+// JSON-RPC handler would: the params decoded and converted as it does
+// them, each event converted to its 0.3 form and wrapped as the result
+// for q's id, an error written by that handler (over replayRPC). It
+// reports whether it answered; params that do not decode or convert (or
+// none) are left to the SDK, which refuses them in its own words.
+func (s *Server) legacyStreamFast(w http.ResponseWriter, r *http.Request, ep *endpoint, q *rpcRequest) bool {
+	if q.params == nil {
+		return false
+	}
+	var open func(context.Context) iter.Seq2[a2a.Event, error]
+	switch q.method {
+	case "message/stream":
+		var p a2alegacy.MessageSendParams
+		if json.Unmarshal(q.params, &p) != nil {
+			return false
+		}
+		req, err := a2av0.ToV1SendMessageRequest(&p)
+		if err != nil {
+			return false
+		}
+		open = func(ctx context.Context) iter.Seq2[a2a.Event, error] {
+			return ep.handler.SendStreamingMessage(ctx, req)
+		}
+	case "tasks/resubscribe":
+		var p a2alegacy.TaskIDParams
+		if json.Unmarshal(q.params, &p) != nil {
+			return false
+		}
+		req := a2av0.ToV1SubscribeToTaskRequest(&p)
+		open = func(ctx context.Context) iter.Seq2[a2a.Event, error] { return ep.handler.SubscribeToTask(ctx, req) }
+	default:
+		return false
+	}
+	return s.streamSSE(w, r, open, sseStream{
+		id:     q.id,
+		params: a2av0.ToServiceParams(r.Header),
+		encode: encodeLegacyEvent,
+		replay: func(hs headersSent, err error) {
+			rr := r.WithContext(context.WithValue(r.Context(), replayKey{}, err))
+			serveRPC(hs, rr, ep.v0Replay, q, true)
+		},
+	})
+}
+
+// encodeEvent returns an A2A 1.0 event's JSON as a2a-go's transports
+// write it (MarshalJSON called directly: json.Marshal would validate and
+// copy its output once more).
+func encodeEvent(ev a2a.Event) ([]byte, error) { return a2a.StreamResponse{Event: ev}.MarshalJSON() }
+
+// encodeLegacyEvent returns the JSON of an event's A2A 0.3 form, nil for
+// none, as a2a-go's 0.3 JSON-RPC handler converts and encodes it.
+func encodeLegacyEvent(ev a2a.Event) ([]byte, error) {
+	compat, err := a2av0.FromV1Event(ev)
+	if err != nil || compat == nil {
+		return nil, err
+	}
+	return json.Marshal(compat)
+}
+
+// sseStream is what differs between the streams streamSSE writes.
+type sseStream struct {
+	// id is the JSON-RPC request's id each event's result is wrapped
+	// for; nil on HTTP+JSON, where an event is the result alone.
+	id []byte
+	// params are the call's service parameters, read from the headers as
+	// the SDK's transport for the stream's protocol reads them.
+	params *a2asrv.ServiceParams
+	// encode returns an event's result JSON; nil when it has none.
+	encode func(a2a.Event) ([]byte, error)
+	// replay writes the error the stream ends with, in the SDK's form,
+	// once the events before it were written.
+	replay func(headersSent, error)
+}
+
+// streamSSE writes the SSE stream of the events open returns, as st
+// says, and reports whether it answered (not when the response cannot be
+// flushed: the SDK refuses that in its words).
+func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, open func(context.Context) iter.Seq2[a2a.Event, error], st sseStream) bool {
 	f, ok := w.(http.Flusher)
 	if !ok {
 		return false
 	}
-	callCtx, _ := a2asrv.NewCallContext(r.Context(), a2asrv.NewServiceParams(r.Header))
+	callCtx, _ := a2asrv.NewCallContext(r.Context(), st.params)
 	// As the SDK's: the sequence's context ends when the stream does.
 	ctx, cancel := context.WithCancel(callCtx)
 	defer cancel()
@@ -117,23 +201,24 @@ func (s *Server) streamSSE(w http.ResponseWriter, r *http.Request, id []byte, op
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	sw := &sseWriter{w: w, f: f, id: id}
+	sw := &sseWriter{w: w, f: f, id: st.id}
 	sw.keepAlive(s.opts.KeepAlive)
 	// Events are flushed when the task's follow waits for more (or when
 	// the stream ends), not one by one.
 	ctx = task.WithFollowIdle(ctx, sw.flush)
-	err := s.writeEvents(func() iter.Seq2[a2a.Event, error] { return open(ctx) }, sw)
+	err := s.writeEvents(func() iter.Seq2[a2a.Event, error] { return open(ctx) }, st.encode, sw)
 	sw.close()
 	if err != nil {
-		replay(headersSent{w: w, f: f}, err)
+		st.replay(headersSent{w: w, f: f}, err)
 	}
 	return true
 }
 
-// writeEvents writes the events of the sequence open returns to sw until
-// it ends, and returns the error it ends with (a panic's, in open too, as
-// the SDK's panic handler makes it); nil also when the caller went away.
-func (s *Server) writeEvents(open func() iter.Seq2[a2a.Event, error], sw *sseWriter) (err error) {
+// writeEvents writes the events of the sequence open returns, each as
+// encode makes it, to sw until it ends, and returns the error it ends with
+// (a panic's, in open too, as the SDK's panic handler makes it); nil also
+// when the caller went away.
+func (s *Server) writeEvents(open func() iter.Seq2[a2a.Event, error], encode func(a2a.Event) ([]byte, error), sw *sseWriter) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = s.recovered(p)
@@ -143,7 +228,7 @@ func (s *Server) writeEvents(open func() iter.Seq2[a2a.Event, error], sw *sseWri
 		if err != nil {
 			return err
 		}
-		body, err := a2a.StreamResponse{Event: ev}.MarshalJSON()
+		body, err := encode(ev)
 		if err != nil {
 			return err
 		}
@@ -197,7 +282,8 @@ func (sw *sseWriter) keepAlive(d time.Duration) {
 	})
 }
 
-// event writes one event, body the result's JSON, without flushing it:
+// event writes one event, body the result's JSON (nil: a JSON-RPC
+// response without a result), without flushing it:
 // flush does, when the follow waits, and net/http when the handler
 // returns.
 func (sw *sseWriter) event(body []byte) error {
@@ -212,8 +298,10 @@ func (sw *sseWriter) event(body []byte) error {
 	if sw.id != nil {
 		b = append(b, `{"jsonrpc":"2.0","id":`...)
 		b = append(b, sw.id...)
-		b = append(b, `,"result":`...)
-		b = append(b, body...)
+		if body != nil {
+			b = append(b, `,"result":`...)
+			b = append(b, body...)
+		}
 		b = append(b, '}')
 	} else {
 		b = append(b, body...)

@@ -171,10 +171,10 @@ type endpoint struct {
 	handler *Handler
 	// v1RPC, v1REST, v0RPC and v0REST are the SDK transports over handler.
 	v1RPC, v1REST, v0RPC, v0REST http.Handler
-	// v1Replay and v1ReplayREST are the SDK's JSON-RPC and HTTP+JSON
-	// transports that answer the errors of the fast paths (fastrpc.go,
-	// faststream.go).
-	v1Replay, v1ReplayREST http.Handler
+	// v1Replay, v1ReplayREST and v0Replay are the SDK's 1.0 JSON-RPC,
+	// 1.0 HTTP+JSON and 0.3 JSON-RPC transports that answer the errors of
+	// the fast paths (fastrpc.go, faststream.go).
+	v1Replay, v1ReplayREST, v0Replay http.Handler
 }
 
 // Server serves the configured agents over A2A: each at /agents/{name}/
@@ -226,6 +226,7 @@ func New(opts Options) (*Server, error) {
 			// The fast path's errors, answered in the SDK's form.
 			v1Replay:     a2asrv.NewJSONRPCHandler(replayRPC{}, topts...),
 			v1ReplayREST: a2asrv.NewRESTHandler(replayRPC{}, topts...),
+			v0Replay:     a2av0.NewJSONRPCHandler(replayRPC{}, topts...),
 			v1REST:       restRoutes(a2asrv.NewRESTHandler(h, topts...), ""),
 			v0RPC:        a2av0.NewJSONRPCHandler(h, topts...),
 			v0REST:       restRoutes(a2av0.NewRESTHandler(h, topts...), a2av0.RESTPathPrefix),
@@ -472,9 +473,13 @@ func (s *Server) serveJSONRPC(w http.ResponseWriter, r *http.Request, ep *endpoi
 			}
 		}
 		serveRPC(w, r, ep.v1RPC, q, false)
-	} else {
-		serveRPC(w, r, ep.v0RPC, q, true)
+		return
 	}
+	if !q.notification() && !s.noFastRPC.Load() && s.legacyStreamFast(w, r, ep, q) {
+		s.fastServed.Add(1)
+		return
+	}
+	serveRPC(w, r, ep.v0RPC, q, true)
 }
 
 // subscribeTarget returns the task id of an HTTP+JSON SubscribeToTask

@@ -188,6 +188,21 @@ func BenchmarkSendStreamingMessageREST(b *testing.B) {
 	benchCall(b, base+"/agents/echo", "REST SendStreamingMessage")
 }
 
+// BenchmarkSendMessage03 is BenchmarkSendMessage as an A2A 0.3 client
+// sends it (message/send, no A2A-Version header). Run:
+// go test -run x -bench 'SendMessage03$' -benchtime 6000x ./internal/server
+func BenchmarkSendMessage03(b *testing.B) {
+	base := startServer(b, benchEcho)
+	benchCall(b, base+"/agents/echo", "0.3 SendMessage")
+}
+
+// BenchmarkSendStreamingMessage03 is BenchmarkSendStreamingMessage as an
+// A2A 0.3 client sends it (message/stream).
+func BenchmarkSendStreamingMessage03(b *testing.B) {
+	base := startServer(b, benchEcho)
+	benchCall(b, base+"/agents/echo", "0.3 SendStreamingMessage")
+}
+
 // BenchmarkSendStreamingMessageExternal is BenchmarkSendMessageExternal
 // with SendStreamingMessage (bench/compare.sh drives it).
 func BenchmarkSendStreamingMessageExternal(b *testing.B) {
@@ -237,11 +252,21 @@ func benchCall(b *testing.B, url, method string) {
 // under an agent's base URL.
 var restRoutes = map[string]string{"SendMessage": "/message:send", "SendStreamingMessage": "/message:stream"}
 
+// legacyMethods are the A2A 0.3 JSON-RPC names of the methods benchCall
+// measures.
+var legacyMethods = map[string]string{"SendMessage": "message/send", "SendStreamingMessage": "message/stream"}
+
 // benchCallURLs is benchCall with requests spread over urls in turn. A
 // method named "REST " + m is m over the HTTP+JSON binding (restRoutes)
-// instead of JSON-RPC.
+// instead of JSON-RPC, "0.3 " + m is m as A2A 0.3 names and shapes it
+// (no A2A-Version header).
 func benchCallURLs(b *testing.B, urls []string, method string) {
 	method, rest := strings.CutPrefix(method, "REST ")
+	method, legacy := strings.CutPrefix(method, "0.3 ")
+	completed := []byte("TASK_STATE_COMPLETED")
+	if legacy {
+		completed = []byte(`"state":"completed"`)
+	}
 	for _, clients := range []int{1, 32} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
@@ -268,13 +293,20 @@ func benchCallURLs(b *testing.B, urls []string, method string) {
 					for range n {
 						id := seq.Add(1)
 						msg := fmt.Sprintf(`{"message":{"messageId":"bench-%d-%d","role":"ROLE_USER","parts":[{"text":"hello"}]}}`, time.Now().UnixNano(), id)
-						body, to := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s","params":%s}`, id, method, msg), urls[id%int64(len(urls))]
+						name := method
+						if legacy {
+							msg = fmt.Sprintf(`{"message":{"kind":"message","messageId":"bench-%d-%d","role":"user","parts":[{"kind":"text","text":"hello"}]}}`, time.Now().UnixNano(), id)
+							name = legacyMethods[method]
+						}
+						body, to := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s","params":%s}`, id, name, msg), urls[id%int64(len(urls))]
 						if rest {
 							body, to = msg, to+restRoutes[method]
 						}
 						req, _ := http.NewRequest(http.MethodPost, to, bytes.NewBufferString(body))
 						req.Header.Set("Content-Type", "application/json")
-						req.Header.Set("A2A-Version", "1.0")
+						if !legacy {
+							req.Header.Set("A2A-Version", "1.0")
+						}
 						if method == "SendStreamingMessage" {
 							req.Header.Set("Accept", "text/event-stream")
 						}
@@ -287,7 +319,7 @@ func benchCallURLs(b *testing.B, urls []string, method string) {
 						out, _ := io.ReadAll(resp.Body)
 						resp.Body.Close()
 						lat[c] = append(lat[c], time.Since(t0))
-						if resp.StatusCode != 200 || !bytes.Contains(out, []byte("TASK_STATE_COMPLETED")) ||
+						if resp.StatusCode != 200 || !bytes.Contains(out, completed) ||
 							(method == "SendStreamingMessage" && !bytes.Contains(out, []byte("data:"))) {
 							failed.Add(1)
 						}

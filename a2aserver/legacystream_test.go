@@ -1,0 +1,210 @@
+package a2aserver_test
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/pactum/pactum/a2aserver"
+	"github.com/pactum/pactum/task"
+)
+
+// legacyStreamCases are the A2A 0.3 message/stream requests the 0.3 fast
+// path is compared with the SDK's 0.3 handler on (MID stands for the
+// message id): streams of every kind, the errors a stream ends with, and
+// params the SDK refuses itself.
+var legacyStreamCases = []fastCase{
+	{"task with artifact, HTML in text and metadata", "echo",
+		`{"message":{"kind":"message","messageId":"MID","role":"user","parts":[{"kind":"text","text":"<b>hi</b> & \u2028 ok"}],"metadata":{"k":"<v>&"}}}`, `7`},
+	{"verified result", "echo",
+		`{"message":{"kind":"message","messageId":"MID","role":"user","parts":[{"kind":"text","text":"verified <2>"}]}}`, `"req-<1>"`},
+	{"data part, id beyond float64", "echo",
+		`{"message":{"kind":"message","messageId":"MID","role":"user","parts":[{"kind":"data","data":{"n":[1,2.5,"x"]}}]}}`, `123456789012345678901234567890`},
+	{"failed task", "failing",
+		`{"message":{"kind":"message","messageId":"MID","role":"user","parts":[{"kind":"text","text":"hi"}]}}`, `1`},
+	{"input required", "ask",
+		`{"message":{"kind":"message","messageId":"MID","role":"user","parts":[{"kind":"text","text":"hi"}]}}`, `2`},
+	{"artifact chunks", "chunks",
+		`{"message":{"kind":"message","messageId":"MID","role":"user","parts":[{"kind":"text","text":"hi"}]}}`, `3`},
+	{"sensitive action refused", "guarded",
+		`{"message":{"kind":"message","messageId":"MID","role":"user","parts":[{"kind":"text","text":"hi"}]}}`, `4`},
+	{"unknown task", "echo",
+		`{"message":{"kind":"message","messageId":"MID","taskId":"no-such-task","role":"user","parts":[{"kind":"text","text":"hi"}]}}`, `5`},
+	{"params that do not decode", "echo",
+		`{"message":{"kind":"message","messageId":"MID","role":"user","parts":[{"kind":"bogus"}]}}`, `8`},
+	{"no params", "echo", ``, `9`},
+}
+
+// The A2A 0.3 JSON-RPC streams (message/stream, tasks/resubscribe) take
+// the stream fast path too (faststream.go, legacyStreamFast) and write what
+// a2a-go's 0.3 JSON-RPC handler writes for the same request: status, SSE
+// headers and every event in its 0.3 form (ids and times masked), and the
+// error a stream ends with in the SDK's form.
+func TestLegacyStreamFastPathAnswersAsTheSDK(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *setupConfig) { c.opts.VerifiedResult = fastCasesVerified })
+	for _, tc := range legacyStreamCases {
+		var got [2]string
+		// Compared on runs that took the same route (claimed at submit,
+		// or queued first), as for 1.0.
+		for try := 0; try < 5 && (try == 0 || legacyFirstState(got[0]) != legacyFirstState(got[1])); try++ {
+			for i, fast := range []bool{false, true} {
+				a2aserver.SetFastRPC(b.srv, fast)
+				mid := fmt.Sprintf("m-v03-%s-%v-%d", strings.ReplaceAll(tc.name, " ", "-"), fast, try)
+				params := ""
+				if tc.params != "" {
+					params = `,"params":` + strings.ReplaceAll(tc.params, "MID", mid)
+				}
+				before := a2aserver.FastServed(b.srv)
+				r := b.post("/agents/"+tc.agent, "", `{"jsonrpc":"2.0","id":`+tc.id+`,"method":"message/stream"`+params+`}`)
+				wantFast := fast && tc.params != "" && !strings.Contains(tc.name, "decode")
+				if took := a2aserver.FastServed(b.srv) > before; took != wantFast {
+					t.Errorf("%s (fast %v): the fast path answered: %v, want %v", tc.name, fast, took, wantFast)
+				}
+				body := strings.ReplaceAll(string(r.body), mid, "MID")
+				body = refRE.ReplaceAllString(timeRE.ReplaceAllString(uuidRE.ReplaceAllString(body, "<uuid>"), "<time>"), "ref <ref>")
+				h := r.header
+				got[i] = fmt.Sprintf("%d %s|%s|%s|%s|%s\n%s", r.status, h.Get("Content-Type"), h.Get("Cache-Control"),
+					h.Get("Connection"), h.Get("X-Accel-Buffering"), h.Get("A2A-Version"), body)
+			}
+		}
+		if got[0] != got[1] {
+			t.Errorf("%s:\nSDK:  %s\nfast: %s", tc.name, got[0], got[1])
+			continue
+		}
+		// The stream is what its case says it is, in 0.3's shapes.
+		switch {
+		case tc.params == "" || strings.Contains(tc.name, "decode"):
+		case tc.agent == "echo" && tc.name != "unknown task":
+			if !strings.Contains(got[1], `"state":"completed"`) || !strings.Contains(got[1], `"kind":"status-update"`) ||
+				strings.Count(got[1], "id: <uuid>\ndata: ") < 3 || strings.Contains(got[1], "TASK_STATE_") {
+				t.Errorf("%s: want at least 3 events in 0.3's shapes ending completed:\n%s", tc.name, got[1])
+			}
+		case tc.name == "unknown task":
+			if !strings.Contains(got[1], `"error":`) || strings.Count(got[1], "data: ") != 1 {
+				t.Errorf("%s: want one event, an error:\n%s", tc.name, got[1])
+			}
+		}
+		if tc.params != "" && !strings.Contains(tc.name, "decode") && !strings.HasPrefix(got[1], "200 text/event-stream|no-cache|") {
+			t.Errorf("%s: not an SSE stream:\n%s", tc.name, got[1])
+		}
+	}
+	a2aserver.SetFastRPC(b.srv, true)
+}
+
+// A panic while a 0.3 stream is written becomes its last event, an
+// internal error with a reference in the SDK's form, and the stream ends.
+// (a2a-go's 0.3 JSON-RPC handler writes the same event and then keeps the
+// stream open until the caller leaves: its loop does not return after a
+// panic, so it cannot be compared here.)
+func TestLegacyStreamFastPathEndsAfterAPanic(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *setupConfig) { c.opts.VerifiedResult = fastCasesVerified })
+	before := a2aserver.FastServed(b.srv)
+	r := b.post("/agents/echo", "", `{"jsonrpc":"2.0","id":6,"method":"message/stream","params":`+
+		`{"message":{"kind":"message","messageId":"m-v03-panic","role":"user","parts":[{"kind":"text","text":"panic"}]}}}`)
+	if a2aserver.FastServed(b.srv) == before {
+		t.Error("the fast path did not answer")
+	}
+	events := strings.Split(strings.TrimSpace(string(r.body)), "\n\n")
+	last := events[len(events)-1]
+	if r.status != http.StatusOK || r.header.Get("Content-Type") != "text/event-stream" || len(events) < 2 ||
+		!refRE.MatchString(last) || !strings.Contains(last, `data: {"jsonrpc":"2.0","id":6,"error":{"code":-32603,"message":"internal error (ref `) {
+		t.Errorf("want a stream ending with an internal error with a reference, got %d %s:\n%s", r.status, r.header.Get("Content-Type"), r.body)
+	}
+}
+
+// legacyFirstState returns the 0.3 state in the first event of a stream.
+func legacyFirstState(stream string) string {
+	const key = `"state":"`
+	i := strings.Index(stream, key)
+	if i < 0 {
+		return ""
+	}
+	rest := stream[i+len(key):]
+	return rest[:strings.IndexByte(rest, '"')]
+}
+
+// tasks/resubscribe takes the same path: a live task's stream, and the
+// errors for a task that is finished, unknown or not named, are what the
+// SDK's 0.3 handler writes.
+func TestLegacyResubscribeFastPathAnswersAsTheSDK(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	send := func() string {
+		r := b.post("/agents/slow", "", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"configuration":{"blocking":false},`+
+			`"message":{"kind":"message","messageId":"`+task.NewID()+`","role":"user","parts":[{"kind":"text","text":"hi"}]}}}`)
+		res, _ := r.json["result"].(map[string]any)
+		id, _ := res["id"].(string)
+		if id == "" {
+			t.Fatalf("message/send: no task in %d %s", r.status, r.body)
+		}
+		return id
+	}
+	// resubscribe reads the stream of tasks/resubscribe with params; with
+	// release it lets the slow agent finish once the first event arrived.
+	resubscribe := func(params string, release bool) string {
+		req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, b.url+"/agents/slow",
+			strings.NewReader(`{"jsonrpc":"2.0","id":"sub-1","method":"tasks/resubscribe","params":`+params+`}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out strings.Builder
+		fmt.Fprintf(&out, "%d %s|%s|%s\n", resp.StatusCode, resp.Header.Get("Content-Type"),
+			resp.Header.Get("Cache-Control"), resp.Header.Get("X-Accel-Buffering"))
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			out.WriteString(sc.Text() + "\n")
+			if release && strings.HasPrefix(sc.Text(), "data: ") {
+				release = false
+				b.gate <- struct{}{}
+			}
+		}
+		if err := sc.Err(); err != nil {
+			t.Fatalf("read the stream: %v", err)
+		}
+		return refRE.ReplaceAllString(timeRE.ReplaceAllString(uuidRE.ReplaceAllString(out.String(), "<uuid>"), "<time>"), "ref <ref>")
+	}
+	done := send()
+	b.gate <- struct{}{}
+	b.waitState(done, task.StateSucceeded)
+	for _, tc := range []struct {
+		name   string
+		live   bool
+		params func() string
+		want   string
+	}{
+		{"a live task", true, func() string { return `{"id":"` + send() + `"}` }, `"state":"completed"`},
+		{"a finished task", false, func() string { return `{"id":"` + done + `"}` }, `"error":{"code":`},
+		{"an unknown task", false, func() string { return `{"id":"no-such-task"}` }, `"error":{"code":-32001`},
+		{"no task id", false, func() string { return `{"id":""}` }, `"error":{"code":-32602`},
+	} {
+		var got [2]string
+		for try := 0; try < 5 && (try == 0 || legacyFirstState(got[0]) != legacyFirstState(got[1])); try++ {
+			for i, fast := range []bool{false, true} {
+				a2aserver.SetFastRPC(b.srv, fast)
+				params := tc.params()
+				before := a2aserver.FastServed(b.srv)
+				got[i] = resubscribe(params, tc.live)
+				if took := a2aserver.FastServed(b.srv) > before; took != fast {
+					t.Errorf("%s (fast %v): the fast path answered: %v", tc.name, fast, took)
+				}
+			}
+		}
+		if got[0] != got[1] {
+			t.Errorf("%s:\nSDK:  %s\nfast: %s", tc.name, got[0], got[1])
+		}
+		if !strings.HasPrefix(got[1], "200 text/event-stream|no-cache|no\n") || !strings.Contains(got[1], tc.want) {
+			t.Errorf("%s: want an SSE stream holding %s:\n%s", tc.name, tc.want, got[1])
+		}
+	}
+	a2aserver.SetFastRPC(b.srv, true)
+}
