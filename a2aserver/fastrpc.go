@@ -43,7 +43,7 @@ func (s *Server) sendMessageFast(w http.ResponseWriter, r *http.Request, ep *end
 	ctx, _ := a2asrv.NewCallContext(r.Context(), a2asrv.NewServiceParams(r.Header))
 	body, held, err := s.callSendMessage(ctx, ep, &req)
 	if err != nil {
-		serveRPC(w, r.WithContext(context.WithValue(r.Context(), replayKey{}, err)), ep.v1Replay, q, false)
+		rpcReplay(r, q, ep.v1Replay, false)(w, err)
 		return true
 	}
 	// The answer is assembled in one buffer: the envelope, the result

@@ -81,10 +81,7 @@ func (s *Server) streamFast(w http.ResponseWriter, r *http.Request, ep *endpoint
 		id:     q.id,
 		params: a2asrv.NewServiceParams(r.Header),
 		encode: encodeEvent,
-		replay: func(hs headersSent, err error) {
-			rr := r.WithContext(context.WithValue(r.Context(), replayKey{}, err))
-			serveRPC(hs, rr, ep.v1Replay, q, false)
-		},
+		replay: rpcReplay(r, q, ep.v1Replay, false),
 	})
 }
 
@@ -96,7 +93,7 @@ func (s *Server) streamREST(w http.ResponseWriter, r *http.Request, ep *endpoint
 	return s.streamSSE(w, r, open, sseStream{
 		params: a2asrv.NewServiceParams(r.Header),
 		encode: encodeEvent,
-		replay: func(hs headersSent, err error) {
+		replay: func(hs http.ResponseWriter, err error) {
 			// The replaying handler yields err for either streaming
 			// method; the route and body are what it needs to get there.
 			rr := r.Clone(context.WithValue(r.Context(), replayKey{}, err))
@@ -146,11 +143,17 @@ func (s *Server) legacyStreamFast(w http.ResponseWriter, r *http.Request, ep *en
 		id:     q.id,
 		params: a2av0.ToServiceParams(r.Header),
 		encode: encodeLegacyEvent,
-		replay: func(hs headersSent, err error) {
-			rr := r.WithContext(context.WithValue(r.Context(), replayKey{}, err))
-			serveRPC(hs, rr, ep.v0Replay, q, true)
-		},
+		replay: rpcReplay(r, q, ep.v0Replay, true),
 	})
+}
+
+// rpcReplay returns the replay of an error for the JSON-RPC request q
+// (r): h, an SDK JSON-RPC transport over replayRPC (legacy: 0.3's), writes
+// it in its form.
+func rpcReplay(r *http.Request, q *rpcRequest, h http.Handler, legacy bool) func(http.ResponseWriter, error) {
+	return func(w http.ResponseWriter, err error) {
+		serveRPC(w, r.WithContext(context.WithValue(r.Context(), replayKey{}, err)), h, q, legacy)
+	}
 }
 
 // encodeEvent returns an A2A 1.0 event's JSON as a2a-go's transports
@@ -179,8 +182,9 @@ type sseStream struct {
 	// encode returns an event's result JSON; nil when it has none.
 	encode func(a2a.Event) ([]byte, error)
 	// replay writes the error the stream ends with, in the SDK's form,
-	// once the events before it were written.
-	replay func(headersSent, error)
+	// once the events before it were written (to a writer whose headers
+	// go nowhere: the stream's were sent).
+	replay func(http.ResponseWriter, error)
 }
 
 // streamSSE writes the SSE stream of the events open returns, as st

@@ -3,6 +3,7 @@ package a2aserver_test
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -95,12 +96,7 @@ func streamBoth(t *testing.T, b *bundle, name, agent, rawParams, id string, try 
 		if took := a2aserver.FastServed(b.srv) > before; took != wantFast {
 			t.Errorf("%s (fast %v): the fast path answered: %v, want %v", name, fast, took, wantFast)
 		}
-		body := strings.ReplaceAll(string(r.body), mid, "MID")
-		body = timeRE.ReplaceAllString(uuidRE.ReplaceAllString(body, "<uuid>"), "<time>")
-		body = refRE.ReplaceAllString(body, "ref <ref>")
-		h := r.header
-		got[i] = fmt.Sprintf("%d %s|%s|%s|%s|%s\n%s", r.status, h.Get("Content-Type"), h.Get("Cache-Control"),
-			h.Get("Connection"), h.Get("X-Accel-Buffering"), h.Get("A2A-Version"), body)
+		got[i] = streamAnswer(r, mid)
 	}
 	return got
 }
@@ -161,9 +157,6 @@ func TestStreamFastPathKeepsAlive(t *testing.T) {
 func TestSubscribeToTaskFastPathAnswersAsTheSDK(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	norm := func(s string) string {
-		return refRE.ReplaceAllString(timeRE.ReplaceAllString(uuidRE.ReplaceAllString(s, "<uuid>"), "<time>"), "ref <ref>")
-	}
 	send := func(agent, text string, immediately bool) string {
 		cfg := ""
 		if immediately {
@@ -183,23 +176,7 @@ func TestSubscribeToTaskFastPathAnswersAsTheSDK(t *testing.T) {
 	// lets the slow agent finish once the first event (the task as it is)
 	// has arrived.
 	subscribe := func(params string, release bool) string {
-		resp := openStream(t, b, "slow", `{"jsonrpc":"2.0","id":"sub-1","method":"SubscribeToTask","params":`+params+`}`)
-		defer resp.Body.Close()
-		var out strings.Builder
-		fmt.Fprintf(&out, "%d %s|%s|%s\n", resp.StatusCode, resp.Header.Get("Content-Type"),
-			resp.Header.Get("Cache-Control"), resp.Header.Get("X-Accel-Buffering"))
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			out.WriteString(sc.Text() + "\n")
-			if release && strings.HasPrefix(sc.Text(), "data: ") {
-				release = false
-				b.gate <- struct{}{}
-			}
-		}
-		if err := sc.Err(); err != nil {
-			t.Fatalf("read the stream: %v", err)
-		}
-		return out.String()
+		return b.readStream(openStream(t, b, "slow", `{"jsonrpc":"2.0","id":"sub-1","method":"SubscribeToTask","params":`+params+`}`), release)
 	}
 	done := send("slow", "hi", true)
 	b.gate <- struct{}{}
@@ -223,7 +200,7 @@ func TestSubscribeToTaskFastPathAnswersAsTheSDK(t *testing.T) {
 				a2aserver.SetFastRPC(b.srv, fast)
 				params := tc.params()
 				before := a2aserver.FastServed(b.srv)
-				got[i] = norm(subscribe(params, tc.live))
+				got[i] = maskStream(subscribe(params, tc.live))
 				if took := a2aserver.FastServed(b.srv) > before; took != fast {
 					t.Errorf("%s (fast %v): the fast path answered: %v", tc.name, fast, took)
 				}
@@ -239,19 +216,73 @@ func TestSubscribeToTaskFastPathAnswersAsTheSDK(t *testing.T) {
 	a2aserver.SetFastRPC(b.srv, true)
 }
 
+// readStream reads the stream resp carries to its end and returns its
+// status, SSE headers and lines; with release, it lets the "slow" agent
+// finish once the first event (the task as it is) has arrived.
+func (b *bundle) readStream(resp *http.Response, release bool) string {
+	b.t.Helper()
+	defer resp.Body.Close()
+	var out strings.Builder
+	fmt.Fprintf(&out, "%d %s|%s|%s\n", resp.StatusCode, resp.Header.Get("Content-Type"),
+		resp.Header.Get("Cache-Control"), resp.Header.Get("X-Accel-Buffering"))
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		out.WriteString(sc.Text() + "\n")
+		if release && strings.HasPrefix(sc.Text(), "data: ") {
+			release = false
+			b.gate <- struct{}{}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		b.t.Fatalf("read the stream: %v", err)
+	}
+	return out.String()
+}
+
+// streamAnswer is a streamed answer as the stream tests compare it: the
+// status, the SSE headers and A2A-Version, then the body with the message
+// id mid written as MID and what differs per run masked.
+func streamAnswer(r rawResponse, mid string) string {
+	h := r.header
+	return fmt.Sprintf("%d %s|%s|%s|%s|%s\n%s", r.status, h.Get("Content-Type"), h.Get("Cache-Control"),
+		h.Get("Connection"), h.Get("X-Accel-Buffering"), h.Get("A2A-Version"), maskStream(strings.ReplaceAll(string(r.body), mid, "MID")))
+}
+
+// maskStream masks what differs per run in an answer: UUIDs, times and
+// the references of internal errors.
+func maskStream(s string) string {
+	return refRE.ReplaceAllString(timeRE.ReplaceAllString(uuidRE.ReplaceAllString(s, "<uuid>"), "<time>"), "ref <ref>")
+}
+
 // openStream posts the A2A 1.0 JSON-RPC request body to agent and returns
 // the response, its body unread, for the caller to read as it streams.
 func openStream(t *testing.T, b *bundle, agent, body string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, b.url+"/agents/"+agent, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+	return b.open(http.MethodPost, "/agents/"+agent, "1.0", body)
+}
+
+// open sends a request to path with the given A2A-Version ("" sends
+// none) and body (a JSON body; "" sends none) and returns the response,
+// its body unread.
+func (b *bundle) open(method, path, version, body string) *http.Response {
+	b.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("A2A-Version", "1.0")
+	req, err := http.NewRequestWithContext(testCtx(b.t), method, b.url+path, rd)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if version != "" {
+		req.Header.Set("A2A-Version", version)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		b.t.Fatal(err)
 	}
 	return resp
 }

@@ -1,7 +1,6 @@
 package a2aserver_test
 
 import (
-	"bufio"
 	"fmt"
 	"net/http"
 	"strings"
@@ -63,11 +62,7 @@ func TestLegacyStreamFastPathAnswersAsTheSDK(t *testing.T) {
 				if took := a2aserver.FastServed(b.srv) > before; took != wantFast {
 					t.Errorf("%s (fast %v): the fast path answered: %v, want %v", tc.name, fast, took, wantFast)
 				}
-				body := strings.ReplaceAll(string(r.body), mid, "MID")
-				body = refRE.ReplaceAllString(timeRE.ReplaceAllString(uuidRE.ReplaceAllString(body, "<uuid>"), "<time>"), "ref <ref>")
-				h := r.header
-				got[i] = fmt.Sprintf("%d %s|%s|%s|%s|%s\n%s", r.status, h.Get("Content-Type"), h.Get("Cache-Control"),
-					h.Get("Connection"), h.Get("X-Accel-Buffering"), h.Get("A2A-Version"), body)
+				got[i] = streamAnswer(r, mid)
 			}
 		}
 		if got[0] != got[1] {
@@ -146,32 +141,8 @@ func TestLegacyResubscribeFastPathAnswersAsTheSDK(t *testing.T) {
 	// resubscribe reads the stream of tasks/resubscribe with params; with
 	// release it lets the slow agent finish once the first event arrived.
 	resubscribe := func(params string, release bool) string {
-		req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, b.url+"/agents/slow",
-			strings.NewReader(`{"jsonrpc":"2.0","id":"sub-1","method":"tasks/resubscribe","params":`+params+`}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out strings.Builder
-		fmt.Fprintf(&out, "%d %s|%s|%s\n", resp.StatusCode, resp.Header.Get("Content-Type"),
-			resp.Header.Get("Cache-Control"), resp.Header.Get("X-Accel-Buffering"))
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			out.WriteString(sc.Text() + "\n")
-			if release && strings.HasPrefix(sc.Text(), "data: ") {
-				release = false
-				b.gate <- struct{}{}
-			}
-		}
-		if err := sc.Err(); err != nil {
-			t.Fatalf("read the stream: %v", err)
-		}
-		return refRE.ReplaceAllString(timeRE.ReplaceAllString(uuidRE.ReplaceAllString(out.String(), "<uuid>"), "<time>"), "ref <ref>")
+		resp := b.open(http.MethodPost, "/agents/slow", "", `{"jsonrpc":"2.0","id":"sub-1","method":"tasks/resubscribe","params":`+params+`}`)
+		return maskStream(b.readStream(resp, release))
 	}
 	done := send()
 	b.gate <- struct{}{}

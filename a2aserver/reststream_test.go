@@ -1,7 +1,6 @@
 package a2aserver_test
 
 import (
-	"bufio"
 	"fmt"
 	"net/http"
 	"strings"
@@ -40,11 +39,7 @@ func TestRESTStreamFastPathAnswersAsTheSDK(t *testing.T) {
 				if took := a2aserver.FastServed(b.srv) > before; took != (fast && sse) {
 					t.Errorf("%s (fast %v): the fast path answered: %v, and the answer is a stream: %v", tc.name, fast, took, sse)
 				}
-				body := strings.ReplaceAll(string(r.body), mid, "MID")
-				body = refRE.ReplaceAllString(timeRE.ReplaceAllString(uuidRE.ReplaceAllString(body, "<uuid>"), "<time>"), "ref <ref>")
-				h := r.header
-				got[i] = fmt.Sprintf("%d %s|%s|%s|%s|%s\n%s", r.status, h.Get("Content-Type"), h.Get("Cache-Control"),
-					h.Get("Connection"), h.Get("X-Accel-Buffering"), h.Get("A2A-Version"), body)
+				got[i] = streamAnswer(r, mid)
 			}
 		}
 		if got[0] != got[1] {
@@ -98,31 +93,7 @@ func TestRESTSubscribeFastPathAnswersAsTheSDK(t *testing.T) {
 	// subscribe reads the stream of SubscribeToTask on id; with release
 	// it lets the slow agent finish once the first event has arrived.
 	subscribe := func(method, id string, release bool) string {
-		req, err := http.NewRequestWithContext(testCtx(t), method, b.url+"/agents/slow/tasks/"+id+":subscribe", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("A2A-Version", "1.0")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out strings.Builder
-		fmt.Fprintf(&out, "%d %s|%s|%s\n", resp.StatusCode, resp.Header.Get("Content-Type"),
-			resp.Header.Get("Cache-Control"), resp.Header.Get("X-Accel-Buffering"))
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			out.WriteString(sc.Text() + "\n")
-			if release && strings.HasPrefix(sc.Text(), "data: ") {
-				release = false
-				b.gate <- struct{}{}
-			}
-		}
-		if err := sc.Err(); err != nil {
-			t.Fatalf("read the stream: %v", err)
-		}
-		return refRE.ReplaceAllString(timeRE.ReplaceAllString(uuidRE.ReplaceAllString(out.String(), "<uuid>"), "<time>"), "ref <ref>")
+		return maskStream(b.readStream(b.open(method, "/agents/slow/tasks/"+id+":subscribe", "1.0", ""), release))
 	}
 	done := send()
 	b.gate <- struct{}{}
