@@ -74,6 +74,17 @@ done
 go test -c -o "$work/bench.test" "$root/internal/server"
 
 source "$root/bench/lib/node.sh"
+# Every port a stage will listen on is checked now, not only when its
+# stage starts: a port something else holds would otherwise stop the run
+# after the stages before it had taken their minutes.
+for p in "$js_port" "$pactum_port" "$a2ago_port"; do
+	port_free "$p" "set COMPARE_PORT_BASE"
+done
+if [[ ${COMPARE_PG:-${COMPARE_ALL:-0}} == 1 ]]; then
+	for i in 0 1 2 3; do
+		port_free $((${PG_PORT_BASE:-9941} + i)) "set PG_PORT_BASE"
+	done
+fi
 # The echo agent, and the same agent with a 3-assertion contract (issue 15:
 # within 10 % of echo without one), measured as "pactumc" at 32 clients.
 echo_config "$work/pactum.yaml" "$pactum_port" "sqlite://$work/bench.db" "" '  - name: checked
