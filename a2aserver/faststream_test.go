@@ -170,6 +170,13 @@ func TestSubscribeToTaskFastPathAnswersAsTheSDK(t *testing.T) {
 		if id == "" {
 			t.Fatalf("SendMessage to %s: no task in %s", agent, r.body)
 		}
+		if agent == "slow" {
+			// Its "started" progress has been published before the
+			// stream opens, so that every run takes the same route: the
+			// chunk is not streamed live, and arrives whole before the
+			// final status.
+			b.waitStartedTask(id)
+		}
 		return id
 	}
 	// subscribe reads the stream of SubscribeToTask on id; with release it
@@ -214,6 +221,14 @@ func TestSubscribeToTaskFastPathAnswersAsTheSDK(t *testing.T) {
 		}
 	}
 	a2aserver.SetFastRPC(b.srv, true)
+}
+
+// waitStartedTask waits until the "slow" agent's attempt of task id has
+// published its "started" progress.
+func (b *bundle) waitStartedTask(id string) {
+	b.t.Helper()
+	for b.waitStarted() != id {
+	}
 }
 
 // readStream reads the stream resp carries to its end and returns its
