@@ -373,8 +373,6 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint
 		return
 	}
 	w.Header().Set(a2a.SvcParamVersion, string(version))
-	r2 := r.Clone(r.Context())
-	r2.URL.Path, r2.URL.RawPath = sub, ""
 	// a2a-go's HTTP+JSON transports open the SSE stream before they call the
 	// handler, so an error would arrive as a stream event; the specification
 	// (and the official JS client) want an HTTP error. Answer the refusals
@@ -388,6 +386,7 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint
 		return
 	}
 	fast := version == a2a.Version && !s.noFastRPC.Load()
+	ctx := r.Context()
 	if id, ok := subscribeTarget(r.Method, sub, prefix); ok {
 		if err := ep.handler.checkSubscribable(r.Context(), id); err != nil {
 			writeA2ARESTError(w, err)
@@ -417,9 +416,14 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint
 				s.fastServed.Add(1)
 				return
 			}
-			r2 = r2.WithContext(context.WithValue(r2.Context(), startedKey{}, st))
+			ctx = context.WithValue(ctx, startedKey{}, st)
 		}
 	}
+	// The SDK's transport serves the rest, at the path below the agent's
+	// mount (cloned here, after the fast paths, so that a stream they
+	// answer does not keep a copy of the request for its lifetime).
+	r2 := r.Clone(ctx)
+	r2.URL.Path, r2.URL.RawPath = sub, ""
 	if version == a2a.Version {
 		// a2a-go's 1.0 REST client sends the ListTasks time filter as
 		// lastUpdatedAfter (the 0.3 name) while its server reads
