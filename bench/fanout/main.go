@@ -1,10 +1,10 @@
 // Command fanout measures SubscribeToTask fan-out on one pactum node
 // (issue 15): it starts `pactum serve` on loopback (SQLite, an exec agent
 // whose tasks wait for a trigger, then stream lines of output), submits
-// -tasks tasks, opens -streams concurrent JSON-RPC SubscribeToTask SSE
-// streams spread evenly over them, reads the server's memory with every
-// stream open, releases the tasks and checks that each stream received
-// every event of its task, in order: the same events as every other
+// -tasks tasks, opens -streams concurrent SubscribeToTask SSE streams
+// (JSON-RPC, or HTTP+JSON with -binding rest) spread evenly over them,
+// reads the server's memory with every stream open, releases the tasks
+// and checks that each stream received every event of its task, in order: the same events as every other
 // stream of that task, artifact text equal to what the task stored, and
 // the task's final state.
 //
@@ -63,6 +63,7 @@ type options struct {
 	timeout time.Duration
 	keep    bool
 	hold    time.Duration
+	binding string
 }
 
 func run() error {
@@ -77,9 +78,13 @@ func run() error {
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "hard limit on the whole run")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory (config, database, server log)")
 	flag.DurationVar(&o.hold, "hold", 0, "keep every stream open this long before releasing the tasks (to inspect the server)")
+	flag.StringVar(&o.binding, "binding", "jsonrpc", "the A2A 1.0 binding the streams use: jsonrpc (POST SubscribeToTask) or rest (GET …/tasks/{id}:subscribe)")
 	flag.Parse()
 	if o.pactum == "" {
 		return errors.New("-pactum is required (go build -o /tmp/pactum ./cmd/pactum)")
+	}
+	if o.binding != "jsonrpc" && o.binding != "rest" {
+		return fmt.Errorf("-binding %q: want jsonrpc or rest", o.binding)
 	}
 	if o.tasks <= 0 || o.streams < o.tasks || o.lines <= 0 {
 		return errors.New("need -tasks > 0, -streams >= -tasks and -lines > 0")
@@ -337,7 +342,7 @@ func measure(ctx context.Context, o options, srv *server) error {
 					close(allOpen)
 				}
 			}
-			s.err = subscribe(sctx, hc, srv.url, i, s, func() { opened.Add(1); release() })
+			s.err = subscribe(sctx, hc, srv.url, o.binding == "rest", i, s, func() { opened.Add(1); release() })
 			if !released {
 				failedOpen.Add(1)
 				release()
@@ -508,15 +513,21 @@ func waitState(ctx context.Context, hc *http.Client, url, id, state string) erro
 	}
 }
 
-// subscribe opens stream i on s.task and records each event's result
-// until the server ends the stream; opened is called on the first event.
-func subscribe(ctx context.Context, hc *http.Client, url string, i int, s *stream, opened func()) error {
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"SubscribeToTask","params":{"id":%q}}`, i, s.task)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+// subscribe opens stream i on s.task, by JSON-RPC or (rest) HTTP+JSON,
+// and records each event's result until the server ends the stream;
+// opened is called on the first event.
+func subscribe(ctx context.Context, hc *http.Client, url string, rest bool, i int, s *stream, opened func()) error {
+	method, body := http.MethodPost, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"SubscribeToTask","params":{"id":%q}}`, i, s.task)
+	if rest {
+		method, url, body = http.MethodGet, url+"/tasks/"+s.task+":subscribe", ""
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if !rest {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("A2A-Version", "1.0")
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := hc.Do(req)
@@ -546,6 +557,10 @@ func subscribe(ctx context.Context, hc *http.Client, url string, i int, s *strea
 			}
 			if msg.Error != nil {
 				return fmt.Errorf("stream %d: error event %s", i, msg.Error)
+			}
+			if rest {
+				// An HTTP+JSON event is the result itself.
+				msg.Result = json.RawMessage(bytes.TrimSpace(slices.Clone(data)))
 			}
 			s.events = append(s.events, msg.Result)
 			if len(s.events) == 1 {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fanout.sh: SubscribeToTask fan-out on one pactum node (issue 15). Builds
 # pactum and bench/fanout, then runs the tool: FANOUT_STREAMS concurrent
-# JSON-RPC SubscribeToTask streams (default 10000) spread over FANOUT_TASKS
+# SubscribeToTask streams (default 10000; JSON-RPC, or HTTP+JSON with the
+# tool's -binding rest as an extra argument) spread over FANOUT_TASKS
 # exec tasks (default 100) that each stream FANOUT_LINES lines (default 5)
 # once every stream is open. It prints the server's RSS idle, with the
 # tasks running and with every stream open, memory per stream, the
