@@ -292,15 +292,18 @@ func benchCallURLs(b *testing.B, urls []string, method string) {
 					defer wg.Done()
 					for range n {
 						id := seq.Add(1)
-						msg := fmt.Sprintf(`{"message":{"messageId":"bench-%d-%d","role":"ROLE_USER","parts":[{"text":"hello"}]}}`, time.Now().UnixNano(), id)
-						name := method
-						if legacy {
-							msg = fmt.Sprintf(`{"message":{"kind":"message","messageId":"bench-%d-%d","role":"user","parts":[{"kind":"text","text":"hello"}]}}`, time.Now().UnixNano(), id)
-							name = legacyMethods[method]
-						}
-						body, to := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s","params":%s}`, id, name, msg), urls[id%int64(len(urls))]
-						if rest {
-							body, to = msg, to+restRoutes[method]
+						// One format per request, as before the bindings were
+						// added: the client shares the machine it measures.
+						var body string
+						to := urls[id%int64(len(urls))]
+						switch {
+						case rest:
+							body = fmt.Sprintf(`{"message":{"messageId":"bench-%d-%d","role":"ROLE_USER","parts":[{"text":"hello"}]}}`, time.Now().UnixNano(), id)
+							to += restRoutes[method]
+						case legacy:
+							body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s","params":{"message":{"kind":"message","messageId":"bench-%d-%d","role":"user","parts":[{"kind":"text","text":"hello"}]}}}`, id, legacyMethods[method], time.Now().UnixNano(), id)
+						default:
+							body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s","params":{"message":{"messageId":"bench-%d-%d","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`, id, method, time.Now().UnixNano(), id)
 						}
 						req, _ := http.NewRequest(http.MethodPost, to, bytes.NewBufferString(body))
 						req.Header.Set("Content-Type", "application/json")
