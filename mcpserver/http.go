@@ -63,7 +63,7 @@ func (s *Server) Handler(opts HTTPOptions) http.Handler {
 		Stateless:           !opts.Stateful,
 		SessionTimeout:      timeout,
 		MaxRequestBodyBytes: opts.MaxBodyBytes,
-		Logger:              s.log,
+		Logger:              sdkLogger(s.log),
 		// A client that hangs up ends its waiting call (the task runs on).
 		PropagateRequestCancellation: true,
 		// The guard replaces the SDK's own DNS-rebinding protection, which

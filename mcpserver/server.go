@@ -29,7 +29,9 @@ type Options struct {
 	// Instructions are sent to clients at initialization (default: a short
 	// guide to the tools).
 	Instructions string
-	// Logger receives internal errors in full (default: discard). Under
+	// Logger receives internal errors in full (default: discard), and the
+	// go-sdk's own records, whose INFO lines (a session connecting,
+	// connected, disconnected: three per HTTP call) come at DEBUG. Under
 	// RunStdio it must not write to stdout, which carries the protocol.
 	Logger *slog.Logger
 	// PerAgentTools adds one tool per agent, named AgentToolName(agent),
@@ -140,7 +142,7 @@ func New(coord *task.Coordinator, opts Options) *Server {
 		&mcp.Implementation{Name: opts.Name, Title: "pactum", Version: opts.Version},
 		&mcp.ServerOptions{
 			Instructions: opts.Instructions,
-			Logger:       opts.Logger,
+			Logger:       sdkLogger(opts.Logger),
 			// Tools only: no logging capability.
 			Capabilities: &mcp.ServerCapabilities{},
 		},
