@@ -1,10 +1,15 @@
 package contract
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"path"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pactum/pactum/task"
 )
 
 // ExtractResources reads the resources step s creates from what it
@@ -18,7 +23,8 @@ import (
 //   - artifact: the artifact whose name, else id, is Location (else the
 //     id): its text, and its first data part as Data;
 //   - data: the first data part of the artifact named Location when set,
-//     else of the output;
+//     else of the output; without a data part, the text when it is a JSON
+//     object or array (the rule the output target reads JSON by);
 //   - message: the output's text, when it is not blank.
 //
 // It returns the resources it found, by id, and their definitions in the
@@ -36,8 +42,8 @@ func ExtractResources(s *CompiledStep, in *Input) (map[string]Resource, []Contra
 			continue
 		}
 		def := s.contract.resource(id).def
-		r, ok := extractResource(def, in)
-		if !ok {
+		r, why := extractResource(def, in)
+		if why != "" {
 			continue
 		}
 		found[id] = r
@@ -46,14 +52,17 @@ func ExtractResources(s *CompiledStep, in *Input) (map[string]Resource, []Contra
 	return found, created
 }
 
-func extractResource(def ContractResource, in *Input) (Resource, bool) {
+// extractResource reads one resource def from in; when it is not there,
+// why says what the step did instead ("answered text that is not JSON"),
+// for the pre-gate of the step that needed it.
+func extractResource(def ContractResource, in *Input) (Resource, string) {
 	out := in.Result
 	switch def.Type {
 	case ResourceFile:
 		def.Location = cmpOr(def.Location, def.ID)
 		_, b, err := openInWorkDir(in.WorkDir, def.Location, true)
 		if err != nil {
-			return Resource{}, false
+			return Resource{}, fmt.Sprintf("left no file %s in its working directory (%v)", def.Location, err)
 		}
 		r := Resource{ContractResource: def, Text: string(b), MediaType: fileMediaType(def.Location, b)}
 		if strings.EqualFold(def.Format, "json") || strings.EqualFold(path.Ext(def.Location), ".json") {
@@ -62,14 +71,14 @@ func extractResource(def ContractResource, in *Input) (Resource, bool) {
 				r.Data = x
 			}
 		}
-		return r, true
+		return r, ""
 	case ResourceArtifact:
 		if out == nil {
-			return Resource{}, false
+			return Resource{}, answeredNothing
 		}
 		a := findArtifact(out.Artifacts, cmpOr(def.Location, def.ID))
 		if a == nil {
-			return Resource{}, false
+			return Resource{}, noArtifact(out, cmpOr(def.Location, def.ID))
 		}
 		v := partsValue(a.Parts)
 		r := Resource{ContractResource: def, Text: v.text}
@@ -81,40 +90,76 @@ func extractResource(def ContractResource, in *Input) (Resource, bool) {
 				r.Data = x
 			}
 		}
-		return r, true
+		return r, ""
 	case ResourceData, "":
 		if out == nil {
-			return Resource{}, false
+			return Resource{}, answeredNothing
 		}
 		var v *value
 		if def.Location != "" {
 			a := findArtifact(out.Artifacts, def.Location)
 			if a == nil {
-				return Resource{}, false
+				return Resource{}, noArtifact(out, def.Location)
 			}
 			v = partsValue(a.Parts)
 		} else {
 			v = outputValue(out)
 		}
-		if v.data == nil {
-			return Resource{}, false
+		src := v.data
+		if src == nil {
+			// No data part: the text, when it is a JSON object or array,
+			// as the output target reads it (an exec agent printing JSON).
+			t := bytes.TrimSpace([]byte(v.text))
+			switch {
+			case len(t) == 0:
+				return Resource{}, answeredNothing
+			case t[0] != '{' && t[0] != '[':
+				return Resource{}, "answered text that is not a JSON object or array: " + clipText(string(t))
+			}
+			src = t
 		}
 		var x any
-		if json.Unmarshal(v.data, &x) != nil {
-			return Resource{}, false
+		if err := json.Unmarshal(src, &x); err != nil {
+			return Resource{}, fmt.Sprintf("answered text that is not JSON (%v): %s", err, clipText(string(src)))
 		}
-		return Resource{ContractResource: def, Text: strings.TrimSpace(string(v.data)), Data: x, MediaType: "application/json"}, true
+		return Resource{ContractResource: def, Text: strings.TrimSpace(string(src)), Data: x, MediaType: "application/json"}, ""
 	case ResourceMessage:
 		if out == nil {
-			return Resource{}, false
+			return Resource{}, answeredNothing
 		}
 		text := outputValue(out).text
 		if strings.TrimSpace(text) == "" {
-			return Resource{}, false
+			return Resource{}, "answered no text"
 		}
-		return Resource{ContractResource: def, Text: text, MediaType: "text/plain"}, true
+		return Resource{ContractResource: def, Text: text, MediaType: "text/plain"}, ""
 	}
-	return Resource{}, false
+	return Resource{}, fmt.Sprintf("cannot create a resource of type %q", def.Type)
+}
+
+const answeredNothing = "answered nothing"
+
+// noArtifact says that out has no artifact named name, and which it has.
+func noArtifact(out *task.Result, name string) string {
+	var names []string
+	for _, a := range out.Artifacts {
+		names = append(names, strconv.Quote(cmpOr(a.Name, a.ID)))
+	}
+	if len(names) == 0 {
+		return fmt.Sprintf("answered no artifact named %q (it answered none)", name)
+	}
+	return fmt.Sprintf("answered no artifact named %q (it answered %s)", name, strings.Join(names, ", "))
+}
+
+// clipText shortens s for a reason: its first 80 bytes, cut at a rune.
+func clipText(s string) string {
+	if len(s) <= 80 {
+		return strconv.Quote(s)
+	}
+	i := 80
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return strconv.Quote(s[:i]) + "…"
 }
 
 // fileMediaType guesses a file's media type from a few well-known

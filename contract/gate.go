@@ -178,7 +178,12 @@ func (g *gate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*ta
 		// The output that broke the contract goes with the question, for
 		// the person who answers it, not onto the task: an answer runs the
 		// step again, whose output is the task's result.
-		q := task.Message{Role: task.RoleAgent, Parts: []task.Part{task.TextPart(question(g.s.failed(post, true)))}}
+		// Marked as the question of a retry: the reply runs the step again,
+		// and that attempt gets the whole task (task.Request.Retry reads
+		// the question's first part as what broke the contract, the parts
+		// after it as the rejected output).
+		q := task.Message{Role: task.RoleAgent, Parts: []task.Part{task.TextPart(question(g.s.failed(post, true)))},
+			Metadata: map[string]any{task.RetryKey: task.RetryQuestion}}
 		for _, art := range res.Artifacts {
 			q.Parts = append(q.Parts, art.Parts...)
 		}
@@ -234,7 +239,7 @@ func (s *CompiledStep) filesOnDisk(in *Input) map[string]Resource {
 		if def.Type != ResourceFile {
 			continue
 		}
-		if r, ok := extractResource(def, in); ok {
+		if r, why := extractResource(def, in); why == "" {
 			if out == nil {
 				out = map[string]Resource{}
 			}

@@ -48,6 +48,12 @@ func (s *CompiledStep) PreGate(ctx context.Context, in *Input) GateResult {
 			r.Passed = false
 			r.Reason = fmt.Sprintf("no step has provided resource %s", id)
 			why = fmt.Sprintf("resource %s missing", id)
+			if in.Task != nil {
+				if m := MissingReason(in.Task.Envelope.Input, id); m != "" {
+					r.Reason += ": " + m
+					why += ": " + m
+				}
+			}
 		} else if cr.schema != nil {
 			r.Message = fmt.Sprintf("resource %s is available and matches its schema", id)
 			t := resourceTarget(id)

@@ -141,7 +141,8 @@ func (c *Compiled) decide(ctx context.Context, o *RunOptions, req *task.Request)
 		spawn = append(spawn, task.Child{
 			Step:  id,
 			Agent: o.Agent(s.step),
-			Input: task.Message{Role: task.RoleUser, Parts: append(c.runInput(s, req.Envelope.Input), InjectResources(s, available)...)},
+			Input: task.Message{Role: task.RoleUser, Parts: append(c.runInput(s, req.Envelope.Input), InjectResources(s, available)...),
+				Metadata: c.missing(o, s, byStep, available)},
 		})
 	}
 	switch {
@@ -267,6 +268,59 @@ func (c *Compiled) available(o *RunOptions, byStep map[string]*task.Task) map[st
 		}
 	}
 	return out
+}
+
+// missing says, for each resource step s consumes that available does
+// not hold, which step should have created it and what it answered
+// instead: the child's input metadata {"pactum": {"missing": {ID: WHY}}}
+// (ResourceKey), which the step's pre-gate names in its reason
+// (MissingReason). Nil when nothing is missing.
+func (c *Compiled) missing(o *RunOptions, s *CompiledStep, byStep map[string]*task.Task, available map[string]Resource) map[string]any {
+	var why map[string]any
+	for _, id := range s.step.Consumes {
+		if _, ok := available[id]; ok {
+			continue
+		}
+		if why == nil {
+			why = map[string]any{}
+		}
+		why[id] = "no step that creates it has succeeded"
+		if slices.Contains(c.InputResources(), id) {
+			why[id] = "the run's input does not hold it"
+		}
+		// The creator whose output would have been used: the last in
+		// the contract's order that succeeded (available's rule).
+		for i := len(c.order) - 1; i >= 0; i-- {
+			cs := c.steps[c.order[i]]
+			k := byStep[c.order[i]]
+			if !slices.Contains(cs.step.Creates, id) || k == nil || k.State != task.StateSucceeded {
+				continue
+			}
+			in := &Input{Task: k, Result: StoredResult(k)}
+			if o.WorkDir != nil {
+				in.WorkDir = o.WorkDir(cs.step)
+			}
+			if _, w := extractResource(c.resource(id).def, in); w != "" {
+				why[id] = fmt.Sprintf("step %s (task %s) %s", cs.step.ID, k.ID, w)
+			}
+			break
+		}
+	}
+	if why == nil {
+		return nil
+	}
+	return map[string]any{ResourceKey: map[string]any{"missing": why}}
+}
+
+// MissingReason returns what the run recorded on a step's input about a
+// resource it consumes and was not given (missing): which step should
+// have created it and what it answered instead; "" when nothing was
+// recorded.
+func MissingReason(input task.Message, id string) string {
+	label, _ := input.Metadata[ResourceKey].(map[string]any)
+	missing, _ := label["missing"].(map[string]any)
+	why, _ := missing[id].(string)
+	return why
 }
 
 // StoredResult is a settled task's output as ExtractResources and the

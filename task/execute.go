@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"slices"
 	"time"
@@ -133,10 +134,18 @@ func (c *Coordinator) execute(parent context.Context, t *Task) {
 				}
 				// The feedback is the last message, the user's; a
 				// rejected answer before it is the agent's.
+				mark := RetryFeedback
 				fb.Role = RoleUser
 				if i < len(fbs)-1 {
-					fb.Role = RoleAgent
+					fb.Role, mark = RoleAgent, RetryAnswer
 				}
+				// Marked, so that the next attempt can be given the
+				// whole task again (Request.Retry).
+				fb.Metadata = maps.Clone(fb.Metadata)
+				if fb.Metadata == nil {
+					fb.Metadata = map[string]any{}
+				}
+				fb.Metadata[RetryKey] = mark
 				fb.TaskID, fb.ContextID = t.ID, t.ContextID
 				p.Messages = append(p.Messages, fb)
 			}

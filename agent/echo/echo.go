@@ -94,7 +94,7 @@ func (r *Runtime) Stream(ctx context.Context, req *task.Request, emit task.Emit)
 	id := answer.NewID()
 	var words []string
 	if emit != nil {
-		words = splitWords(r.s.Prefix + req.Message.Text())
+		words = splitWords(r.s.Prefix + req.Text())
 	}
 	for i, w := range words {
 		err := emit(task.ArtifactChunk{
@@ -125,12 +125,22 @@ func (r *Runtime) wait(ctx context.Context) error {
 
 func (r *Runtime) result(id string, req *task.Request) *task.Result {
 	parts := req.Message.Parts
+	if rt := req.Retry(); rt != nil {
+		// After feedback it echoes the whole task, as one text, and the
+		// turn's request's other parts.
+		parts = []task.Part{task.TextPart(rt.Text())}
+		for _, p := range rt.Request.Parts {
+			if p.Kind != task.PartText {
+				parts = append(parts, p)
+			}
+		}
+	}
 	if r.s.Prefix != "" {
 		parts = prefixed(parts, r.s.Prefix)
 	}
 	return &task.Result{
 		Artifacts: []task.Artifact{{ID: id, Name: ArtifactName, Parts: parts}},
-		Message:   answer.Message(r.s.Prefix + req.Message.Text()),
+		Message:   answer.Message(r.s.Prefix + req.Text()),
 	}
 }
 

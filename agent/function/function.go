@@ -52,14 +52,15 @@ func New(name string, fn Func) *Runtime {
 }
 
 // Text returns a runtime for a function from text to text: it receives the
-// text of the newest user message, and its output becomes one text artifact
+// text of the newest user message (after feedback, the whole task:
+// task.Request.Text), and its output becomes one text artifact
 // named "output" and the final agent message. Text panics if fn is nil.
 func Text(name string, fn func(ctx context.Context, input string) (string, error)) *Runtime {
 	if fn == nil {
 		panic("function.Text: nil function")
 	}
 	return New(name, func(ctx context.Context, req *task.Request) (*task.Result, error) {
-		out, err := fn(ctx, req.Message.Text())
+		out, err := fn(ctx, req.Text())
 		if err != nil {
 			return nil, err
 		}

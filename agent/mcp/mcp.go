@@ -245,7 +245,10 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 		if err != nil {
 			return nil, err
 		}
-		args, err := arguments(&req.Message, r.s, tool)
+		// A tool cannot act on feedback: an attempt after feedback calls it
+		// again with the turn's request (docs/runtimes.md).
+		orig := req.Original()
+		args, err := arguments(&orig, r.s, tool)
 		if err != nil {
 			return nil, err
 		}

@@ -17,8 +17,16 @@ import (
 
 // Data is what a template sees of one attempt.
 type Data struct {
-	// Input is the text of the newest user message.
+	// Input is the text of the newest user message; for an attempt after
+	// feedback, the whole task as one text (task.Request.Text): the
+	// turn's request, the rejected answer and what to fix.
 	Input string
+	// Original, Rejected and Feedback are the three parts of an attempt
+	// after feedback, each as text (task.Render); on any other attempt
+	// Original is Input and the other two are empty.
+	Original string
+	Rejected string
+	Feedback string
 	// TaskID and ContextID identify the task and its conversation.
 	TaskID    string
 	ContextID string
@@ -27,7 +35,8 @@ type Data struct {
 	// Action and Actor come from the task's envelope.
 	Action string
 	Actor  string
-	// Data is the JSON of the message's first data part, or "null".
+	// Data is the JSON of the first data part of the message the attempt
+	// acts on (after feedback, the turn's request), or "null".
 	Data string
 	// Message is the newest user message; {{json .Message}} writes it.
 	Message task.Message
@@ -44,6 +53,7 @@ type Data struct {
 
 // NewData returns the template data of req.
 func NewData(req *task.Request) Data {
+	orig := req.Message
 	d := Data{
 		Input:     req.Message.Text(),
 		TaskID:    req.TaskID,
@@ -70,7 +80,18 @@ func NewData(req *task.Request) Data {
 		tr.WriteString(text)
 	}
 	d.Transcript = tr.String()
-	for _, p := range req.Message.Parts {
+	if rt := req.Retry(); rt != nil {
+		orig = rt.Request
+		d.Input = rt.Text()
+		d.Original = rt.Request.Text()
+		if rt.Answer != nil {
+			d.Rejected = task.Render(*rt.Answer)
+		}
+		d.Feedback = rt.FeedbackText()
+	} else {
+		d.Original = d.Input
+	}
+	for _, p := range orig.Parts {
 		if p.Kind == task.PartData && len(p.Data) > 0 {
 			d.Data = string(p.Data)
 			break
