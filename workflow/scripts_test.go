@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/pactum/pactum/task"
 )
 
 // The role scripts of examples/workflows.yaml, run as real subprocesses on
@@ -228,19 +230,25 @@ func TestWorkflowScriptsOthers(t *testing.T) {
 	}
 }
 
-// TestWorkflowScriptsRetry: on a retry the script's standard input is the
-// feedback alone; it recovers the expected heading the feedback quotes
-// (not the wrong one it also quotes) and answers with a valid handoff.
+// TestWorkflowScriptsRetry: on a retry the script's standard input is its
+// first message again, then its rejected answer and the feedback
+// (task.Request.Text, as the engine sends an attempt after feedback); it
+// writes the heading of its message (not the wrong one the rejected answer
+// carries) and answers the feedback.
 func TestWorkflowScriptsRetry(t *testing.T) {
 	t.Parallel()
-	feedback := "Your previous answer did not meet its contract. Fix the following and answer again:\n" +
-		"- the heading is \"## HANDOFF: code-reviwer -> architect\"\n" +
-		"- expected heading \"## HANDOFF: code-reviewer -> architect, security-reviewer\" (the heading names this agent and the next)\n" +
-		"- section \"Findings\" is empty (write None when there is nothing to say)\n"
 	for _, role := range []string{"planner", "code-reviewer", "security-reviewer", "explorer", "architect"} {
-		// Every role recovers the heading the same way; the heading is
-		// the one the feedback expects, whoever it names.
-		out := mustHandoff(t, role, feedback, "## HANDOFF: code-reviewer -> architect, security-reviewer")
+		first := message("Fix the crash", "", role, 2, 4, "review", "architect, security-reviewer")
+		rejected := "## HANDOFF: " + role + "x -> architect\n\n### Context\nFirst try.\n\n### Findings\n\n"
+		fb := "Your previous answer did not meet its contract. Fix the following and answer again:\n" +
+			"- the heading is \"## HANDOFF: " + role + "x -> architect\"\n" +
+			"- section \"Findings\" is empty (write None when there is nothing to say)\n"
+		rt := &task.Retry{
+			Request:  task.Message{Role: task.RoleUser, Parts: []task.Part{task.TextPart(first)}},
+			Answer:   &task.Message{Role: task.RoleAgent, Parts: []task.Part{task.TextPart(rejected)}},
+			Feedback: []task.Message{{Role: task.RoleUser, Parts: []task.Part{task.TextPart(fb)}}},
+		}
+		out := mustHandoff(t, role, rt.Text(), "## HANDOFF: "+role+" -> architect, security-reviewer")
 		if !regexp.MustCompile(`(?m)^- Fixed: section "Findings" is empty`).MatchString(sectionBody(out, "Findings")) {
 			t.Errorf("%s.sh's retry does not answer the feedback:\n%s", role, out)
 		}

@@ -2,9 +2,15 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/pactum/pactum/store/sqlite"
@@ -162,5 +168,71 @@ func TestMissingResourceSaysWhy(t *testing.T) {
 	both := stdout + stderr
 	if !strings.Contains(both, want) || !strings.Contains(both, `answered text that is not a JSON object or array: "the quick brown fox`) {
 		t.Errorf("output does not say why words is missing (want %q and what split answered):\nstdout:\n%s\nstderr:\n%s", want, stdout, stderr)
+	}
+}
+
+// TestWorkflowWebhookRetryKeepsTheTask: a webhook agent (an n8n-like flow
+// on loopback that reads only chatInput's "Expected heading:" line) whose
+// first handoff misses a section gets, on its retry, its first message
+// again in chatInput (so the heading line is still there), its rejected
+// answer and the feedback, and the structured retry field; it recovers
+// and the run ships. Before, chatInput was the feedback alone: no heading,
+// and the run ended BLOCKED.
+func TestWorkflowWebhookRetryKeepsTheTask(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	heading := regexp.MustCompile(`(?m)^Expected heading: (.*)$`)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			ChatInput string `json:"chatInput"`
+			Retry     *struct {
+				Request  task.Message   `json:"request"`
+				Answer   *task.Message  `json:"answer"`
+				Feedback []task.Message `json:"feedback"`
+			} `json:"retry"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			t.Errorf("webhook body: %v", err)
+		}
+		n := calls.Add(1)
+		h := heading.FindAllStringSubmatch(body.ChatInput, -1)
+		if len(h) != 1 {
+			t.Errorf("call %d: %d Expected heading lines in chatInput:\n%s", n, len(h), body.ChatInput)
+			http.Error(w, "no heading", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		if n == 1 {
+			fmt.Fprintf(w, "%s\n\n### Context\nFirst try.\n\n### Findings\n- Looked.\n\n### Files Modified\nNone\n\n### Recommendations\nNone\n", h[0][1])
+			return
+		}
+		if body.Retry == nil || body.Retry.Answer == nil || !strings.Contains(body.Retry.Answer.Text(), "First try.") ||
+			len(body.Retry.Feedback) != 1 || !strings.Contains(body.Retry.Feedback[0].Text(), `"Open Questions"`) ||
+			!strings.HasPrefix(body.Retry.Request.Text(), "# Task\nFix the crash") {
+			t.Errorf("call %d: retry field %+v", n, body.Retry)
+		}
+		if !strings.Contains(body.ChatInput, "\n# Your previous answer (rejected)\n") || !strings.Contains(body.ChatInput, "\n# What to fix\n") {
+			t.Errorf("call %d: chatInput is not the whole task:\n%s", n, body.ChatInput)
+		}
+		fmt.Fprintf(w, "%s\n\n### Context\nSecond try.\n\n### Findings\n- Looked.\n\n### Files Modified\nNone\n\n### Open Questions\nNone\n\n### Recommendations\nNone\n", h[0][1])
+	}))
+	defer hook.Close()
+
+	cfg := scriptedConfig(t, "explorer=ok", "architect=ok")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, cfg, string(b)+fmt.Sprintf(`  - name: hook
+    type: webhook
+    retry: {max_attempts: 2, initial_backoff: 10ms}
+    webhook: {url: %q, allow_private: true}
+`, hook.URL+"/flow"))
+	r := pactumRun(t, tempStore(t), cfg, "custom", "Fix the crash", "--agents", "explorer,hook,architect")
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0 (SHIP)", r.code)
+	}
+	if liveLine(r.stdout, "hook", "retried") < 0 || calls.Load() != 2 {
+		t.Errorf("hook was not retried once (%d calls)", calls.Load())
 	}
 }

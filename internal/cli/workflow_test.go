@@ -174,13 +174,15 @@ func TestWorkflowBuiltinsEndToEnd(t *testing.T) {
 //   - question: the same with an Open Question;
 //   - noheading: never a handoff (no heading), whatever it is sent;
 //   - fixlater: first a handoff without "### Open Questions"; when run
-//     again it checks that its standard input is the contract layer's
-//     feedback naming the section, and answers with the whole handoff.
+//     again it checks that its standard input is the whole task again
+//     (its first input, the rejected answer, the feedback naming the
+//     section) and answers with the whole handoff, under the heading the
+//     docs' one-liner reads from that input.
 const agentScript = `#!/bin/sh
 set -eu
 role=$1 mode=$2 state=$3
 input=$(cat)
-heading=$(printf '%s\n' "$input" | sed -n 's/^Expected heading: //p' | sed -n 1p)
+heading=$(printf '%s\n' "$input" | sed -n 's/^Expected heading: //p')
 questions=None
 case $mode in
 noheading)
@@ -189,16 +191,15 @@ noheading)
 question)
 	questions="- Should the flag also apply to tasks get?" ;;
 fixlater)
-	if [ ! -f "$state/$role.heading" ]; then
-		printf '%s\n' "$heading" >"$state/$role.heading"
+	if [ ! -f "$state/$role.tried" ]; then
+		: >"$state/$role.tried"
 		printf '%s\n\n### Context\nFirst try.\n\n### Findings\n- Something.\n\n### Files Modified\nNone\n\n### Recommendations\nNone\n' "$heading"
 		exit 0
 	fi
 	case $input in
-	"Your previous answer did not meet its contract"*"Open Questions"*) ;;
-	*) echo "the retry's input is not the feedback: $input" >&2; exit 3 ;;
-	esac
-	heading=$(cat "$state/$role.heading") ;;
+	"# Task"*"# Your handoff"*"Expected heading: ## HANDOFF: $role -> "*"# Your previous answer (rejected)"*"### Context"*"First try."*"# What to fix"*"Your previous answer did not meet its contract"*"Open Questions"*) ;;
+	*) echo "the retry's input is not the whole task: $input" >&2; exit 3 ;;
+	esac ;;
 esac
 printf '%s\n\n### Context\n%s answered.\n\n### Findings\n- %s looked.\n\n### Files Modified\nNone\n\n### Open Questions\n%s\n\n### Recommendations\nNone\n' "$heading" "$role" "$role" "$questions"
 `
@@ -294,8 +295,10 @@ func TestWorkflowRunBlocked(t *testing.T) {
 }
 
 // TestWorkflowRunRetriedThenValid: an agent whose first handoff misses a
-// section reads the feedback on its standard input, fixes it, and the
-// run goes on to SHIP.
+// section gets its whole task again on its standard input (the task, the
+// prior handoffs, the expected heading, its rejected answer and the
+// feedback), reads its heading with the docs' one-liner, fixes the
+// handoff, and the run goes on to SHIP.
 func TestWorkflowRunRetriedThenValid(t *testing.T) {
 	t.Parallel()
 	cfg := scriptedConfig(t, "explorer=ok", "fixer=fixlater", "architect=ok")

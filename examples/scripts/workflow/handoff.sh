@@ -15,16 +15,22 @@
 #   Expected heading: ## HANDOFF: planner -> code-reviewer
 #   ...
 #
-# When a handoff failed validation the agent runs again and its standard
-# input is the feedback alone (the problems, quoting the expected heading);
-# the whole conversation would be in {{.Transcript}}, which these scripts
-# do not need.
+# When a handoff failed validation the agent runs again with the same
+# message, followed by two more blocks: its rejected answer and what to
+# fix (docs/runtimes.md, "An attempt after feedback"):
+#
+#   # Your previous answer (rejected)
+#   <the handoff that failed>
+#
+#   # What to fix
+#   Your previous answer did not meet its contract. ...
 
 # block NAME prints the block under the line "# NAME" of the message,
 # without its surrounding blank lines.
 block() {
 	printf '%s\n' "$input" | awk -v name="$1" '
-		$0 == "# Task" || $0 == "# Prior handoffs" || $0 == "# Your handoff" { on = ($0 == "# " name); next }
+		$0 == "# Task" || $0 == "# Prior handoffs" || $0 == "# Your handoff" ||
+		$0 == "# Your previous answer (rejected)" || $0 == "# What to fix" { on = ($0 == "# " name); next }
 		on { line[++n] = $0 }
 		END {
 			first = 1; while (first <= n && line[first] ~ /^[ \t]*$/) first++
@@ -60,22 +66,19 @@ quoted_heading() {
 
 # read_message reads standard input and sets: input, task, prior (empty when
 # this is the first agent), heading (the heading to write), step ("step 1 of
-# 3 of workflow feature", or empty) and feedback (the retry's feedback, or
-# empty).
+# 3 of workflow feature", or empty) and feedback (a retry's "What to fix",
+# or empty).
 read_message() {
 	input=$(cat)
 	context= findings= files= questions= recommendations= tests= security=
 	task=$(block 'Task')
 	prior=$(block 'Prior handoffs')
 	case $prior in None:*) prior= ;; esac
-	feedback=
-	heading=$(printf '%s\n' "$input" | sed -n 's/^Expected heading: //p' | sed -n '1p')
+	feedback=$(block 'What to fix')
+	heading=$(block 'Your handoff' | sed -n 's/^Expected heading: //p' | sed -n '1p')
 	if [ -z "$heading" ]; then
-		# A retry: the feedback quotes the heading it expects. Prefer a
-		# line that says so, and on a line the first heading quoted.
-		feedback=$input
-		heading=$( (printf '%s\n' "$input" | grep -i -E 'expect|want|must' || true
-			printf '%s\n' "$input") | quoted_heading)
+		# Not a workflow's message: the heading quoted in it, if any.
+		heading=$(printf '%s\n' "$input" | quoted_heading)
 	fi
 	[ -n "$heading" ] || heading="## HANDOFF: $role -> done"
 	step=$(printf '%s\n' "$input" | sed -n 's/^You are [^,]*, \(step [0-9]* of [0-9]* of workflow [^.]*\)\..*/\1/p' | sed -n '1p')
@@ -100,7 +103,7 @@ emit() {
 	[ -z "${security:-}" ] || printf '\n### Security Status\n%s\n' "$security"
 }
 
-# retried writes the handoff of a retry, from the feedback alone.
+# retried writes the handoff of a retry, answering the feedback.
 retried() {
 	context="Answering again after feedback on my previous handoff."
 	findings=$(printf '%s\n' "$feedback" | sed -n 's/^[ \t]*[-*][ \t]*/- Fixed: /p')
