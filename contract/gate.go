@@ -51,7 +51,8 @@ type GateOptions struct {
 //     fail): retry returns a retryable contract_violation carrying the
 //     failed assertions as feedback (task.WithAnswerFeedback: the
 //     rejected answer and then the feedback join the history, and the
-//     next attempt's message is that feedback; after the agent's last attempt the task is
+//     next attempt's message is that feedback, its Request.Text the
+//     whole task again; after the agent's last attempt the task is
 //     dead-lettered with the violation as its reason); escalate pauses the
 //     task in input_required with the violation as its question, the
 //     output that broke the contract attached to it (an answer queues the
