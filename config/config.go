@@ -246,6 +246,10 @@ type Agent struct {
 	Name string `yaml:"name"`
 	// Description is shown on the agent card (default "").
 	Description string `yaml:"description"`
+	// Version is the agent's own version, shown on its card (`version`,
+	// default "": the card says "0.0.0"). When set, not empty, at most 64
+	// characters, without control characters or surrounding spaces.
+	Version string `yaml:"version"`
 	// Type is the runtime type, e.g. echo, exec, webhook, a2a. Required.
 	Type string `yaml:"type"`
 	// Action is the capability name callers ask for (default Name; same

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -466,7 +468,7 @@ func (w *walker) agent(n *yaml.Node, path string, runtimeEntry bool) (Agent, age
 			switch p.key {
 			case "name", "description":
 				w.errorf(p.keyN, join(path, p.key), "not set on a runtime: each definition gives its own %s", p.key)
-			case "action", "sensitive", "dry_run", "skills", "contract", "toolspec", "input_modes", "output_modes":
+			case "version", "action", "sensitive", "dry_run", "skills", "contract", "toolspec", "input_modes", "output_modes":
 				w.errorf(p.keyN, join(path, p.key), "not allowed on a definitions runtime (type, timeout, retry and the type's settings key are)")
 			default:
 				kept = append(kept, p)
@@ -503,6 +505,7 @@ func (w *walker) agent(n *yaml.Node, path string, runtimeEntry bool) (Agent, age
 			}
 		},
 		"description": func(n *yaml.Node, path string) { a.Description, _ = w.str(n, path) },
+		"version":     func(n *yaml.Node, path string) { a.Version = w.version(n, path) },
 		"action": func(n *yaml.Node, path string) {
 			an.action = n
 			if s, ok := w.str(n, path); ok {
@@ -619,6 +622,41 @@ func (w *walker) agent(n *yaml.Node, path string, runtimeEntry bool) (Agent, age
 	return a, an
 }
 
+// maxVersionLen bounds an agent's version.
+const maxVersionLen = 64
+
+// version decodes an agent's version: a card field callers compare, so
+// not empty, short, and free of control characters and surrounding spaces.
+func (w *walker) version(n *yaml.Node, path string) string {
+	s, ok := w.str(n, path)
+	if !ok {
+		return ""
+	}
+	if msg := versionProblem(s); msg != "" {
+		w.errorf(n, path, "%s", msg)
+		return ""
+	}
+	return s
+}
+
+// versionProblem says what is wrong with v as an agent's version (see
+// Agent.Version), or returns "" when nothing is.
+func versionProblem(v string) string {
+	switch {
+	case v == "":
+		return "must not be empty"
+	case utf8.RuneCountInString(v) > maxVersionLen:
+		return fmt.Sprintf("version %q is longer than %d characters", v, maxVersionLen)
+	case strings.TrimSpace(v) != v:
+		return fmt.Sprintf("version %q starts or ends with a space", v)
+	case strings.ContainsFunc(v, unicode.IsControl):
+		return fmt.Sprintf("version %q contains a control character", v)
+	case !utf8.ValidString(v):
+		return fmt.Sprintf("version %q is not valid UTF-8", v)
+	}
+	return ""
+}
+
 // skill decodes one skill; its defaults depend on the agent and are applied
 // by the caller.
 func (w *walker) skill(n *yaml.Node, path string) (Skill, *yaml.Node) {
@@ -646,11 +684,59 @@ func (w *walker) skill(n *yaml.Node, path string) (Skill, *yaml.Node) {
 func (w *walker) mediaTypes(n *yaml.Node, path string) []string {
 	out, nodes := w.strList(n, path)
 	for i, s := range out {
-		if _, _, err := mime.ParseMediaType(s); err != nil || !strings.Contains(s, "/") {
+		if !isMediaType(s) {
 			w.errorf(nodes[i], index(path, i), "invalid media type %q", s)
 		}
 	}
 	return out
+}
+
+// isMediaType reports whether s is a media type (type/subtype, parameters
+// allowed).
+func isMediaType(s string) bool {
+	_, _, err := mime.ParseMediaType(s)
+	return err == nil && strings.Contains(s, "/")
+}
+
+// CheckCard checks the card fields of an agent built in code
+// (NewAgent, pactum.Func and its options) by the rules Parse applies to a
+// file: version, skills (ids required and unique) and media types (at
+// least one of each). Each error's Path names the field, e.g. "version",
+// "skills[1].id" or "input_modes[0]"; File and positions are empty.
+func (a *Agent) CheckCard() error {
+	var es Errors
+	add := func(path, format string, args ...any) {
+		es = append(es, &Error{Path: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	if a.Version != "" {
+		if msg := versionProblem(a.Version); msg != "" {
+			add("version", "%s", msg)
+		}
+	}
+	ids := map[string]bool{}
+	for i, sk := range a.Skills {
+		switch {
+		case sk.ID == "":
+			add(index("skills", i)+".id", "required")
+		case ids[sk.ID]:
+			add(index("skills", i)+".id", "duplicate skill id %q", sk.ID)
+		}
+		ids[sk.ID] = true
+	}
+	for _, m := range []struct {
+		path  string
+		modes []string
+	}{{"input_modes", a.InputModes}, {"output_modes", a.OutputModes}} {
+		if len(m.modes) == 0 {
+			add(m.path, "must list at least one media type")
+		}
+		for i, s := range m.modes {
+			if !isMediaType(s) {
+				add(index(m.path, i), "invalid media type %q", s)
+			}
+		}
+	}
+	return es.err()
 }
 
 // actor decodes one actor.
