@@ -16,16 +16,25 @@ import (
 // sensitive or a dry run, and which envelope fields a caller must send.
 const CapabilityProfileURI = "https://pactum.dev/ext/capability-profile/v1"
 
+// TrustModelURI identifies the card extension in which pactum states its
+// trust model: whether callers are authenticated, where the actor of a
+// task comes from, and whose tasks a caller may address. Seed 001 asks for
+// an explicit trust model on the card; an extension is where a client
+// finds it by machine (A2A 1.0 has securitySchemes for how to
+// authenticate, but no field that says a server authenticates no one).
+const TrustModelURI = "https://pactum.dev/ext/trust-model/v1"
+
 // Default media types of a card when the agent names none.
 var defaultModes = []string{"text/plain"}
 
 // capabilityProfile returns the params of the capability-profile extension
 // for spec. Actor is always required (it defaults to "anonymous" when a
 // caller sends none); a sensitive action also needs policyRef and
-// approvalRef.
-func capabilityProfile(spec task.AgentSpec, info AgentInfo) map[string]any {
+// approvalRef, unless it runs as a simulation that needs no approval (see
+// needsApproval).
+func capabilityProfile(spec task.AgentSpec, info AgentInfo, policy task.PolicyEngine) map[string]any {
 	requires := []any{"actor"}
-	if spec.Sensitive {
+	if needsApproval(spec, policy) {
 		requires = append(requires, "policyRef", "approvalRef")
 	}
 	fields := make([]any, len(envelopeFields))
@@ -49,15 +58,68 @@ func capabilityProfile(spec task.AgentSpec, info AgentInfo) map[string]any {
 	}
 }
 
+// needsApproval reports whether callers of spec must cite policyRef and
+// approvalRef. A sensitive action must, except in a dry run that policy
+// does not cover: the Coordinator then runs it as a simulation without an
+// approval. Coverage follows the Coordinator's rule (task.PolicyCoverage):
+// no engine covers nothing, an engine that cannot tell covers everything.
+func needsApproval(spec task.AgentSpec, policy task.PolicyEngine) bool {
+	if !spec.Sensitive {
+		return false
+	}
+	if !spec.DryRun {
+		return true
+	}
+	if policy == nil {
+		return false
+	}
+	if pc, ok := policy.(task.PolicyCoverage); ok {
+		return pc.Covers(spec.Action)
+	}
+	return true
+}
+
+// trustModel returns the params and description of the trust-model
+// extension. Without authentication the actor is whatever the caller
+// writes in metadata.pactum.actor, and any caller may address any task by
+// its id; with bearer tokens the token decides the actor, and a caller
+// sees only its own tasks.
+func trustModel(bearer bool) (map[string]any, string) {
+	if bearer {
+		return map[string]any{
+				"authentication": "bearer",
+				"securityScheme": string(bearerScheme),
+				"actor":          "token",
+				"taskAccess":     "own",
+			}, "pactum trust model: callers authenticate with a bearer token (securitySchemes." + string(bearerScheme) +
+				"); the token's actor is the task's actor, naming another is forbidden, and a caller sees only its own tasks"
+	}
+	return map[string]any{
+			"authentication": "none",
+			"actor":          "self-asserted",
+			"defaultActor":   AnonymousActor,
+			"taskAccess":     "any",
+		}, "pactum trust model: callers are not authenticated; the actor (metadata." + MetadataKey +
+			".actor, default " + AnonymousActor + ") is self-asserted, and any caller may address any task by its id"
+}
+
+// simulationNote is added to the description of an agent in dry run.
+const simulationNote = "Simulation (dry run): tasks succeed without calling the agent; the action is not performed."
+
 // buildCard returns the card of an agent whose interfaces live at
 // endpoint, an absolute URL. The card lists JSON-RPC and HTTP+JSON for
 // protocol 1.0 and, at the same URL, for 0.3 (served to requests without an
-// A2A-Version header).
-// With bearer the card declares the bearer scheme and requires it.
-func buildCard(spec task.AgentSpec, info AgentInfo, endpoint string, bearer bool) *a2a.AgentCard {
+// A2A-Version header). With o.Authenticate the card declares the bearer
+// scheme and requires it; either way its trust-model extension says how
+// callers are (or are not) authenticated.
+func buildCard(spec task.AgentSpec, info AgentInfo, endpoint string, o *Options) *a2a.AgentCard {
+	bearer := o.Authenticate != nil
 	desc := info.Description
 	if desc == "" {
 		desc = "pactum agent " + spec.Name + " (action " + spec.Action + ")"
+	}
+	if spec.DryRun {
+		desc = strings.TrimRight(desc, " ") + " " + simulationNote
 	}
 	version := info.Version
 	if version == "" {
@@ -79,6 +141,7 @@ func buildCard(spec task.AgentSpec, info AgentInfo, endpoint string, bearer bool
 			skills[i].Tags = []string{}
 		}
 	}
+	trust, trustDesc := trustModel(bearer)
 	card := &a2a.AgentCard{
 		Name:        spec.Name,
 		Description: desc,
@@ -95,7 +158,11 @@ func buildCard(spec task.AgentSpec, info AgentInfo, endpoint string, bearer bool
 			Extensions: []a2a.AgentExtension{{
 				URI:         CapabilityProfileURI,
 				Description: "pactum capability profile: the action this agent serves and the envelope fields (metadata." + MetadataKey + ") it requires",
-				Params:      capabilityProfile(spec, info),
+				Params:      capabilityProfile(spec, info, o.Policy),
+			}, {
+				URI:         TrustModelURI,
+				Description: trustDesc,
+				Params:      trust,
 			}},
 		},
 		DefaultInputModes:  in,

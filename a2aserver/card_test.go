@@ -1,6 +1,7 @@
 package a2aserver_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/pactum/pactum/a2aserver"
+	"github.com/pactum/pactum/task"
 )
 
 // card fetches and decodes a 1.0 card.
@@ -159,4 +161,131 @@ func sameStrings(v any, want ...string) bool {
 		}
 	}
 	return true
+}
+
+// extension returns the extension of card c with uri, failing the test
+// when there is none.
+func extension(t *testing.T, c *a2a.AgentCard, uri string) a2a.AgentExtension {
+	t.Helper()
+	for _, e := range c.Capabilities.Extensions {
+		if e.URI == uri {
+			return e
+		}
+	}
+	t.Fatalf("card %s has no %s extension: %+v", c.Name, uri, c.Capabilities.Extensions)
+	return a2a.AgentExtension{}
+}
+
+// TestCardsStateTheTrustModel fetches cards over HTTP from a server
+// without authentication and from one with bearer tokens: each says, in
+// its trust-model extension, how callers are authenticated and where the
+// actor comes from; only the bearer one declares a security scheme.
+func TestCardsStateTheTrustModel(t *testing.T) {
+	t.Parallel()
+	open := setup(t)
+	authed := setup(t, func(c *setupConfig) {
+		c.opts.Authenticate = func(token string) (string, bool) { return "alice", token == "s3cret" }
+	})
+
+	c := open.card("/agents/echo/.well-known/agent-card.json")
+	e := extension(t, c, a2aserver.TrustModelURI)
+	if e.Params["authentication"] != "none" || e.Params["actor"] != "self-asserted" ||
+		e.Params["defaultActor"] != "anonymous" || e.Params["taskAccess"] != "any" {
+		t.Fatalf("trust model without auth = %v", e.Params)
+	}
+	if !strings.Contains(e.Description, "not authenticated") || !strings.Contains(e.Description, "self-asserted") {
+		t.Fatalf("trust model description = %q", e.Description)
+	}
+	if len(c.SecuritySchemes) != 0 || len(c.SecurityRequirements) != 0 {
+		t.Fatalf("card without auth declares security: %+v / %+v", c.SecuritySchemes, c.SecurityRequirements)
+	}
+	// The 0.3 form served at the legacy path carries it too.
+	r := open.do(http.MethodGet, "/.well-known/agent.json", "", nil)
+	var legacy struct {
+		Capabilities struct {
+			Extensions []struct {
+				URI    string         `json:"uri"`
+				Params map[string]any `json:"params"`
+			} `json:"extensions"`
+		} `json:"capabilities"`
+	}
+	if err := json.Unmarshal(r.body, &legacy); err != nil || r.status != http.StatusOK {
+		t.Fatalf("legacy card: %d %s", r.status, r.body)
+	}
+	found := false
+	for _, x := range legacy.Capabilities.Extensions {
+		found = found || (x.URI == a2aserver.TrustModelURI && x.Params["actor"] == "self-asserted")
+	}
+	if !found {
+		t.Fatalf("0.3 card lacks the trust model: %s", r.body)
+	}
+
+	c = authed.card("/agents/echo/.well-known/agent-card.json")
+	e = extension(t, c, a2aserver.TrustModelURI)
+	if e.Params["authentication"] != "bearer" || e.Params["actor"] != "token" ||
+		e.Params["securityScheme"] != "bearer" || e.Params["taskAccess"] != "own" {
+		t.Fatalf("trust model with bearer auth = %v", e.Params)
+	}
+	if _, ok := c.SecuritySchemes["bearer"].(a2a.HTTPAuthSecurityScheme); !ok || len(c.SecurityRequirements) != 1 {
+		t.Fatalf("card security = %+v / %+v, want the bearer scheme, required", c.SecuritySchemes, c.SecurityRequirements)
+	}
+}
+
+// coveringPolicy is a policy engine that covers some actions
+// (task.PolicyCoverage) and allows any call that cites both references.
+type coveringPolicy map[string]bool
+
+func (p coveringPolicy) Covers(action string) bool { return p[action] }
+
+func (p coveringPolicy) Decide(_ context.Context, in task.PolicyInput) (task.Decision, error) {
+	return task.Decision{Allow: p[in.Envelope.Action], Version: "1"}, nil
+}
+
+// TestCardOfASimulatedSensitiveAgent checks that a sensitive agent in dry
+// run that no policy covers says on its card that it simulates and lists
+// no approval references as required, and that the card tells the truth:
+// the official client's call without them succeeds, as a simulation. A
+// dry run the policy covers still needs the references, and says so.
+func TestCardOfASimulatedSensitiveAgent(t *testing.T) {
+	t.Parallel()
+	noop := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		return &task.Result{}, nil
+	})
+	b := setup(t, func(c *setupConfig) {
+		c.agents = []task.AgentSpec{
+			{Name: "deploy-sim", Action: "deploy", Sensitive: true, DryRun: true, Runner: noop},
+			{Name: "rollback-sim", Action: "rollback", Sensitive: true, DryRun: true, Runner: noop},
+		}
+		c.policy = coveringPolicy{"rollback": true}
+		c.opts.Agents = append(c.opts.Agents,
+			a2aserver.AgentInfo{Name: "deploy-sim", Description: "Deploys to production."},
+			a2aserver.AgentInfo{Name: "rollback-sim"})
+	})
+
+	card := b.card("/agents/deploy-sim/.well-known/agent-card.json")
+	if !strings.HasPrefix(card.Description, "Deploys to production. ") || !strings.Contains(card.Description, "Simulation (dry run)") {
+		t.Fatalf("description of a simulated agent = %q, want it to say it simulates", card.Description)
+	}
+	a := profile(t, card)["actions"].([]any)[0].(map[string]any)
+	if a["sensitive"] != true || a["dryRun"] != true || !sameStrings(a["requires"], "actor") {
+		t.Fatalf("simulated sensitive profile = %v, want dryRun and only actor required", a)
+	}
+	tk := send(testCtx(t), t, b.client("deploy-sim", a2a.TransportProtocolJSONRPC), sendReq(userMessage("ship it")))
+	if done := b.waitState(string(tk.ID), task.StateSucceeded); done.Artifacts[0].ID != "dry-run" {
+		t.Fatalf("a call without references should succeed as a simulation: %+v", done.Artifacts)
+	}
+
+	// Covered by policy: the dry run needs an approval like a real run.
+	card = b.card("/agents/rollback-sim/.well-known/agent-card.json")
+	a = profile(t, card)["actions"].([]any)[0].(map[string]any)
+	if a["dryRun"] != true || !sameStrings(a["requires"], "actor", "policyRef", "approvalRef") {
+		t.Fatalf("covered dry-run profile = %v, want the references required", a)
+	}
+	if !strings.Contains(card.Description, "Simulation (dry run)") {
+		t.Fatalf("description of a dry-run agent = %q", card.Description)
+	}
+	tk = send(testCtx(t), t, b.client("rollback-sim", a2a.TransportProtocolJSONRPC), sendReq(userMessage("undo")))
+	if tk.Status.State != a2a.TaskStateRejected {
+		t.Fatalf("covered dry run without references: %s, want rejected", tk.Status.State)
+	}
 }

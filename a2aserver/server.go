@@ -87,6 +87,13 @@ type Options struct {
 	// header gets HTTP 400 (error="invalid_request"), whatever they hold.
 	// Cards declare the bearer scheme.
 	Authenticate func(token string) (actor string, ok bool)
+	// Policy is the Coordinator's policy engine (task.Options.Policy), if
+	// any. Cards use it only to tell whether a sensitive agent in dry run
+	// needs approval references: one whose action the policy does not
+	// cover (task.PolicyCoverage) runs as a simulation without them, and
+	// its card does not list them as required. Default nil: no policy, as
+	// for a Coordinator without one.
+	Policy task.PolicyEngine
 	// Refused, when set, is told of each request Authenticate refused:
 	// invalid when it carried a token (or several Authorization headers),
 	// else it had none (for metrics).
@@ -276,7 +283,7 @@ func (s *Server) Card(agent, base string) (*a2a.AgentCard, bool) {
 	if base == "" {
 		base = s.opts.BaseURL
 	}
-	return buildCard(ep.spec, ep.info, joinURL(base, "agents", agent), s.opts.Authenticate != nil), true
+	return buildCard(ep.spec, ep.info, joinURL(base, "agents", agent), &s.opts), true
 }
 
 // ServeHTTP routes a request to an agent's card or transports.
@@ -537,7 +544,7 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request, ep *endpoint,
 		}
 		base = scheme + "://" + r.Host
 	}
-	card := buildCard(ep.spec, ep.info, base+mount, s.opts.Authenticate != nil)
+	card := buildCard(ep.spec, ep.info, base+mount, &s.opts)
 	var body []byte
 	var err error
 	if legacy {

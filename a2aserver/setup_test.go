@@ -48,6 +48,9 @@ type setupConfig struct {
 	// agents are registered with the Coordinator after testAgents (the
 	// server serves those that opts.Agents names).
 	agents []task.AgentSpec
+	// policy is the Coordinator's policy engine (default none); the server
+	// gets it too (Options.Policy) unless opts.Policy is set.
+	policy task.PolicyEngine
 }
 
 // setup starts everything; options tweak the server's Options.
@@ -81,6 +84,7 @@ func setup(t testing.TB, tweak ...func(*setupConfig)) *bundle {
 	coord, err := task.NewCoordinator(task.Options{
 		Store:        b.store,
 		Agents:       append(testAgents(b), cfg.agents...),
+		Policy:       cfg.policy,
 		PollInterval: 50 * time.Millisecond,
 		Logger:       testLogger(t),
 	})
@@ -92,6 +96,9 @@ func setup(t testing.TB, tweak ...func(*setupConfig)) *bundle {
 	}
 	b.coord = coord
 	cfg.opts.Coordinator = coord
+	if cfg.opts.Policy == nil {
+		cfg.opts.Policy = cfg.policy
+	}
 	srv, err := a2aserver.New(cfg.opts)
 	if err != nil {
 		t.Fatalf("new server: %v", err)

@@ -238,9 +238,10 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	if r, ok := s.store.(interface{ Relay() task.Relay }); ok {
 		relay = r.Relay()
 	}
+	pol := policy.NewStatic(cfg.Policy.Version, approvals)
 	s.coord, err = task.NewCoordinator(task.Options{
 		Store: s.store, Agents: specs, Permissions: perms,
-		Policy: policy.NewStatic(cfg.Policy.Version, approvals),
+		Policy: pol,
 		Node:   cfg.Node, Workers: cfg.Workers, LeaseFor: cfg.Lease.Duration,
 		IdempotencyTTL: idempotencyTTL(cfg.IdempotencyTTL.Duration),
 		Observer:       s.metrics, Logger: log, Relay: relay,
@@ -269,6 +270,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 			MaxAttempts: cfg.Push.MaxAttempts, Timeout: cfg.Push.Timeout.Duration,
 			Observe: s.metrics.PushDelivery,
 		},
+		Policy:         pol,
 		Authenticate:   tokens.authenticate(),
 		Refused:        func(invalid bool) { s.metrics.AuthRefused("a2a", invalid) },
 		VerifiedResult: verified,
@@ -366,7 +368,7 @@ func idempotencyTTL(d time.Duration) time.Duration {
 
 func agentInfo(ac config.Agent, md agent.Metadata) a2aserver.AgentInfo {
 	info := a2aserver.AgentInfo{
-		Name: ac.Name, Description: ac.Description,
+		Name: ac.Name, Description: ac.Description, Version: ac.Version,
 		InputModes: ac.InputModes, OutputModes: ac.OutputModes, Streaming: md.Streaming,
 	}
 	if info.Description == "" {
