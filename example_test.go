@@ -122,3 +122,51 @@ func ExampleHandler() {
 	// Output:
 	// HELLO!
 }
+
+// ExampleAgentOption_Skills sets what an agent's card says from Go: its
+// version, skills and media types. Any A2A client reads them from the
+// card.
+func ExampleAgentOption_Skills() {
+	dir, err := os.MkdirTemp("", "pactum-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+
+	agents, err := pactum.Handler(ctx,
+		pactum.Func("greeter", func(ctx context.Context, in string) (string, error) {
+			return "hello, " + in, nil
+		}).
+			Describe("Greets whoever it is given.").
+			Version("1.4.0").
+			Skills(pactum.Skill{ID: "greet", Name: "Greet", Examples: []string{"world"}}).
+			InputModes("text/plain", "application/json"),
+		pactum.Store("sqlite://"+filepath.Join(dir, "pactum.db")),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := &http.Server{Handler: agents}
+	go srv.Serve(ln)
+	defer srv.Shutdown(context.Background())
+
+	card, err := agentcard.DefaultResolver.Resolve(ctx, "http://"+ln.Addr().String()+"/agents/greeter")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(card.Name, card.Version)
+	for _, s := range card.Skills {
+		fmt.Printf("%s (%s): %s\n", s.ID, s.Name, s.Description)
+	}
+	fmt.Println(card.DefaultInputModes, card.DefaultOutputModes)
+	// Output:
+	// greeter 1.4.0
+	// greet (Greet): Greets whoever it is given.
+	// [text/plain application/json] [text/plain]
+}

@@ -11,7 +11,9 @@
 package pactum
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -41,6 +43,9 @@ type settings struct {
 	// announce is where Serve says where it listens when no Logger was
 	// given and Quiet was not (default os.Stderr).
 	announce io.Writer
+	// errs are the problems options found (an invalid card field);
+	// Serve and Handler return them before starting anything.
+	errs []error
 }
 
 type optionFunc func(*settings)
@@ -51,10 +56,40 @@ func (f optionFunc) apply(s *settings) { f(s) }
 type AgentOption struct {
 	cfg   config.Agent
 	agent agent.Agent
+	// skills are the skills given with Skills, before defaults (nil: the
+	// default skill in cfg).
+	skills []Skill
 }
 
+// Skill is one skill advertised on an agent's card (see
+// AgentOption.Skills): ID is required and unique within the agent; Name
+// defaults to ID, Description to the agent's description (else Name),
+// Tags to the agent's name.
+type Skill = config.Skill
+
 func (a *AgentOption) apply(s *settings) {
-	s.extra = append(s.extra, server.Extra{Config: a.cfg, Agent: a.agent})
+	cfg := a.cfg
+	if a.skills != nil {
+		cfg.Skills = make([]Skill, len(a.skills))
+		for i, sk := range a.skills {
+			sk.Name = cmp.Or(sk.Name, sk.ID)
+			sk.Description = cmp.Or(sk.Description, cfg.Description, sk.Name)
+			if len(sk.Tags) == 0 {
+				sk.Tags = []string{cmp.Or(cfg.Type, cfg.Name)}
+			}
+			cfg.Skills[i] = sk
+		}
+	}
+	// One error per field, each naming the agent.
+	var es config.Errors
+	if err := cfg.CheckCard(); errors.As(err, &es) {
+		for _, e := range es {
+			s.errs = append(s.errs, fmt.Errorf("pactum: agent %q: %w", cfg.Name, e))
+		}
+	} else if err != nil {
+		s.errs = append(s.errs, fmt.Errorf("pactum: agent %q: %w", cfg.Name, err))
+	}
+	s.extra = append(s.extra, server.Extra{Config: cfg, Agent: a.agent})
 }
 
 // Describe sets the description shown on the agent's card.
@@ -63,6 +98,39 @@ func (a *AgentOption) Describe(description string) *AgentOption {
 	for i := range a.cfg.Skills {
 		a.cfg.Skills[i].Description = description
 	}
+	return a
+}
+
+// Version sets the agent's own version, shown on its card (default
+// "0.0.0"): not empty, at most 64 characters, without control characters
+// or surrounding spaces. Serve and Handler refuse another.
+func (a *AgentOption) Version(v string) *AgentOption {
+	a.cfg.Version = v
+	return a
+}
+
+// Skills sets the skills shown on the agent's card, replacing the default
+// one (named after the agent, with its description). A skill's ID is
+// required and unique; see Skill for the defaults of the rest. Serve and
+// Handler refuse skills that break these rules.
+func (a *AgentOption) Skills(skills ...Skill) *AgentOption {
+	a.skills = make([]Skill, len(skills))
+	copy(a.skills, skills)
+	return a
+}
+
+// InputModes sets the media types the agent accepts, shown on its card
+// (default text/plain). At least one is needed; Serve and Handler refuse
+// an empty list or one that is not a media type.
+func (a *AgentOption) InputModes(mediaTypes ...string) *AgentOption {
+	a.cfg.InputModes = append([]string{}, mediaTypes...)
+	return a
+}
+
+// OutputModes sets the media types the agent answers with, shown on its
+// card (default text/plain), under the same rules as InputModes.
+func (a *AgentOption) OutputModes(mediaTypes ...string) *AgentOption {
+	a.cfg.OutputModes = append([]string{}, mediaTypes...)
 	return a
 }
 
@@ -159,6 +227,12 @@ const defaultDrain = 30 * time.Second
 // stderr saying where it listens.
 func Serve(ctx context.Context, opts ...Option) error {
 	s := build(opts)
+	if err := errors.Join(s.errs...); err != nil {
+		if s.ln != nil {
+			_ = s.ln.Close()
+		}
+		return err
+	}
 	// An empty base directory resolves relative paths in a Config loaded
 	// from a file against that file's directory, as the command line does.
 	srv, err := server.New(ctx, s.cfg, "", s.extra, s.logger)
@@ -196,6 +270,9 @@ func Serve(ctx context.Context, opts ...Option) error {
 // is closed.
 func Handler(ctx context.Context, opts ...Option) (http.Handler, error) {
 	s := build(opts)
+	if err := errors.Join(s.errs...); err != nil {
+		return nil, err
+	}
 	if s.cfg.BaseURL == config.DefaultBaseURL(s.cfg.Listen) {
 		// Nothing listens on the default listen address: a handler is
 		// reached wherever its server is.
