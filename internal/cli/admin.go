@@ -62,12 +62,42 @@ func newConfigCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: OK (%d agents; runtimes known: %v)\n", args[0], len(cfg.Agents), agent.Types())
+			counts, err := configCounts(cfg, dirOf(args[0]))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: OK (%s; runtimes known: %v)\n", args[0], counts, agent.Types())
 			return nil
 		},
 	}
 	cmd.AddCommand(check)
 	return cmd
+}
+
+// configCounts says what a valid configuration serves: its agents, agent
+// definitions and workflows, then its contracts and ToolSpecs when it has
+// any ("2 agents, 3 agent definitions, 1 workflow, 1 contract").
+func configCounts(cfg *config.Config, baseDir string) (string, error) {
+	defs, _, _, err := server.Workflows(cfg, baseDir)
+	if err != nil {
+		return "", err
+	}
+	nDefs := 0
+	if defs != nil {
+		nDefs = len(defs.List())
+	}
+	parts := []string{
+		plural(len(cfg.Agents), "agent", "agents"),
+		plural(nDefs, "agent definition", "agent definitions"),
+		plural(len(cfg.Workflows), "workflow", "workflows"),
+	}
+	if n := len(cfg.Contracts); n > 0 {
+		parts = append(parts, plural(n, "contract", "contracts"))
+	}
+	if n := len(cfg.ToolSpecs); n > 0 {
+		parts = append(parts, plural(n, "ToolSpec", "ToolSpecs"))
+	}
+	return strings.Join(parts, ", "), nil
 }
 
 // listWorkflows prints the agent definitions (with their files and the

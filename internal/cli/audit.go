@@ -15,7 +15,7 @@ import (
 const exitTampered = 2
 
 func newAuditCmd() *cobra.Command {
-	var cf configFlags
+	cf := configFlags{local: true}
 	var expectHead string
 	var asJSON bool
 	cmd := &cobra.Command{Use: "audit", Short: "Work with the hash-chained audit log"}

@@ -11,12 +11,15 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/internal/version"
+	"github.com/pactum/pactum/store"
+	"github.com/pactum/pactum/task"
 )
 
 // Main runs the command line and returns the process exit code.
@@ -82,11 +85,48 @@ func versionLine() string { return "pactum " + version.String() }
 type configFlags struct {
 	path  string
 	store string
+	// local makes a command that reads the store (tasks, runs, audit,
+	// verify) use ./pactum.yaml, when it exists, in place of the built-in
+	// default configuration: without --config and --store such a command
+	// reads the store the server started here reads. See localStore.
+	local bool
+	// used is the store DSN the last load produced, and from says where it
+	// came from: what a "not found" or an empty listing names.
+	used, from string
 }
 
+// localConfig is the configuration file the store-reading commands use
+// without --config and --store, when it exists.
+const localConfig = "pactum.yaml"
+
 func (f *configFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVarP(&f.path, "config", "c", "", "configuration file (default: built-in demo agents)")
+	use := "configuration file (default: built-in demo agents)"
+	if f.local {
+		use = "configuration file, for its store (default: ./" + localConfig + " when it exists, else the store ./pactum.db)"
+	}
+	cmd.Flags().StringVarP(&f.path, "config", "c", "", use)
 	cmd.Flags().StringVar(&f.store, "store", "", "store DSN, e.g. sqlite://pactum.db or postgres://… (overrides the config)")
+}
+
+// registerStore registers --config and --store as persistent flags of a
+// command group that reads the store (tasks, runs), with local set.
+func (f *configFlags) registerStore(cmd *cobra.Command, configUse string) {
+	f.local = true
+	cmd.PersistentFlags().StringVarP(&f.path, "config", "c", "", configUse+" (default: ./"+localConfig+" when it exists, else the store ./pactum.db)")
+	cmd.PersistentFlags().StringVar(&f.store, "store", "", "store DSN (overrides the config)")
+}
+
+// configPath returns the configuration file load reads: --config, else,
+// for a store-reading command without --store, ./pactum.yaml when it
+// exists; "" for the built-in default.
+func (f *configFlags) configPath() string {
+	if f.path != "" || !f.local || f.store != "" {
+		return f.path
+	}
+	if fi, err := os.Stat(localConfig); err == nil && fi.Mode().IsRegular() {
+		return localConfig
+	}
+	return ""
 }
 
 // load reads the configuration (or the built-in default) and applies flag
@@ -94,20 +134,79 @@ func (f *configFlags) register(cmd *cobra.Command) {
 func (f *configFlags) load() (*config.Config, string, error) {
 	var cfg *config.Config
 	baseDir := "."
-	if f.path == "" {
+	path := f.configPath()
+	if path == "" {
 		cfg = config.Default()
 	} else {
 		var err error
-		cfg, err = config.Load(f.path)
+		cfg, err = config.Load(path)
 		if err != nil {
 			return nil, "", err
 		}
-		baseDir = filepath.Dir(f.path)
+		baseDir = filepath.Dir(path)
 	}
-	if f.store != "" {
+	switch {
+	case f.store != "":
 		cfg.Store = f.store
+		f.from = "--store"
+	case f.path != "":
+		f.from = "the store: of " + f.path
+	case path != "":
+		f.from = "the store: of ./" + localConfig + ", found in the working directory"
+	case f.local:
+		f.from = "the default: no --config, --store or ./" + localConfig
+	default:
+		f.from = "the built-in default (no --config)"
 	}
+	f.used = cfg.Store
 	return cfg, baseDir, nil
+}
+
+// storeName names the store the last load chose, for messages: its DSN
+// with any password hidden and a relative SQLite path made absolute, and
+// where it came from.
+func (f *configFlags) storeName() string {
+	return fmt.Sprintf("store %s (from %s)", displayDSN(f.used), f.from)
+}
+
+// displayDSN is dsn as messages show it: redacted (no password), and a
+// relative sqlite:// path made absolute against the working directory,
+// which is where the driver opens it.
+func displayDSN(dsn string) string {
+	scheme, rest, ok := strings.Cut(dsn, "://")
+	if ok && strings.EqualFold(scheme, "sqlite") {
+		p, query, hasQuery := strings.Cut(rest, "?")
+		if p != "" && p != ":memory:" && !filepath.IsAbs(p) && !strings.HasPrefix(p, "file:") {
+			if abs, err := filepath.Abs(p); err == nil {
+				dsn = scheme + "://" + abs
+				if hasQuery {
+					dsn += "?" + query
+				}
+			}
+		}
+	}
+	return store.Redact(dsn)
+}
+
+// inStore adds to a "not found" error the store it was looked for in, so
+// that a task missing from the wrong store does not read as a task that
+// never existed. The domain error (and its code) stays in the chain.
+func inStore(err error, cf *configFlags) error {
+	if err == nil || task.ErrorCode(err) != task.CodeNotFound || cf.used == "" {
+		return err
+	}
+	return fmt.Errorf("%w in %s", err, cf.storeName())
+}
+
+// namingStore wraps the RunE of each command below cmd so that a "not
+// found" it returns names the store it read (inStore).
+func namingStore(cmd *cobra.Command, cf *configFlags) {
+	for _, sub := range cmd.Commands() {
+		namingStore(sub, cf)
+		if run := sub.RunE; run != nil {
+			sub.RunE = func(c *cobra.Command, args []string) error { return inStore(run(c, args), cf) }
+		}
+	}
 }
 
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {

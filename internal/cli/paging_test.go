@@ -186,8 +186,9 @@ func TestPageSizeEveryEdge(t *testing.T) {
 			t.Errorf("no --limit: %d tasks, next %q; want %d, a next page", len(p.Tasks), p.Next, task.DefaultPageSize)
 		}
 		for _, n := range []int{tooBig, -1} {
-			if _, err := run(t, "tasks", "list", "--store", dsn, "--limit", strconv.Itoa(n)); err == nil || !strings.Contains(err.Error(), "must be between 1 and 100") {
-				t.Errorf("--limit %d: %v, want a refusal naming the range", n, err)
+			want := fmt.Sprintf("--limit %d is out of range: want 1 to 100", n)
+			if _, err := run(t, "tasks", "list", "--store", dsn, "--limit", strconv.Itoa(n)); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("--limit %d: %v, want a refusal naming --limit and the range: %q", n, err, want)
 			}
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -137,7 +138,7 @@ func runContract(ctx context.Context, out io.Writer, coord *task.Coordinator, c 
 		return err
 	}
 	if final.State != task.StateSucceeded {
-		return fmt.Errorf("run %s %s: %s", final.ID, final.State, final.Reason)
+		return w.runFailed(final)
 	}
 	for _, a := range final.Artifacts {
 		if a.Name == contract.RunArtifact && len(a.Parts) > 0 {
@@ -210,6 +211,30 @@ type stepWriter struct {
 	mu    sync.Mutex
 	out   io.Writer
 	width int
+	// failed are the steps whose line said they did not pass, and why.
+	failed []string
+}
+
+// stepFailed prints the line of a step that did not pass and remembers
+// that its reason has been said.
+func (w *stepWriter) stepFailed(id, what, detail string) {
+	w.step(id, what, detail)
+	w.mu.Lock()
+	w.failed = append(w.failed, id)
+	w.mu.Unlock()
+}
+
+// runFailed is the error of a run that did not succeed. When the lines of
+// its steps said why, it does not say it again (the failure is printed
+// once); otherwise it gives the run's reason.
+func (w *stepWriter) runFailed(final *task.Task) error {
+	w.mu.Lock()
+	failed := slices.Clone(w.failed)
+	w.mu.Unlock()
+	if len(failed) == 0 {
+		return fmt.Errorf("run %s %s: %s", final.ID, final.State, final.Reason)
+	}
+	return fmt.Errorf("run %s %s at step %s (why: above; all of it: pactum tasks get %s)", final.ID, final.State, strings.Join(failed, ", "), final.ID)
 }
 
 func (w *stepWriter) printf(format string, args ...any) {
@@ -227,6 +252,7 @@ func (w *stepWriter) step(id, what, detail string) {
 func (w *stepWriter) follow(ctx context.Context, coord *task.Coordinator, k *task.Task) {
 	id := k.Envelope.Step
 	var last *task.Task
+	var retries retryWatch
 	for it, err := range coord.Follow(ctx, k.ID) {
 		if err != nil {
 			w.step(id, "?", err.Error())
@@ -236,6 +262,11 @@ func (w *stepWriter) follow(ctx context.Context, coord *task.Coordinator, k *tas
 			last = t
 		} else if it.Kind == task.FollowEvent && it.Event.Task != nil {
 			last = it.Event.Task
+		} else {
+			continue
+		}
+		if line, ok := retries.seen(last); ok {
+			w.step(id, "retried", line)
 		}
 	}
 	if last == nil {
@@ -262,12 +293,39 @@ func (w *stepWriter) follow(ctx context.Context, coord *task.Coordinator, k *tas
 	case last.State == task.StateInputRequired:
 		w.step(id, "asks", fmt.Sprintf("waits for an answer (task %s): %s", k.ID, last.Reason))
 	case vr != nil && !vr.Verification.PreGate.Passed:
-		w.step(id, "blocked", strings.Join(vr.Verification.PreGate.BlockedBy, "; "))
+		w.stepFailed(id, "blocked", strings.Join(vr.Verification.PreGate.BlockedBy, "; "))
 	case vr != nil && vr.Executed && vr.Verification.PostGate.Results != nil && len(vr.Verification.PostGate.Results) > 0:
-		w.step(id, "failed", fmt.Sprintf("%s, in %s", failedChecks(vr), took))
+		w.stepFailed(id, "failed", fmt.Sprintf("%s, in %s", failedChecks(vr), took))
+	case last.State.Terminal() && last.State != task.StateSucceeded:
+		w.stepFailed(id, string(last.State), reasonWithCode(last))
 	default:
 		w.step(id, string(last.State), last.Reason)
 	}
+}
+
+// reasonWithCode is t's reason after its error code: "agent_failed:
+// command sh exited with code 3".
+func reasonWithCode(t *task.Task) string {
+	if t.ErrorCode == "" {
+		return t.Reason
+	}
+	return string(t.ErrorCode) + ": " + t.Reason
+}
+
+// retryWatch notices, in the states of a step's task as it is followed,
+// each retry: the task queued again after an attempt of its turn failed
+// (an agent's error, a contract violation under onViolation: retry, a
+// handoff that failed its gate).
+type retryWatch struct{ attempt int }
+
+// seen returns the line that says t was just retried and why, the first
+// time t shows queued after a given attempt.
+func (r *retryWatch) seen(t *task.Task) (string, bool) {
+	if t.State != task.StateQueued || t.Attempt <= t.TurnStart || t.Attempt <= r.attempt {
+		return "", false
+	}
+	r.attempt = t.Attempt
+	return fmt.Sprintf("attempt %d: %s", t.Attempt, progress(t.Reason, 300, t.ID)), true
 }
 
 // failedChecks names the failed checks of vr: each assertion's message and

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"mime"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -34,12 +37,14 @@ type sendOptions struct {
 	cardPath  string
 	returnNow bool
 	token     string
+	data      string // --data: JSON sent as a data part
+	file      string // --file: a file sent as a file part
 }
 
 func newSendCmd() *cobra.Command {
 	var o sendOptions
 	cmd := &cobra.Command{
-		Use:   `send URL "text"`,
+		Use:   `send URL ["text"] [--data JSON] [--file PATH]`,
 		Short: "Send a message to any A2A agent and print the answer as it streams",
 		Long: `Send a message to any A2A agent (pactum or not), discovered from its card at
 URL/.well-known/agent-card.json. Output streams live when the agent supports
@@ -48,13 +53,30 @@ the task id and its state changes go to stderr, so that
 'pactum send URL text > answer.txt' keeps only the answer. With --json every
 event is printed as one JSON line on stdout.
 
+The message is the text, then a data part with --data JSON (an mcp tool
+agent takes its arguments from it: --data '{"a":2,"b":3}'), then a file
+part with --file PATH (its bytes, name and media type). The text may be
+left out when --data or --file is given.
+
 Exit status: 0 when the task completed or waits for input, 1 when it failed,
 was rejected or canceled, or the stream ended before the task did, 130 when
 interrupted (Ctrl-C): the task goes on, and 'pactum tasks watch ID' follows
 it again.`,
-		Args: cobra.ExactArgs(2),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && (o.data != "" || o.file != "") {
+				return nil
+			}
+			if len(args) == 1 {
+				return errors.New(`send needs the text to send: pactum send URL "text" (or a part with --data JSON or --file PATH)`)
+			}
+			return cobra.ExactArgs(2)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runSend(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], args[1], o)
+			parts, err := messageParts(args[1:], o)
+			if err != nil {
+				return err
+			}
+			return runSend(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], parts, o)
 		},
 	}
 	f := cmd.Flags()
@@ -72,10 +94,79 @@ it again.`,
 	f.StringArrayVarP(&o.headers, "header", "H", nil, "extra HTTP header for card discovery, Name: value")
 	f.StringVar(&o.cardPath, "card-path", "", "card path (default /.well-known/agent-card.json)")
 	f.StringVar(&o.token, "token", "", "bearer token for a server with auth: bearer (default $PACTUM_TOKEN)")
+	f.StringVar(&o.data, "data", "", `JSON value sent as a data part after the text, e.g. '{"a":2,"b":3}' (an mcp tool agent's arguments)`)
+	f.StringVar(&o.file, "file", "", "file sent as a file part after the text and the data (its bytes, name and media type)")
 	return cmd
 }
 
-func runSend(ctx context.Context, out, errw io.Writer, url, text string, o sendOptions) error {
+// maxFileBytes bounds a file sent with --file: the part travels inside one
+// JSON-RPC message, base64-encoded.
+const maxFileBytes = 8 << 20
+
+// messageParts builds the parts of the message send sends: the text (when
+// given and not empty), the --data part, the --file part.
+func messageParts(text []string, o sendOptions) ([]*a2a.Part, error) {
+	var parts []*a2a.Part
+	if len(text) > 0 && text[0] != "" {
+		parts = append(parts, a2a.NewTextPart(text[0]))
+	}
+	if o.data != "" {
+		var v any
+		dec := json.NewDecoder(strings.NewReader(o.data))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("--data is not JSON: %w", err)
+		}
+		if dec.More() {
+			return nil, errors.New("--data is not JSON: more than one value")
+		}
+		parts = append(parts, a2a.NewDataPart(v))
+	}
+	if o.file != "" {
+		fi, err := os.Stat(o.file)
+		if err != nil {
+			return nil, fileError(o.file, err)
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("--file %s: not a regular file", o.file)
+		}
+		if fi.Size() > maxFileBytes {
+			return nil, fmt.Errorf("--file %s: %d bytes, more than the %d a message carries", o.file, fi.Size(), maxFileBytes)
+		}
+		b, err := os.ReadFile(o.file)
+		if err != nil {
+			return nil, fileError(o.file, err)
+		}
+		p := a2a.NewRawPart(b)
+		p.Filename = filepath.Base(o.file)
+		p.MediaType = mediaType(o.file, b)
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return nil, errors.New("nothing to send: the text is empty and there is no --data or --file")
+	}
+	return parts, nil
+}
+
+// fileError says why --file path cannot be sent, naming the path once.
+func fileError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("--file %s: %w", path, err)
+}
+
+// mediaType is the media type of a file sent with --file: by its
+// extension, else by its first bytes.
+func mediaType(path string, b []byte) string {
+	if t := mime.TypeByExtension(filepath.Ext(path)); t != "" {
+		return t
+	}
+	return http.DetectContentType(b)
+}
+
+func runSend(ctx context.Context, out, errw io.Writer, url string, parts []*a2a.Part, o sendOptions) error {
 	var ropts []agentcard.ResolveOption
 	for _, h := range o.headers {
 		name, val, ok := strings.Cut(h, ":")
@@ -102,7 +193,7 @@ func runSend(ctx context.Context, out, errw io.Writer, url, text string, o sendO
 	}
 	defer client.Destroy()
 
-	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
+	msg := a2a.NewMessage(a2a.MessageRoleUser, parts...)
 	msg.ContextID = o.contextID
 	msg.TaskID = a2a.TaskID(o.taskID)
 	env := map[string]any{}
@@ -201,20 +292,22 @@ func (p *printer) event(ev a2a.Event) error {
 		for _, a := range v.Artifacts {
 			if !p.printed[a.ID] {
 				p.printed[a.ID] = true
-				p.say(partsString(a.Parts) + "\n")
+				p.sayParts(a.Parts)
+				p.endLine()
 			}
 		}
 		p.status(v.Status)
 	case *a2a.TaskArtifactUpdateEvent:
 		p.printed[v.Artifact.ID] = true
-		p.say(partsString(v.Artifact.Parts))
+		p.sayParts(v.Artifact.Parts)
 		if v.LastChunk {
 			p.endLine()
 		}
 	case *a2a.TaskStatusUpdateEvent:
 		p.status(v.Status)
 	case *a2a.Message:
-		p.say(partsString(v.Parts) + "\n")
+		p.sayParts(v.Parts)
+		p.endLine()
 	}
 	p.track(ev)
 	return nil
@@ -228,6 +321,21 @@ func (p *printer) say(text string) {
 	fmt.Fprint(p.out, text)
 	p.answer = true
 	p.midLine = !strings.HasSuffix(text, "\n")
+}
+
+// sayParts writes parts of the answer to out: text as it streams, and
+// each other part (data as compact JSON, a URL, a file's size) on a line
+// of its own, so that a data part is never glued to the text before it.
+func (p *printer) sayParts(parts a2a.ContentParts) {
+	for _, part := range parts {
+		if _, text := part.Content.(a2a.Text); text {
+			p.say(partString(part))
+			continue
+		}
+		p.endLine()
+		p.say(partString(part))
+		p.endLine()
+	}
 }
 
 // endLine ends a streamed line of the answer.
@@ -249,8 +357,15 @@ func (p *printer) status(st a2a.TaskStatus) {
 	}
 	if st.State == a2a.TaskStateCompleted && !p.answer && msg != "" {
 		p.endLine()
-		p.say(msg + "\n")
+		p.sayParts(st.Message.Parts)
+		p.endLine()
 		msg = ""
+	}
+	if failedState(st.State) {
+		// done's error says it, with the reason, once.
+		p.shown = st.State
+		p.endLine()
+		return
 	}
 	if st.State == a2a.TaskStateCompleted && p.answer {
 		msg = "" // the answer's text again, or said on out just now
@@ -283,10 +398,19 @@ func (p *printer) track(ev a2a.Event) {
 	}
 }
 
-// done turns a failed, rejected or canceled task into a non-zero exit.
+// failedState reports whether s ends a task without its answer.
+func failedState(s a2a.TaskState) bool {
+	return s == a2a.TaskStateFailed || s == a2a.TaskStateRejected || s == a2a.TaskStateCanceled
+}
+
+// done turns a failed, rejected or canceled task into a non-zero exit. Its
+// error is the one line that says how the task ended and why: status does
+// not say it on err before.
 func (p *printer) done() error {
-	switch p.final {
-	case a2a.TaskStateFailed, a2a.TaskStateRejected, a2a.TaskStateCanceled:
+	if failedState(p.final) {
+		if p.reason == "" {
+			return fmt.Errorf("task %s ended %s", p.taskID, p.final)
+		}
 		return fmt.Errorf("task %s ended %s: %s", p.taskID, p.final, p.reason)
 	}
 	return nil
@@ -320,22 +444,47 @@ func (p *printer) followHint() string {
 	return fmt.Sprintf("follow it with 'pactum tasks watch %s', cancel it with 'pactum tasks cancel %s' (both against the server's store)", p.taskID, p.taskID)
 }
 
+// partsString renders parts on one string as sayParts prints them: a
+// part that is not text on a line of its own.
 func partsString(parts a2a.ContentParts) string {
 	var b strings.Builder
-	for _, part := range parts {
-		switch c := part.Content.(type) {
-		case a2a.Text:
-			b.WriteString(string(c))
-		case a2a.Data:
-			j, _ := json.Marshal(c.Value)
-			b.Write(j)
-		case a2a.URL:
-			b.WriteString(string(c))
-		case a2a.Raw:
-			fmt.Fprintf(&b, "<%d bytes>", len(c))
+	for i, part := range parts {
+		_, text := part.Content.(a2a.Text)
+		if i > 0 && (!text || !prevText(parts[i-1])) && !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n')
 		}
+		b.WriteString(partString(part))
 	}
 	return b.String()
+}
+
+func prevText(p *a2a.Part) bool {
+	_, ok := p.Content.(a2a.Text)
+	return ok
+}
+
+// partString renders one part: text as it is, data as compact JSON, a URL
+// as itself, raw bytes by their size, type and name.
+func partString(part *a2a.Part) string {
+	switch c := part.Content.(type) {
+	case a2a.Text:
+		return string(c)
+	case a2a.Data:
+		j, _ := json.Marshal(c.Value)
+		return string(j)
+	case a2a.URL:
+		return string(c)
+	case a2a.Raw:
+		s := fmt.Sprintf("<%d bytes", len(c))
+		if part.MediaType != "" {
+			s += " " + part.MediaType
+		}
+		if part.Filename != "" {
+			s += " " + part.Filename
+		}
+		return s + ">"
+	}
+	return ""
 }
 
 // authHint adds to a refusal for lack of authentication what to do about

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -62,14 +65,7 @@ func openStore(ctx context.Context, cf *configFlags, mode access) (task.Store, e
 	})
 	if err != nil {
 		if errors.Is(err, store.ErrNoStore) {
-			from := "the built-in default (no --config)"
-			switch {
-			case cf.store != "":
-				from = "--store"
-			case cf.path != "":
-				from = "the store: of " + cf.path
-			}
-			return nil, fmt.Errorf("open store %s (from %s): %w; name the store with --store DSN or with --config FILE", store.Redact(cfg.Store), from, err)
+			return nil, fmt.Errorf("open store %s (from %s): %w; name the store with --store DSN or with --config FILE", store.Redact(cfg.Store), cf.from, err)
 		}
 		return nil, fmt.Errorf("open store %s: %w", store.Redact(cfg.Store), err)
 	}
@@ -80,8 +76,7 @@ func newTasksCmd() *cobra.Command {
 	var cf configFlags
 	var asJSON bool
 	cmd := &cobra.Command{Use: "tasks", Short: "Inspect and steer tasks in the store"}
-	cmd.PersistentFlags().StringVarP(&cf.path, "config", "c", "", "configuration file (for its store)")
-	cmd.PersistentFlags().StringVar(&cf.store, "store", "", "store DSN (overrides the config)")
+	cf.registerStore(cmd, "configuration file (for its store)")
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print JSON")
 
 	var (
@@ -91,10 +86,14 @@ func newTasksCmd() *cobra.Command {
 		parentID  string
 		limit     int
 		page      string
+		verbose   bool
 	)
 	list := &cobra.Command{
 		Use: "list", Short: "List tasks, newest first (a parent's children oldest first)", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkLimit(limit); err != nil {
+				return err
+			}
 			c, done, err := openCore(cmd.Context(), &cf, readOnly)
 			if err != nil {
 				return err
@@ -114,6 +113,14 @@ func newTasksCmd() *cobra.Command {
 			}
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), res)
+			}
+			if len(res.Tasks) == 0 && page == "" {
+				what := "no tasks"
+				if len(states) > 0 || agentName != "" || contextID != "" || parentID != "" {
+					what = "no tasks match the filters"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s in %s\n", what, cf.storeName())
+				return nil
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			// A parent's children are told apart by their step.
@@ -174,13 +181,17 @@ func newTasksCmd() *cobra.Command {
 				fmt.Fprintf(out, "trace    %s\n", id)
 			}
 			if t.Reason != "" {
-				labeled(out, "reason", string(t.ErrorCode)+": "+t.Reason)
+				reason := t.Reason
+				if t.ErrorCode != "" {
+					reason = string(t.ErrorCode) + ": " + reason
+				}
+				labeled(out, "reason", reason)
 			}
 			for _, m := range t.History {
-				labeled(out, "["+string(m.Role)+"]", m.Text())
+				labeled(out, "["+string(m.Role)+"]", cmp.Or(partsText(m.Parts, "\n", verbose), "(no content)"))
 			}
 			for _, a := range t.Artifacts {
-				labeled(out, "artifact", a.ID+": "+partsText(a.Parts))
+				labeled(out, "artifact", a.ID+": "+partsText(a.Parts, "", verbose))
 			}
 			vr, err := contract.Newest(recs)
 			if err != nil {
@@ -198,6 +209,7 @@ func newTasksCmd() *cobra.Command {
 			return nil
 		},
 	}
+	get.Flags().BoolVarP(&verbose, "verbose", "v", false, "print data parts as indented JSON (default: compact, one line)")
 	timeline := &cobra.Command{
 		Use: "timeline TASK_ID", Short: "Show a task's execution record with its evidence (and its children's)", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -257,6 +269,7 @@ func newTasksCmd() *cobra.Command {
 	}
 	export := newTasksExportCmd(&cf)
 	cmd.AddCommand(list, get, timeline, export, cancel, retry, newTasksWatchCmd(&cf))
+	namingStore(cmd, &cf)
 	for _, sub := range []*cobra.Command{get, timeline, export, cancel, retry} {
 		sub.ValidArgsFunction = completeTaskIDs(&cf)
 	}
@@ -264,6 +277,15 @@ func newTasksCmd() *cobra.Command {
 	_ = list.RegisterFlagCompletionFunc("agent", completeAgents(&cf))
 	_ = list.RegisterFlagCompletionFunc("parent", completeTaskIDs(&cf))
 	return cmd
+}
+
+// checkLimit refuses a --limit outside 1..task.MaxPageSize, naming the
+// flag (the store would name its own pageSize parameter instead).
+func checkLimit(limit int) error {
+	if limit < 1 || limit > task.MaxPageSize {
+		return task.Errorf(task.CodeInvalidArgument, "--limit %d is out of range: want 1 to %d", limit, task.MaxPageSize)
+	}
+	return nil
 }
 
 // attemptColumn is the ATTEMPT column of `tasks list`: the attempt within
@@ -352,29 +374,99 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// short returns s on one line, cut to at most n characters (runes) at a
+// word boundary, with "…" marking the cut.
 func short(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > n {
-		return s[:n-1] + "…"
+	s, _ = cut(s, n)
+	return s
+}
+
+// cut is short that also reports whether it cut.
+func cut(s string, n int) (string, bool) {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s, false
+	}
+	rs := []rune(s)
+	keep := max(n-1, 1) // and "…"
+	head := string(rs[:keep])
+	if rs[keep] != ' ' {
+		// Back to the last space, unless that would throw away more than
+		// half: one very long word is cut inside.
+		if i := strings.LastIndexByte(head, ' '); i > 0 && utf8.RuneCountInString(head[:i]) > n/2 {
+			head = head[:i]
+		}
+	}
+	return strings.TrimRight(head, " ,;:") + "…", true
+}
+
+// progress is a progress line's text about task id: s cut to n characters
+// at a word boundary, saying how to read the whole when it was cut.
+func progress(s string, n int, id string) string {
+	s, cutShort := cut(s, n)
+	if cutShort {
+		s += " (all of it: pactum tasks get " + id + ")"
 	}
 	return s
 }
 
-func partsText(parts []task.Part) string {
+// partsText renders parts as the CLI prints a message or an artifact:
+// text as it is (consecutive text parts joined by sep: "\n" between the
+// parts of a message, "" between the chunks of a streamed artifact), a
+// data part as JSON, compact or, with indent, indented, a URL as itself
+// and raw bytes by their size and type. A part that is not text starts a
+// line of its own, and so does the part after it, so JSON is never glued
+// to text.
+func partsText(parts []task.Part, sep string, indent bool) string {
 	var b strings.Builder
-	for _, p := range parts {
+	prevText := false
+	for i, p := range parts {
+		var s string
 		switch p.Kind {
 		case task.PartText:
-			b.WriteString(p.Text)
+			s = p.Text
 		case task.PartData:
-			b.Write(p.Data)
+			s = dataText(p.Data, indent)
 		case task.PartURL:
-			b.WriteString(p.URL)
+			s = p.URL
 		case task.PartRaw:
-			fmt.Fprintf(&b, "<%d bytes %s>", len(p.Raw), p.MediaType)
+			s = fmt.Sprintf("<%d bytes", len(p.Raw))
+			if p.MediaType != "" {
+				s += " " + p.MediaType
+			}
+			if p.Filename != "" {
+				s += " " + p.Filename
+			}
+			s += ">"
 		}
+		if i > 0 {
+			switch {
+			case prevText && p.Kind == task.PartText:
+				b.WriteString(sep)
+			case !strings.HasSuffix(b.String(), "\n"):
+				b.WriteByte('\n')
+			}
+		}
+		b.WriteString(s)
+		prevText = p.Kind == task.PartText
 	}
 	return b.String()
+}
+
+// dataText is a data part's JSON, compact or indented; JSON that does not
+// parse is shown as it is stored.
+func dataText(data []byte, indent bool) string {
+	var buf bytes.Buffer
+	var err error
+	if indent {
+		err = json.Indent(&buf, data, "", "  ")
+	} else {
+		err = json.Compact(&buf, data)
+	}
+	if err != nil {
+		return string(data)
+	}
+	return buf.String()
 }
 
 // printVerified prints the verified result of a task's newest checked

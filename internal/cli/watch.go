@@ -52,7 +52,11 @@ func watchTask(ctx context.Context, out, errw io.Writer, c *task.Coordinator, id
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(errw, "task %s on %s: %s (%s)\n", t.ID, t.Agent, t.State, "attempt "+attemptLine(t, nil))
+	if t.Attempt == 0 && !t.State.Settled() {
+		fmt.Fprintf(errw, "task %s on %s: %s, waiting for its first attempt (of %d)\n", t.ID, t.Agent, t.State, t.MaxAttempts)
+	} else {
+		fmt.Fprintf(errw, "task %s on %s: %s (%s)\n", t.ID, t.Agent, t.State, "attempt "+attemptLine(t, nil))
+	}
 	last := t
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -74,7 +78,7 @@ func watchTask(ctx context.Context, out, errw io.Writer, c *task.Coordinator, id
 		if t.State != last.State || t.Attempt != last.Attempt {
 			line := fmt.Sprintf("→ %s (%s)", t.State, "attempt "+attemptLine(t, nil))
 			if t.Reason != "" && t.Reason != last.Reason && !t.State.Settled() {
-				line += ": " + short(t.Reason, 200)
+				line += ": " + progress(t.Reason, 200, t.ID)
 			}
 			fmt.Fprintln(errw, line)
 		}
@@ -85,13 +89,13 @@ func watchTask(ctx context.Context, out, errw io.Writer, c *task.Coordinator, id
 		return err
 	}
 	for _, a := range t.Artifacts {
-		if text := partsText(a.Parts); text != "" {
+		if text := partsText(a.Parts, "", false); text != "" {
 			fmt.Fprintln(out, text)
 		}
 	}
 	msg := ""
 	if t.StatusMessage != nil {
-		msg = t.StatusMessage.Text()
+		msg = partsText(t.StatusMessage.Parts, "\n", false)
 	}
 	switch {
 	case t.State == task.StateSucceeded:

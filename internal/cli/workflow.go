@@ -140,7 +140,7 @@ func runWorkflow(ctx context.Context, out io.Writer, coord *task.Coordinator, w 
 		return nil, fmt.Errorf("%w (the run goes on: pactum runs report %s)", err, run.ID)
 	}
 	if final.State != task.StateSucceeded {
-		return nil, exitErrorf(exitBlocked, "run %s %s: %s", final.ID, final.State, final.Reason)
+		return nil, &exitErr{code: exitBlocked, err: sw.runFailed(final)}
 	}
 	r, err := workflow.ReportOf(final)
 	if err != nil {
@@ -159,7 +159,7 @@ func runWorkflow(ctx context.Context, out io.Writer, coord *task.Coordinator, w 
 func followStep(ctx context.Context, sw *stepWriter, coord *task.Coordinator, k *task.Task) {
 	id := k.Envelope.Step
 	var last *task.Task
-	retried := 0
+	var retries retryWatch
 	for it, err := range coord.Follow(ctx, k.ID) {
 		if err != nil {
 			sw.step(id, "?", err.Error())
@@ -173,10 +173,8 @@ func followStep(ctx context.Context, sw *stepWriter, coord *task.Coordinator, k 
 			continue
 		}
 		last = cur
-		// A task queued again after an attempt of this turn is a retry.
-		if cur.State == task.StateQueued && cur.Attempt > cur.TurnStart && cur.Attempt > retried {
-			retried = cur.Attempt
-			sw.step(id, "retried", fmt.Sprintf("attempt %d: %s", cur.Attempt, short(cur.Reason, 300)))
+		if line, ok := retries.seen(cur); ok {
+			sw.step(id, "retried", line)
 		}
 	}
 	if last == nil {
@@ -186,8 +184,10 @@ func followStep(ctx context.Context, sw *stepWriter, coord *task.Coordinator, k 
 	switch last.State {
 	case task.StateSucceeded:
 		sw.step(id, "valid", fmt.Sprintf("handoff valid, %s, in %s", plural(last.Attempt, "attempt", "attempts"), took))
-	default:
+	case task.StateInputRequired:
 		sw.step(id, string(last.State), fmt.Sprintf("%s (in %s)", last.Reason, took))
+	default:
+		sw.stepFailed(id, string(last.State), fmt.Sprintf("%s (in %s)", reasonWithCode(last), took))
 	}
 }
 
@@ -202,12 +202,14 @@ func newRunsCmd() *cobra.Command {
 		limit  int
 	)
 	cmd := &cobra.Command{Use: "runs", Short: "Inspect workflow runs and their reports"}
-	cmd.PersistentFlags().StringVarP(&cf.path, "config", "c", "", "configuration file (for its store and workflows)")
-	cmd.PersistentFlags().StringVar(&cf.store, "store", "", "store DSN (overrides the config)")
+	cf.registerStore(cmd, "configuration file (for its store and workflows)")
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print JSON")
 	list := &cobra.Command{
 		Use: "list", Short: "List workflow runs, newest first, with their recommendation", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkLimit(limit); err != nil {
+				return err
+			}
 			cfg, _, err := cf.load()
 			if err != nil {
 				return err
@@ -256,6 +258,10 @@ func newRunsCmd() *cobra.Command {
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), rows)
 			}
+			if len(rows) == 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "no workflow runs in %s\n", cf.storeName())
+				return nil
+			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tWORKFLOW\tSTATE\tRECOMMENDATION\tCREATED\tTASK")
 			for _, r := range rows {
@@ -303,6 +309,7 @@ func newRunsCmd() *cobra.Command {
 	}
 	report.ValidArgsFunction = completeRunIDs(&cf)
 	cmd.AddCommand(list, report)
+	namingStore(cmd, &cf)
 	return cmd
 }
 
