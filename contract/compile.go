@@ -2,11 +2,15 @@ package contract
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
 
+	"github.com/gowebpki/jcs"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -86,6 +90,38 @@ type Compiled struct {
 	steps     map[string]*CompiledStep
 	order     []string
 	resources map[string]*compiledResource
+	digest    string
+}
+
+// Digest returns the digest of the contract's canonical form:
+// "sha256:" and the hex SHA-256 of its JSON in RFC 8785 canonical form
+// (Canonical). Every verified result names it (ContractDigest), so a
+// trace says which contract it ran under.
+func (c *Compiled) Digest() string { return c.digest }
+
+// Canonical returns c's JSON in RFC 8785 canonical form (JCS): the bytes
+// a contract's digest is taken of, whatever file format or key order it
+// was written in.
+func Canonical(c *AgentContract) ([]byte, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("contract %s: %w", c.ID, err)
+	}
+	out, err := jcs.Transform(b)
+	if err != nil {
+		return nil, fmt.Errorf("contract %s: canonical form: %w", c.ID, err)
+	}
+	return out, nil
+}
+
+// Digest returns the digest of c's canonical form (Compiled.Digest).
+func Digest(c *AgentContract) (string, error) {
+	b, err := Canonical(c)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }
 
 // CompiledStep is one step of a compiled contract.
@@ -133,6 +169,11 @@ type boundValidator struct {
 func Compile(c *AgentContract) (*Compiled, error) {
 	out := &Compiled{contract: c, steps: map[string]*CompiledStep{}, resources: map[string]*compiledResource{}}
 	var errs Errors
+	if d, err := Digest(c); err != nil {
+		errs = append(errs, FieldError{Msg: err.Error()})
+	} else {
+		out.digest = d
+	}
 	strict := c.Strictness
 	if strict == "" {
 		strict = Loose

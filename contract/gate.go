@@ -80,7 +80,7 @@ func (g *gate) Name() string { return GateStep }
 
 func (g *gate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*task.Result, error) {
 	start := g.o.Now()
-	vr := &VerifiedResult{Contract: g.s.contractID(), Step: g.s.step.ID}
+	vr := &VerifiedResult{Contract: g.s.contractID(), ContractDigest: g.s.contractDigest(), Step: g.s.step.ID}
 	vr.Verification.ResourcesCreated = []ContractResource{}
 	var available map[string]Resource
 	if g.o.Resources != nil {
@@ -134,6 +134,9 @@ func (g *gate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*ta
 		}
 		if outcome != "" {
 			g.record(a, vr, outcome, msg, execEnd.Sub(start))
+			if err != nil {
+				g.recordOutput(a, &JudgedOutput{AgentError: err.Error()})
+			}
 			return res, err
 		}
 	}
@@ -165,6 +168,11 @@ func (g *gate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*ta
 		vr.Error = violation
 	}
 	g.record(a, vr, "fail", "onViolation "+string(policy)+": "+violation, end.Sub(start))
+	if policy != ViolationContinue {
+		// The answer is not stored as the task's result: keep it with
+		// the verdict, for an offline check of the same answer.
+		g.recordOutput(a, &JudgedOutput{Artifacts: res.Artifacts, Message: res.Message})
+	}
 	cause := &task.Error{Code: task.CodeContractViolation, Message: g.s.violationPrefix() + violation}
 	switch policy {
 	case ViolationRetry:
@@ -250,6 +258,26 @@ func (s *CompiledStep) filesOnDisk(in *Input) map[string]Resource {
 	return out
 }
 
+// JudgedOutput is what a gate judged when it is not stored as the task's
+// result: the answer of an attempt whose post-gate failed (retried,
+// escalated or failed), or the error of an agent that failed. The gate
+// records it as evidence of kind task.EvidenceOutput beside its verdict;
+// FromRecord reads it back, so that Replay judges what the live gate
+// judged.
+type JudgedOutput struct {
+	Artifacts  []task.Artifact `json:"artifacts,omitempty"`
+	Message    *task.Message   `json:"message,omitempty"`
+	AgentError string          `json:"agentError,omitempty"`
+}
+
+func (g *gate) recordOutput(a *task.Attempt, out *JudgedOutput) {
+	data, err := json.Marshal(out)
+	if err != nil {
+		data, _ = json.Marshal(JudgedOutput{AgentError: "encode judged output: " + err.Error()})
+	}
+	a.AddEvidence(task.Evidence{Kind: task.EvidenceOutput, Outcome: "judged", Data: data})
+}
+
 // record adds vr as the attempt's verdict evidence.
 func (g *gate) record(a *task.Attempt, vr *VerifiedResult, outcome, msg string, d time.Duration) {
 	data, err := json.Marshal(vr)
@@ -265,6 +293,13 @@ func (g *gate) record(a *task.Attempt, vr *VerifiedResult, outcome, msg string, 
 func (s *CompiledStep) contractID() string {
 	if s.contract != nil && s.contract.contract != nil {
 		return s.contract.contract.ID
+	}
+	return ""
+}
+
+func (s *CompiledStep) contractDigest() string {
+	if s.contract != nil {
+		return s.contract.digest
 	}
 	return ""
 }

@@ -3,8 +3,10 @@ package contract_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -127,13 +129,36 @@ func (b *gateBundle) verdicts(t *testing.T, id string) ([]task.Evidence, []task.
 	var to []task.State
 	for _, r := range recs {
 		for _, e := range r.Evidence {
-			if e.Step == contract.GateStep {
+			if e.Step == contract.GateStep && e.Kind == task.EvidenceVerdict {
 				evs = append(evs, e)
 				to = append(to, r.To)
 			}
 		}
 	}
 	return evs, to
+}
+
+// judged returns the outputs the gate kept with its verdicts on the task
+// (contract.JudgedOutput), oldest first.
+func (b *gateBundle) judged(t *testing.T, id string) []contract.JudgedOutput {
+	t.Helper()
+	recs, err := b.coord.Timeline(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []contract.JudgedOutput
+	for _, r := range recs {
+		for _, e := range r.Evidence {
+			if e.Step == contract.GateStep && e.Kind == task.EvidenceOutput {
+				var j contract.JudgedOutput
+				if err := json.Unmarshal(e.Data, &j); err != nil {
+					t.Fatalf("judged output %s: %v", e.Data, err)
+				}
+				out = append(out, j)
+			}
+		}
+	}
+	return out
 }
 
 func decodeVR(t *testing.T, e task.Evidence) contract.VerifiedResult {
@@ -255,6 +280,29 @@ func TestGatePolicies(t *testing.T) {
 				if tm.TotalMs < tm.ExecutionMs || tm.TotalMs < tm.PostGateMs || e.Duration <= 0 {
 					t.Errorf("verdict %d: timing %+v, duration %s", i, tm, e.Duration)
 				}
+			}
+			// Every rejected answer is kept with its verdict (not one that
+			// passed, nor one delivered as it is: those are the task's
+			// result).
+			var rejected []string
+			for _, o := range tt.outcomes {
+				if o == "fail" && tt.policy != contract.ViolationContinue {
+					rejected = append(rejected, bad)
+				}
+			}
+			if tt.name == "strict fails on a suggest" {
+				rejected = []string{`{"summary": "fine"}`}
+			}
+			var kept []string
+			for _, j := range b.judged(t, got.ID) {
+				if len(j.Artifacts) == 1 && len(j.Artifacts[0].Parts) == 1 {
+					kept = append(kept, j.Artifacts[0].Parts[0].Text)
+				} else {
+					kept = append(kept, fmt.Sprintf("%+v", j))
+				}
+			}
+			if !slices.Equal(kept, rejected) {
+				t.Errorf("judged outputs kept %q, want %q", kept, rejected)
 			}
 			if tt.artifact != "" {
 				if len(got.Artifacts) != 1 || got.Artifacts[0].Parts[0].Text != tt.artifact {
@@ -419,5 +467,8 @@ func TestGateAgentError(t *testing.T) {
 	}
 	if vr := decodeVR(t, evs[0]); !vr.Executed || vr.Error != "boom" {
 		t.Errorf("first verdict %+v", vr)
+	}
+	if j := b.judged(t, got.ID); len(j) != 1 || j[0].AgentError != "boom" || len(j[0].Artifacts) != 0 {
+		t.Errorf("judged outputs %+v, want the agent's error once", j)
 	}
 }

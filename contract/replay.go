@@ -20,10 +20,14 @@ type Recorded struct {
 	Ran bool
 	// Ended says that attempt ended (a record follows it).
 	Ended bool
-	// Result is the attempt's output: the task's artifacts and status
-	// message when it succeeded, else nothing (an attempt that failed,
-	// also by a violation, has no stored output). Nil when it never ran.
+	// Result is the attempt's output as its gate judged it: the answer
+	// the gate kept with its verdict (JudgedOutput: an answer it
+	// rejected), else the task's artifacts and status message when it
+	// succeeded, else nothing. Nil when it never ran.
 	Result *task.Result
+	// AgentError is the error of an agent that failed on that attempt, as
+	// its gate recorded it: the post-gate did not run on it.
+	AgentError string
 	// Duration is how long the agent ran on that attempt: the execution
 	// time its gate recorded, else the time from its in_progress record to
 	// the record that ended it.
@@ -59,6 +63,10 @@ func FromRecord(t *task.Task, recs []task.Record) *Recorded {
 	}
 	if start+1 < len(recs) {
 		end := recs[start+1]
+		if out, ok := judgedOutput(end); ok {
+			r.Result = &task.Result{Artifacts: out.Artifacts, Message: out.Message}
+			r.AgentError = out.AgentError
+		}
 		r.Ended = true
 		r.Duration = max(end.At.Sub(recs[start].At), 0)
 		if d, ok := gateExecution(end); ok {
@@ -66,6 +74,21 @@ func FromRecord(t *task.Task, recs []task.Record) *Recorded {
 		}
 	}
 	return r
+}
+
+// judgedOutput returns the output a gate kept with its verdict on rec.
+func judgedOutput(rec task.Record) (*JudgedOutput, bool) {
+	for _, e := range rec.Evidence {
+		if e.Step != GateStep || e.Kind != task.EvidenceOutput || len(e.Data) == 0 {
+			continue
+		}
+		var out JudgedOutput
+		if json.Unmarshal(e.Data, &out) != nil {
+			return nil, false
+		}
+		return &out, true
+	}
+	return nil, false
 }
 
 // gateExecution returns the execution time a gate recorded on rec.
@@ -115,7 +138,7 @@ func (s *CompiledStep) Replay(ctx context.Context, r *Recorded, o ReplayOptions)
 		now = time.Now
 	}
 	start := now()
-	vr := &VerifiedResult{Contract: s.contractID(), Step: s.step.ID}
+	vr := &VerifiedResult{Contract: s.contractID(), ContractDigest: s.contractDigest(), Step: s.step.ID}
 	v := &vr.Verification
 	v.ResourcesCreated = []ContractResource{}
 	v.PostGate = GateResult{Passed: false, Results: []ValidationResult{}}
@@ -134,6 +157,13 @@ func (s *CompiledStep) Replay(ctx context.Context, r *Recorded, o ReplayOptions)
 	}
 	vr.Executed = true
 	v.Timing.ExecutionMs = ms(r.Duration)
+	if r.AgentError != "" {
+		// The agent failed: the live gate ran no post-gate, and neither
+		// does its replay.
+		vr.Error = r.AgentError
+		v.Timing.TotalMs = ms(now().Sub(start))
+		return vr
+	}
 	post, list := s.postGate(ctx, in, r.Result, r.Duration)
 	end := now()
 	v.PostGate, v.Passed = post, post.Passed
@@ -142,7 +172,8 @@ func (s *CompiledStep) Replay(ctx context.Context, r *Recorded, o ReplayOptions)
 	}
 	v.Timing.PostGateMs = ms(end.Sub(preEnd))
 	v.Timing.TotalMs = ms(end.Sub(start)) + v.Timing.ExecutionMs
-	if !post.Passed {
+	if !post.Passed && s.step.OnViolation != ViolationContinue {
+		// As the live gate: a violation that is let through is no error.
 		vr.Error = summary(s.failed(post, true))
 	}
 	return vr

@@ -50,9 +50,11 @@ type Verification struct {
 // artifacts): whether the agent ran, the gates' verdicts, what it created
 // and how long each part took.
 type VerifiedResult struct {
-	// Contract and Step name what was checked.
-	Contract     string       `json:"contract"`
-	Step         string       `json:"step"`
+	// Contract and Step name what was checked; ContractDigest is the
+	// digest of the contract's canonical form (Compiled.Digest).
+	Contract       string `json:"contract"`
+	ContractDigest string `json:"contractDigest,omitempty"`
+	Step           string `json:"step"`
 	Executed     bool         `json:"executed"`
 	Verification Verification `json:"verification"`
 	// Error says why the attempt failed, when it did.

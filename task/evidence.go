@@ -18,6 +18,10 @@ const (
 	EvidenceVerdict EvidenceKind = "verdict"
 	// EvidenceTiming is a measured duration.
 	EvidenceTiming EvidenceKind = "timing"
+	// EvidenceOutput is an attempt's output as a check judged it, kept
+	// when it is not stored as the task's result (a rejected answer, an
+	// agent's error), so that the judgement can be checked again offline.
+	EvidenceOutput EvidenceKind = "output"
 )
 
 // Evidence is what one step of the execution pipeline recorded about an

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/task"
 )
 
@@ -21,7 +22,41 @@ func Export(ctx context.Context, c *task.Coordinator, id string, at time.Time) (
 	if err != nil {
 		return nil, err
 	}
-	return &Trace{Version: Version, ExportedAt: at.UTC(), Node: *n}, nil
+	tr := &Trace{Version: Version, ExportedAt: at.UTC(), Node: *n}
+	if refs := recorded(&tr.Node); len(refs) > 0 {
+		tr.Contract = &refs[0]
+	}
+	return tr, nil
+}
+
+// recorded returns the contracts the gates in n and its descendants
+// recorded on their verdicts, each once, in the order first met (a node
+// before its children, records oldest first).
+func recorded(n *Node) []ContractRef {
+	var out []ContractRef
+	seen := map[ContractRef]bool{}
+	var walk func(n *Node)
+	walk = func(n *Node) {
+		if n == nil {
+			return
+		}
+		for _, r := range n.Timeline {
+			vr, err := contract.NewestIn(r.Evidence)
+			if err != nil || vr == nil || vr.Contract == "" {
+				continue
+			}
+			ref := ContractRef{ID: vr.Contract, Digest: vr.ContractDigest}
+			if !seen[ref] {
+				seen[ref] = true
+				out = append(out, ref)
+			}
+		}
+		for _, k := range n.Children {
+			walk(k)
+		}
+	}
+	walk(n)
+	return out
 }
 
 func exportNode(ctx context.Context, c *task.Coordinator, t *task.Task, depth int) (*Node, error) {

@@ -28,13 +28,13 @@ import (
 // Version is the trace format version this package writes: "MAJOR" or
 // "MAJOR.MINOR". A minor version only adds optional fields; a reader
 // refuses a major version it does not know.
-const Version = "1"
+const Version = "1.1"
 
 // Major is the major version this package reads.
 const Major = 1
 
 // minor is the minor version of Version.
-const minor = 0
+const minor = 1
 
 // MaxDepth bounds how deeply children may nest in a trace.
 const MaxDepth = 64
@@ -45,7 +45,25 @@ type Trace struct {
 	Version string `json:"pactumTrace"`
 	// ExportedAt is when the trace was written.
 	ExportedAt time.Time `json:"exportedAt"`
+	// Contract names the contract the trace's steps were checked against
+	// when they ran, as their gates recorded it (absent when no gate ran;
+	// added in version 1.1).
+	Contract *ContractRef `json:"contract,omitempty"`
 	Node
+}
+
+// ContractRef names a contract: its id and the digest of its canonical
+// form (contract.Compiled.Digest).
+type ContractRef struct {
+	ID     string `json:"id"`
+	Digest string `json:"digest,omitempty"`
+}
+
+func (r ContractRef) String() string {
+	if r.Digest == "" {
+		return r.ID
+	}
+	return r.ID + " (" + r.Digest + ")"
 }
 
 // Node is one task of a trace with its execution record and its child

@@ -10,6 +10,18 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
+// OtherContractError is Verify's error for a trace recorded under
+// another contract than the one it is given.
+type OtherContractError struct {
+	// Recorded is the contract the trace's gates recorded, Given the one
+	// Verify was given.
+	Recorded, Given ContractRef
+}
+
+func (e *OtherContractError) Error() string {
+	return fmt.Sprintf("the trace was recorded under contract %s, not under contract %s", e.Recorded, e.Given)
+}
+
 // Options configure Verify.
 type Options struct {
 	// Step checks only this step of the contract. For a trace of one task
@@ -91,6 +103,18 @@ func Verify(ctx context.Context, c *contract.Compiled, tr *Trace, o Options) (*R
 	if o.Step != "" {
 		if _, ok := c.Step(o.Step); !ok {
 			return nil, fmt.Errorf("contract %s has no step %q (its steps: %s)", ct.ID, o.Step, stepIDs(ct))
+		}
+	}
+	// A trace recorded under another contract is not checked against
+	// this one: its verdicts would be compared with checks it never had.
+	given := ContractRef{ID: ct.ID, Digest: c.Digest()}
+	refs := recorded(&tr.Node)
+	if tr.Contract != nil {
+		refs = append([]ContractRef{*tr.Contract}, refs...)
+	}
+	for _, ref := range refs {
+		if (ref.Digest != "" && ref.Digest != given.Digest) || (ref.Digest == "" && ref.ID != given.ID) {
+			return nil, &OtherContractError{Recorded: ref, Given: given}
 		}
 	}
 	rep := &Report{Contract: ct.ID, TaskID: tr.Task.ID, Passed: true, Steps: []StepReport{}}

@@ -420,11 +420,24 @@ func TestVerifyUnusableInput(t *testing.T) {
 	badContract := filepath.Join(dir, "bad.yaml")
 	writeFile(t, badContract, strings.Replace(singleContract, "type: contains", "type: contain", 1))
 	v2 := filepath.Join(dir, "v2.json")
-	writeFile(t, v2, strings.Replace(string(data), `"pactumTrace": "1"`, `"pactumTrace": "2"`, 1))
+	writeFile(t, v2, strings.Replace(string(data), `"pactumTrace": "`+trace.Version+`"`, `"pactumTrace": "2"`, 1))
 	badRecord := filepath.Join(dir, "bad-record.json")
 	writeFile(t, badRecord, strings.Replace(string(data), `"to": "succeeded"`, `"to": "done"`, 1))
 	multi := filepath.Join(dir, "multi.yaml")
 	writeFile(t, multi, singleContract+"  - id: check\n    agent: checker\n    dependsOn: [write]\n")
+	// A task of the multi-step contract's step write, on its own: its
+	// trace names that contract, and does not say which of its steps ran.
+	mdsn, mdone := singleStore(t, multi, `{"title": "Q3"}`)
+	mpath := filepath.Join(dir, "multi.json")
+	mustRun(t, "tasks", "export", mdone.ID, "--store", mdsn, "--out", mpath)
+	_, single, err := contract.Load(cpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, multiple, err := contract.Load(multi)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []struct {
 		name string
@@ -439,8 +452,10 @@ func TestVerifyUnusableInput(t *testing.T) {
 		{"bad record", []string{"--contract", cpath, "--trace", badRecord}, `  timeline[`},
 		{"not JSON", []string{"--contract", cpath, "--trace", cpath}, "  not JSON: "},
 		{"unknown step", []string{"--contract", cpath, "--trace", tpath, "--step", "wirte"}, `pactum: contract reports has no step "wirte" (its steps: write)` + "\n"},
-		{"which step", []string{"--contract", multi, "--trace", tpath},
-			"pactum: the trace is one task (" + id + ") and contract reports has 2 steps (write, check): name the step it ran with --step\n"},
+		{"which step", []string{"--contract", multi, "--trace", mpath},
+			"pactum: the trace is one task (" + mdone.ID + ") and contract reports has 2 steps (write, check): name the step it ran with --step\n"},
+		{"another contract", []string{"--contract", multi, "--trace", tpath},
+			"pactum: the trace was recorded under contract reports (" + single.Digest() + "), not under contract reports (" + multiple.Digest() + ")\n"},
 		{"no flags", nil, "pactum: verify needs --contract FILE and --trace FILE\n"},
 	} {
 		code, stdout, stderr := runMain(append([]string{"verify"}, tc.args...)...)
@@ -452,7 +467,7 @@ func TestVerifyUnusableInput(t *testing.T) {
 		t.Errorf("bad record: exit %d, stderr %q", code, stderr)
 	}
 	// --step with a one-task trace names the step it ran.
-	if code, rep, _ := verifyJSON(t, "--contract", multi, "--trace", tpath, "--step", "write"); code != 0 || len(rep.Steps) != 1 || rep.Steps[0].Status != trace.StatusPassed {
+	if code, rep, _ := verifyJSON(t, "--contract", multi, "--trace", mpath, "--step", "write"); code != 0 || len(rep.Steps) != 1 || rep.Steps[0].Status != trace.StatusPassed {
 		t.Errorf("verify --step write: exit %d, %+v", code, rep)
 	}
 }

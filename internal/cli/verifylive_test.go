@@ -1,0 +1,117 @@
+package cli_test
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/pactum/pactum/contract"
+	"github.com/pactum/pactum/contract/trace"
+	"github.com/pactum/pactum/store/sqlite"
+	"github.com/pactum/pactum/task"
+)
+
+// liveVerdicts reads, for each step of the run parentID in dsn, the
+// newest verified result its gate recorded, and the step's task.
+func liveVerdicts(t *testing.T, dsn, parentID string) (map[string]*contract.VerifiedResult, map[string]*task.Task) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	st, err := sqlite.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	coord, err := task.NewCoordinator(task.Options{Store: st, Node: "reader"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids, err := coord.Children(ctx, parentID, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, tasks := map[string]*contract.VerifiedResult{}, map[string]*task.Task{}
+	for _, k := range kids {
+		recs, err := coord.Timeline(ctx, k.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if live[k.Envelope.Step], err = contract.Newest(recs); err != nil {
+			t.Fatal(err)
+		}
+		tasks[k.Envelope.Step] = k
+	}
+	return live, tasks
+}
+
+// TestVerifyEqualsLive runs the words contract for real with a counter
+// that passes after a retry, that never passes (dead-lettered), that
+// fails at once (onViolation fail) and whose agent fails, exports each
+// run and verifies it offline: each step's verdict is the live one,
+// check by check, its error and whether it ran included. Before, a
+// failed or dead-lettered step was checked offline against an empty
+// output.
+func TestVerifyEqualsLive(t *testing.T) {
+	t.Parallel()
+	const retried = `command: [sh, -c, 'if [ "$1" = 1 ]; then cat >/dev/null; echo "I did not count"; else echo "count: $(sed "/^# Your previous answer (rejected)$/,\$d; /^# What to fix$/,\$d" | wc -w)"; fi', sh, "{{.Attempt}}"]`
+	for _, tc := range []struct {
+		name, counter, policy string
+		code                  int
+		state                 task.State
+		status                trace.Status
+	}{
+		{"retried", retried, "retry", 0, task.StateSucceeded, trace.StatusPassed},
+		{"dead-lettered", `command: [sh, -c, 'cat >/dev/null; echo "I did not count"']`, "retry", 1, task.StateDeadLetter, trace.StatusFailed},
+		{"failed", `command: [sh, -c, 'cat >/dev/null; echo "{\"count\": 4}"']`, "fail", 1, task.StateFailed, trace.StatusFailed},
+		{"agent failed", `command: [sh, -c, 'cat >/dev/null; echo "no counter here" >&2; exit 3']`, "retry", 1, task.StateDeadLetter, trace.StatusFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			cpath := filepath.Join(dir, "words.yaml")
+			writeFile(t, cpath, strings.Replace(wordsContract, "onViolation: retry", "onViolation: "+tc.policy, 1))
+			cfg := filepath.Join(dir, "pactum.yaml")
+			counter := regexp.MustCompile(`(?m)^      command: \[sh, -c, 'if .*$`).ReplaceAllLiteralString(wordsConfig, "      "+tc.counter)
+			writeFile(t, cfg, strings.ReplaceAll(counter, "CONTRACT", cpath))
+			dsn := "sqlite://" + filepath.Join(dir, "pactum.db")
+			code, stdout, stderr := runMain("contract", "run", cpath, "the quick brown fox", "--config", cfg, "--store", dsn)
+			if code != tc.code {
+				t.Fatalf("contract run: exit %d, want %d\n%s\n%s", code, tc.code, stdout, stderr)
+			}
+			m := runLine.FindStringSubmatch(stdout)
+			if m == nil {
+				t.Fatalf("no run line:\n%s", stdout)
+			}
+			live, tasks := liveVerdicts(t, dsn, m[1])
+			if got := tasks["count"]; got == nil || got.State != tc.state {
+				t.Fatalf("count's task %+v, want %s", got, tc.state)
+			}
+			tpath := filepath.Join(dir, "run.json")
+			mustRun(t, "tasks", "export", m[1], "--store", dsn, "--out", tpath)
+			vcode, rep, verr := verifyJSON(t, "--contract", cpath, "--trace", tpath)
+			if want := map[bool]int{true: 0, false: 1}[tc.code == 0]; vcode != want || rep == nil {
+				t.Fatalf("verify: exit %d, want %d (%s)", vcode, want, verr)
+			}
+			for _, s := range rep.Steps {
+				lv, off := live[s.Step], s.VerifiedResult
+				if lv == nil || off == nil {
+					t.Fatalf("step %s: live %+v, offline %+v", s.Step, lv, off)
+				}
+				if got, want := resultsOf(off), resultsOf(lv); !reflect.DeepEqual(got, want) {
+					t.Errorf("step %s: offline checks\n%+v\nlive checks\n%+v", s.Step, got, want)
+				}
+				if off.Executed != lv.Executed || off.Error != lv.Error || off.Verification.Passed != lv.Verification.Passed ||
+					off.Contract != lv.Contract || off.ContractDigest != lv.ContractDigest || lv.ContractDigest == "" ||
+					!reflect.DeepEqual(off.Verification.ResourcesCreated, lv.Verification.ResourcesCreated) {
+					t.Errorf("step %s: offline %+v\nlive %+v", s.Step, off, lv)
+				}
+			}
+			if c := rep.Steps[1]; c.Step != "count" || c.Status != tc.status {
+				t.Errorf("count: %s (%s), want %s", c.Status, c.Reason, tc.status)
+			}
+		})
+	}
+}
