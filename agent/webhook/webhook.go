@@ -397,10 +397,12 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 			return nil, err
 		}
 		if call >= r.s.Retry.MaxAttempts {
+			// Retryable by the task too, with the code of the status
+			// table (docs/runtimes.md): unavailable.
 			if call > 1 {
-				return nil, fmt.Errorf("%w (after %d calls)", re.err, call)
+				return nil, task.Errorf(re.code(), "%w (after %d calls)", re.err, call)
 			}
-			return nil, re.err
+			return nil, task.Errorf(re.code(), "%w", re.err)
 		}
 		if err := sleep(ctx, r.backoff(call, re.after)); err != nil {
 			return nil, fmt.Errorf("webhook %s: %w", r.host, err)
@@ -455,9 +457,14 @@ func (r *Runtime) requestBody(req *task.Request) ([]byte, error) {
 
 // retryableError marks a failed call that may succeed if made again.
 type retryableError struct {
-	err   error
-	after time.Duration // the server's Retry-After, if any
+	err    error
+	after  time.Duration // the server's Retry-After, if any
+	status int           // the response's status; httpstatus.NoResponse for none
 }
+
+// code is the task error code of the failed call, by the shared status
+// policy: unavailable for no response and for every retryable status.
+func (e *retryableError) code() task.Code { return httpstatus.Code(e.status) }
 
 func (e *retryableError) Error() string { return e.err.Error() }
 func (e *retryableError) Unwrap() error { return e.err }
@@ -486,11 +493,12 @@ func (r *Runtime) call(ctx context.Context, body []byte, emit task.Emit) (*task.
 	switch httpstatus.Classify(resp.StatusCode) {
 	case httpstatus.Retry:
 		return nil, &retryableError{
-			err:   fmt.Errorf("webhook %s: %s%s", r.host, resp.Status, bodyExcerpt(resp.Body)),
-			after: retryAfter(resp.Header.Get("Retry-After")),
+			err:    fmt.Errorf("webhook %s: %s%s", r.host, resp.Status, bodyExcerpt(resp.Body)),
+			after:  retryAfter(resp.Header.Get("Retry-After")),
+			status: resp.StatusCode,
 		}
 	case httpstatus.Permanent:
-		return nil, task.Permanent(fmt.Errorf("webhook %s: %s%s", r.host, resp.Status, bodyExcerpt(resp.Body)))
+		return nil, task.Permanent(task.Errorf(httpstatus.Code(resp.StatusCode), "webhook %s: %s%s", r.host, resp.Status, bodyExcerpt(resp.Body)))
 	}
 	res, err := r.readResponse(resp, &limitReader{r: resp.Body, n: r.s.MaxResponseBytes}, emit)
 	if err != nil {
