@@ -52,11 +52,11 @@ type Verification struct {
 type VerifiedResult struct {
 	// Contract and Step name what was checked; ContractDigest is the
 	// digest of the contract's canonical form (Compiled.Digest).
-	Contract       string `json:"contract"`
-	ContractDigest string `json:"contractDigest,omitempty"`
-	Step           string `json:"step"`
-	Executed     bool         `json:"executed"`
-	Verification Verification `json:"verification"`
+	Contract       string       `json:"contract"`
+	ContractDigest string       `json:"contractDigest,omitempty"`
+	Step           string       `json:"step"`
+	Executed       bool         `json:"executed"`
+	Verification   Verification `json:"verification"`
 	// Error says why the attempt failed, when it did.
 	Error string `json:"error,omitempty"`
 }
