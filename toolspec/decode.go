@@ -3,6 +3,8 @@ package toolspec
 import (
 	"fmt"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/internal/yamlnode"
 )
@@ -27,16 +29,38 @@ type toolSpecsFile struct {
 // adapter twice). name is used in errors and as the catalogue's Source.
 // The error is a ParseErrors listing every problem, in line order.
 func ParseCatalogue(name string, data []byte) (*Catalogue, error) {
+	root, errs := parseRoot(name, data, catalogueWhat, notCatalogue)
+	if errs != nil {
+		return nil, errs
+	}
+	c, _, errs := catalogueFrom(name, root)
+	if errs != nil {
+		return nil, errs
+	}
+	return c, nil
+}
+
+// Messages for a document that is not the mapping a file must be.
+const (
+	notCatalogue  = "a catalogue is a mapping {adapters: [...]}"
+	notToolSpecs  = "a ToolSpecs file is a mapping {toolspecs: [...]}"
+	catalogueWhat = "a catalogue file"
+	toolSpecsWhat = "a ToolSpecs file"
+)
+
+// catalogueFrom decodes and validates the catalogue of a parsed document
+// (not nil), and returns the line of every field path with it.
+func catalogueFrom(name string, root *yaml.Node) (*Catalogue, contract.Lines, ParseErrors) {
 	var c Catalogue
-	ls, errs := decodeFile(name, data, &c, "a catalogue file", "a catalogue is a mapping {adapters: [...]}")
+	ls, errs := decodeRoot(name, root, &c, notCatalogue)
 	if len(errs) == 0 {
 		errs = place(name, ls, validateCatalogue(&c))
 	}
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, ls, errs
 	}
 	c.Source = name
-	return &c, nil
+	return &c, ls, nil
 }
 
 // ParseToolSpecs decodes a ToolSpecs file `{toolspecs: [...]}` from YAML
@@ -45,8 +69,22 @@ func ParseCatalogue(name string, data []byte) (*Catalogue, error) {
 // when one is given, and schemas that compile; whether the mapping holds
 // is for Registry.Check, not for the decoder.
 func ParseToolSpecs(name string, data []byte) ([]ToolSpec, error) {
+	root, errs := parseRoot(name, data, toolSpecsWhat, notToolSpecs)
+	if errs != nil {
+		return nil, errs
+	}
+	tss, _, errs := toolSpecsFrom(name, root)
+	if errs != nil {
+		return nil, errs
+	}
+	return tss, nil
+}
+
+// toolSpecsFrom decodes and validates the ToolSpecs of a parsed document
+// (not nil), and returns the line of every field path with them.
+func toolSpecsFrom(name string, root *yaml.Node) ([]ToolSpec, contract.Lines, ParseErrors) {
 	var f toolSpecsFile
-	ls, errs := decodeFile(name, data, &f, "a ToolSpecs file", "a ToolSpecs file is a mapping {toolspecs: [...]}")
+	ls, errs := decodeRoot(name, root, &f, notToolSpecs)
 	if len(errs) == 0 {
 		var fe []fieldError
 		seen := map[string]int{}
@@ -66,12 +104,12 @@ func ParseToolSpecs(name string, data []byte) ([]ToolSpec, error) {
 		errs = place(name, ls, fe)
 	}
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, ls, errs
 	}
 	if f.ToolSpecs == nil {
 		f.ToolSpecs = []ToolSpec{}
 	}
-	return f.ToolSpecs, nil
+	return f.ToolSpecs, ls, nil
 }
 
 // fieldError is a problem found after decoding, placed by its path.
@@ -85,17 +123,24 @@ func place(file string, ls contract.Lines, fe []fieldError) ParseErrors {
 	return ls.Place(file, out)
 }
 
-// decodeFile parses data as one YAML document and decodes it into dst
-// (a pointer to a struct), recording every field's line.
-func decodeFile(name string, data []byte, dst any, what, notMapping string) (contract.Lines, ParseErrors) {
-	ls := contract.Lines{}
+// parseRoot parses data as one YAML document and returns its root node;
+// what names the file in the message for a second document, notMapping
+// says what an empty one should have been.
+func parseRoot(name string, data []byte, what, notMapping string) (*yaml.Node, ParseErrors) {
 	root, p := yamlnode.ParseDocument(data, what)
 	if p != nil {
-		return ls, ParseErrors{{File: name, Line: p.Line, Msg: p.Msg}}
+		return nil, ParseErrors{{File: name, Line: p.Line, Msg: p.Msg}}
 	}
 	if root == nil {
-		return ls, ParseErrors{{File: name, Line: 1, Msg: "empty document: " + notMapping}}
+		return nil, ParseErrors{{File: name, Line: 1, Msg: "empty document: " + notMapping}}
 	}
+	return root, nil
+}
+
+// decodeRoot decodes a document's root node into dst (a pointer to a
+// struct), recording every field's line.
+func decodeRoot(name string, root *yaml.Node, dst any, notMapping string) (contract.Lines, ParseErrors) {
+	ls := contract.Lines{}
 	d := contract.NewDecoder(name, ls, "", false)
 	d.Document(root, dst, notMapping)
 	return ls, d.Errors()

@@ -43,7 +43,9 @@ func docBlocks(t *testing.T, file string) []docBlock {
 var failMarker = regexp.MustCompile(`^# FAIL \(assertion (\d)\)`)
 
 // TestDocs checks docs/toolspecs.md: every yaml block parses (a
-// configuration, a catalogue or a ToolSpecs file); each ToolSpecs block marked "# PASS"
+// configuration, a catalogue or a ToolSpecs file; a block that begins
+// "# file NAME" is a file of a command's example, which
+// internal/cli's TestToolSpecDocsConsole runs); each ToolSpecs block marked "# PASS"
 // holds against the default catalogue and each marked "# FAIL (assertion
 // N)" fails assertion N ("against contract 2.0.0": qdrant-vector at 2.0.0
 // without search, the seed's example); every violation the page prints
@@ -66,6 +68,12 @@ func TestDocs(t *testing.T) {
 			}
 		case b.lang == "yaml" && (strings.Contains(b.text, "\nadapters:") || strings.HasPrefix(b.text, "adapters:")):
 			if _, err := ParseCatalogue(where, []byte(b.text)); err != nil {
+				t.Errorf("%s: %v", where, err)
+			}
+		case b.lang == "yaml" && strings.HasPrefix(b.text, "# file "):
+			// A file of a command's example (internal/cli runs those):
+			// it must parse, and need not pass.
+			if _, err := ParseToolSpecs(where, []byte(b.text)); err != nil {
 				t.Errorf("%s: %v", where, err)
 			}
 		case b.lang == "yaml":

@@ -55,3 +55,34 @@ func ExampleSet_Replace() {
 	// logs: contract version adapter_contract_version
 	// logs: contract version adapter_operation
 }
+
+// CheckFiles checks catalogue and ToolSpecs files together, with no
+// configuration: the catalogues join the default one, and each ToolSpec's
+// violations are placed at its field's line.
+func ExampleCheckFiles() {
+	reports := toolspec.CheckFiles(
+		toolspec.FileInput{Name: "mail.yaml", Data: []byte(`adapters:
+  - adapter_id: acme-mail
+    version: 2.0.0
+    status: frozen
+    operations:
+      send: {description: Send a mail.}
+`)},
+		toolspec.FileInput{Name: "tools.yaml", Data: []byte(`toolspecs:
+  - tool_id: notify
+    execution_mode: remote
+    adapter_id: acme-mail
+    adapter_operation: send
+`)},
+	)
+	for _, r := range reports {
+		fmt.Println(r.Name, r.Kind, r.OK())
+		for _, p := range r.Problems {
+			fmt.Println(p)
+		}
+	}
+	// Output:
+	// mail.yaml catalogue true
+	// tools.yaml ToolSpecs file false
+	// tools.yaml:2: toolspecs[0].adapter_contract_version: assertion 4 (contract version) failed for ToolSpec "notify": adapter_contract_version: contract version mismatch: adapter v2.0.0 != ToolSpec v1.0.0; fix: review the mapping against adapter acme-mail v2.0.0 and set adapter_contract_version: 2.0.0
+}

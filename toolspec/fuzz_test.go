@@ -3,6 +3,8 @@ package toolspec
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -75,3 +77,76 @@ func FuzzParseToolSpecs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCheckFiles: CheckFiles never panics on any pair of files; each
+// report is either a file it could not take (ErrUnknownFile, naming the
+// file) or one of a kind whose every problem is placed in that file, and
+// a file it takes alone for a catalogue or ToolSpecs file passes exactly
+// when ParseCatalogue or ParseToolSpecs (and, for ToolSpecs, the default
+// registry) accepts it.
+func FuzzCheckFiles(f *testing.F) {
+	f.Add([]byte(mailCatalogueSeed), []byte("toolspecs:\n  - {tool_id: n, execution_mode: remote, adapter_id: acme-mail, adapter_operation: send}\n"))
+	f.Add([]byte("adapters:\n  - adapter_id: qdrant-vector\n    version: 1.0.0\n    status: draft\n    operations: {a: {}}\n"), []byte(`{"toolspecs": [{"tool_id": "m", "execution_mode": "local", "adapter_id": "mcp"}]}`))
+	f.Add([]byte("agents: []\n"), []byte("adapters: []\ntoolspecs: []\n"))
+	f.Add([]byte("base: &b {toolspecs: []}\n<<: *b\n"), []byte("a: [\n"))
+	f.Add([]byte("toolspecs:\n  - {tool_id: a, execution_mode: remote, adapter_id: loki, adapter_operation: query_logs, adapter_contract_version: 2.0.0, input_schema: {required: [x]}}\n"), []byte(""))
+	reg, err := NewRegistry(Default())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		reports := CheckFiles(FileInput{"a.yaml", a}, FileInput{"b.yaml", b})
+		if len(reports) != 2 {
+			t.Fatalf("%d reports for 2 files", len(reports))
+		}
+		for _, r := range reports {
+			if r.Err != nil {
+				if !errors.Is(r.Err, ErrUnknownFile) || r.Kind != "" || len(r.Problems) > 0 || !strings.HasPrefix(r.Err.Error(), r.Name+":") {
+					t.Fatalf("unknown file reported as %+v", r)
+				}
+				continue
+			}
+			if r.Kind != CatalogueFile && r.Kind != ToolSpecsFile {
+				t.Fatalf("kind %q", r.Kind)
+			}
+			for _, p := range r.Problems {
+				if p.File != r.Name || p.Line < 0 || p.Msg == "" {
+					t.Fatalf("problem not placed in %s: %+v", r.Name, p)
+				}
+			}
+		}
+		// One file alone: the same verdict as the decoders and Check.
+		r := CheckFiles(FileInput{"a.yaml", a})[0]
+		switch r.Kind {
+		case CatalogueFile:
+			c, err := ParseCatalogue("a.yaml", a)
+			if err == nil {
+				_, err = NewRegistry(Default(), c)
+			}
+			if (err == nil) != r.OK() {
+				t.Fatalf("CheckFiles OK %v, ParseCatalogue and NewRegistry: %v", r.OK(), err)
+			}
+		case ToolSpecsFile:
+			tss, err := ParseToolSpecs("a.yaml", a)
+			ok := err == nil
+			for _, ts := range tss {
+				if IsLive(ts) {
+					ok = ok && ts.ExecutionMode == Remote
+				} else {
+					ok = ok && len(reg.Check(ts)) == 0
+				}
+			}
+			if ok != r.OK() {
+				t.Fatalf("CheckFiles OK %v, ParseToolSpecs %v and Check: %v", r.OK(), err, ok)
+			}
+		}
+	})
+}
+
+const mailCatalogueSeed = `adapters:
+  - adapter_id: acme-mail
+    version: 1.0.0
+    status: frozen
+    operations:
+      send: {input_schema: {type: object, properties: {to: {type: string}}, required: [to]}}
+`
