@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -38,6 +39,38 @@ type stepInfo struct {
 	Step     int    `json:"step"`
 	Steps    int    `json:"steps"`
 	Expect   Expect `json:"expect"`
+	// Phases and Description are the run's workflow (its phases' agents),
+	// so that the step's gate checks it against the contract of the whole
+	// workflow (Contract), the one `pactum contract show workflow.NAME`
+	// prints and `pactum verify --workflow` checks against. Absent in a
+	// step spawned before they were recorded.
+	Phases      [][]string `json:"phases,omitempty"`
+	Description string     `json:"description,omitempty"`
+}
+
+// workflow returns the workflow the step belongs to, as recorded; false
+// when its phases were not recorded.
+func (s stepInfo) workflow() (*Workflow, bool) {
+	if len(s.Phases) == 0 {
+		return nil, false
+	}
+	w := &Workflow{Name: s.Workflow, Description: s.Description}
+	for _, p := range s.Phases {
+		w.Phases = append(w.Phases, Phase{Agents: slices.Clone(p)})
+	}
+	return w, true
+}
+
+// Recorded returns the workflow a run's step input names (its
+// MetadataKey: the workflow's name, description and phases, as the run
+// recorded them when it spawned the step); false when in is not a step's
+// input or names no phases.
+func Recorded(in task.Message) (*Workflow, bool) {
+	info, err := stepOf(in)
+	if err != nil {
+		return nil, false
+	}
+	return info.workflow()
 }
 
 // Runner returns the decision logic of a run of w: the runner of a parent
@@ -211,7 +244,7 @@ func spawn(w *Workflow, o *RunOptions, pi int, desc string, prior []string, done
 	var children []task.Child
 	for i, a := range p.Agents {
 		e := Expect{From: a, To: next, Last: next == nil}
-		info := stepInfo{Workflow: w.Name, Step: done + i + 1, Steps: total, Expect: e}
+		info := stepInfo{Workflow: w.Name, Step: done + i + 1, Steps: total, Expect: e, Phases: phases(w), Description: w.Description}
 		children = append(children, task.Child{
 			Step:  a,
 			Agent: o.Agent(a),
@@ -234,10 +267,34 @@ func (s stepInfo) metadata() map[string]any {
 	for i, a := range s.Expect.To {
 		to[i] = a
 	}
-	return map[string]any{
+	m := map[string]any{
 		"workflow": s.Workflow, "step": s.Step, "steps": s.Steps,
 		"expect": map[string]any{"from": s.Expect.From, "to": to, "last": s.Expect.Last},
 	}
+	if len(s.Phases) > 0 {
+		ps := make([]any, len(s.Phases))
+		for i, p := range s.Phases {
+			as := make([]any, len(p))
+			for j, a := range p {
+				as[j] = a
+			}
+			ps[i] = as
+		}
+		m["phases"] = ps
+	}
+	if s.Description != "" {
+		m["description"] = s.Description
+	}
+	return m
+}
+
+// phases returns w's phases as lists of agents.
+func phases(w *Workflow) [][]string {
+	out := make([][]string, len(w.Phases))
+	for i, p := range w.Phases {
+		out[i] = slices.Clone(p.Agents)
+	}
+	return out
 }
 
 // Heading returns the handoff heading e asks for: the next agent, the
@@ -363,6 +420,12 @@ func ReportOf(t *task.Task) (*Report, error) {
 type GateOptions struct {
 	// WorkDir is the agent's working directory (the contract gate's).
 	WorkDir string
+	// Siblings returns a run's children (task.Coordinator.Children): the
+	// gate of a step whose run recorded its workflow checks, as a
+	// contract run's step does (contract.CompiledStep.RunGate), that the
+	// steps it depends on have succeeded. Nil: dependencies are not
+	// checked.
+	Siblings func(ctx context.Context, parent string) ([]*task.Task, error)
 }
 
 // Gate returns the handoff gate of a workflow step's virtual agent
@@ -386,43 +449,55 @@ type gate struct {
 func (g *gate) Name() string { return contract.GateStep }
 
 func (g *gate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*task.Result, error) {
-	s, err := g.step(a.Task.Envelope.Input)
+	s, whole, err := g.step(a.Task.Envelope.Input)
 	if err != nil {
 		return nil, task.Permanent(&task.Error{Code: task.CodeInvalidArgument, Message: err.Error()})
 	}
-	return s.Middleware(contract.GateOptions{WorkDir: g.o.WorkDir}).Handle(ctx, a, next)
+	o := contract.GateOptions{WorkDir: g.o.WorkDir}
+	if whole && g.o.Siblings != nil {
+		// The step of the whole workflow's contract, checked as a
+		// contract run's step is: what `pactum verify --workflow` checks
+		// offline, check by check.
+		return s.RunGate(o, g.o.Siblings).Handle(ctx, a, next)
+	}
+	return s.Middleware(o).Handle(ctx, a, next)
 }
 
 // step returns the compiled contract step of the step in (compiled once
-// per distinct step).
-func (g *gate) step(in task.Message) (*contract.CompiledStep, error) {
+// per distinct step): a step of the whole workflow's contract when the
+// run recorded its workflow (whole), else of a contract of the step and
+// the phase it hands over to.
+func (g *gate) step(in task.Message) (s *contract.CompiledStep, whole bool, err error) {
 	info, err := stepOf(in)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	key, _ := json.Marshal(info)
+	w, whole := info.workflow()
+	if !whole {
+		w = &Workflow{Name: info.Workflow, Phases: []Phase{{Agents: []string{info.Expect.From}}}}
+		if !info.Expect.Last {
+			w.Phases = append(w.Phases, Phase{Agents: info.Expect.To})
+		}
+	}
+	key, _ := json.Marshal([]any{w.Name, w.Description, phases(w), info.Expect.From})
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if s, ok := g.steps[string(key)]; ok {
-		return s, nil
-	}
-	w := &Workflow{Name: info.Workflow, Phases: []Phase{{Agents: []string{info.Expect.From}}}}
-	if !info.Expect.Last {
-		w.Phases = append(w.Phases, Phase{Agents: info.Expect.To})
+		return s, whole, nil
 	}
 	compiled, err := contract.Compile(w.Contract())
 	if err != nil {
-		return nil, fmt.Errorf("workflow %s: the contract of step %s: %w", info.Workflow, info.Expect.From, err)
+		return nil, false, fmt.Errorf("workflow %s: the contract of step %s: %w", info.Workflow, info.Expect.From, err)
 	}
 	s, ok := compiled.Step(info.Expect.From)
 	if !ok {
-		return nil, fmt.Errorf("workflow %s: the contract has no step %s", info.Workflow, info.Expect.From)
+		return nil, false, fmt.Errorf("workflow %s: the contract has no step %s", info.Workflow, info.Expect.From)
 	}
 	if len(g.steps) > 1024 {
 		clear(g.steps) // custom runs can make many; they compile in microseconds
 	}
 	g.steps[string(key)] = s
-	return s, nil
+	return s, whole, nil
 }
 
 // errNotAStep is the error for a task of a step agent that was not

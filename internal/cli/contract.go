@@ -13,7 +13,7 @@ import (
 
 func newContractCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "contract", Short: "Work with contract files"}
-	cmd.AddCommand(newContractCheckCmd(), newContractRunCmd())
+	cmd.AddCommand(newContractCheckCmd(), newContractRunCmd(), newContractShowCmd())
 	return cmd
 }
 

@@ -71,11 +71,12 @@ func (e *exitErr) Unwrap() error { return e.err }
 
 func newVerifyCmd() *cobra.Command {
 	var (
-		contractPath, tracePath, step, workDir string
-		asJSON                                 bool
+		contractPath, tracePath, step, workDir, wfName string
+		asJSON                                         bool
 	)
+	cf := &configFlags{local: true}
 	cmd := &cobra.Command{
-		Use:   "verify --contract FILE --trace FILE",
+		Use:   "verify (--contract FILE | --workflow NAME) --trace FILE",
 		Short: "Check a recorded trace against a contract without running anything",
 		Long: `Verify checks a trace (` + "`pactum tasks export`" + `) against a contract: for each
 step of the contract it finds the task that ran it (in a trace of a
@@ -87,17 +88,22 @@ earlier steps created and which steps succeeded. It prints each step's
 verdict with every failed assertion and its reason; a step no task ran is
 reported as not run.
 
+A workflow run (pactum run, MCP run_workflow) is checked with --workflow
+NAME: against the contract pactum writes for the workflow of the
+configuration (--config, default ./pactum.yaml when it exists; for custom,
+the agents the run recorded), the one pactum contract show workflow.NAME
+prints.
+
+A trace records the contract it ran under (its id and digest): verifying
+it against another contract is refused.
+
 Exit status: 0 when every step passed, 1 when any failed, was blocked by
 its pre-gate or did not run, 2 when the contract or the trace cannot be
 used.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if contractPath == "" || tracePath == "" {
-				return usageError(errors.New("verify needs --contract FILE and --trace FILE"))
-			}
-			_, compiled, err := contract.LoadWith(contractPath, contract.ValidateOptions{})
-			if err != nil {
-				return usageError(fmt.Errorf("contract %s:\n%w", contractPath, indentErr(err)))
+			if (contractPath == "") == (wfName == "") || tracePath == "" {
+				return usageError(errors.New("verify needs --contract FILE or --workflow NAME, and --trace FILE"))
 			}
 			data, err := os.ReadFile(tracePath)
 			if err != nil {
@@ -106,6 +112,22 @@ used.`,
 			tr, err := trace.Decode(data)
 			if err != nil {
 				return usageError(fmt.Errorf("trace %s:\n%w", tracePath, indentErr(err)))
+			}
+			var compiled *contract.Compiled
+			if wfName != "" {
+				cfg, baseDir, err := cf.load()
+				if err != nil {
+					return usageError(err)
+				}
+				w, err := workflowForTrace(cfg, baseDir, wfName, tr)
+				if err != nil {
+					return usageError(err)
+				}
+				if compiled, err = contract.Compile(w.Contract()); err != nil {
+					return usageError(fmt.Errorf("the contract of workflow %s: %w", wfName, err))
+				}
+			} else if _, compiled, err = contract.LoadWith(contractPath, contract.ValidateOptions{}); err != nil {
+				return usageError(fmt.Errorf("contract %s:\n%w", contractPath, indentErr(err)))
 			}
 			rep, err := trace.Verify(cmd.Context(), compiled, tr, trace.Options{Step: step, WorkDir: workDir})
 			if err != nil {
@@ -126,6 +148,8 @@ used.`,
 		},
 	}
 	cmd.Flags().StringVar(&contractPath, "contract", "", "contract file (YAML or JSON)")
+	cmd.Flags().StringVar(&wfName, "workflow", "", "check a workflow run against the contract of this workflow of the configuration")
+	cmd.Flags().StringVarP(&cf.path, "config", "c", "", "configuration file whose workflow --workflow names (default: ./"+localConfig+" when it exists, else the built-in default)")
 	cmd.Flags().StringVar(&tracePath, "trace", "", "trace file (pactum tasks export)")
 	cmd.Flags().StringVar(&step, "step", "", "check only this step (for a trace of one task: the step it ran)")
 	cmd.Flags().StringVar(&workDir, "workdir", "", "directory file resources are read from (default: the current directory)")

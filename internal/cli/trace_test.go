@@ -456,7 +456,7 @@ func TestVerifyUnusableInput(t *testing.T) {
 			"pactum: the trace is one task (" + mdone.ID + ") and contract reports has 2 steps (write, check): name the step it ran with --step\n"},
 		{"another contract", []string{"--contract", multi, "--trace", tpath},
 			"pactum: the trace was recorded under contract reports (" + single.Digest() + "), not under contract reports (" + multiple.Digest() + ")\n"},
-		{"no flags", nil, "pactum: verify needs --contract FILE and --trace FILE\n"},
+		{"no flags", nil, "pactum: verify needs --contract FILE or --workflow NAME, and --trace FILE\n"},
 	} {
 		code, stdout, stderr := runMain(append([]string{"verify"}, tc.args...)...)
 		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) {

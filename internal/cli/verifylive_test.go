@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"github.com/pactum/pactum/contract/trace"
 	"github.com/pactum/pactum/store/sqlite"
 	"github.com/pactum/pactum/task"
+	"github.com/pactum/pactum/workflow"
 )
 
 // liveVerdicts reads, for each step of the run parentID in dsn, the
@@ -111,6 +113,97 @@ func TestVerifyEqualsLive(t *testing.T) {
 			}
 			if c := rep.Steps[1]; c.Step != "count" || c.Status != tc.status {
 				t.Errorf("count: %s (%s), want %s", c.Status, c.Reason, tc.status)
+			}
+		})
+	}
+}
+
+// TestVerifyWorkflowRun: a configured workflow's SHIP run and BLOCKED run,
+// exported, are verified offline with --workflow against the contract
+// pactum wrote for the workflow, each step's verdict the live one check by
+// check; the contract `contract show workflow.NAME` prints is that
+// contract (same digest), and verify --contract reads it to the same
+// report. Before, no contract of a workflow existed outside the server,
+// and a hand-written one failed every step (handoff check: bad config).
+func TestVerifyWorkflowRun(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, mode string
+		runCode    int
+		verifyCode int
+	}{
+		{"ship", "fixlater", 0, 0},
+		{"blocked", "noheading", 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := scriptedConfig(t, "explorer=ok", "fixer="+tc.mode, "architect=ok")
+			b, err := os.ReadFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, cfg, string(b)+"workflows:\n  - name: fix\n    description: Explore, fix, decide.\n    steps: [explorer, fixer, architect]\n")
+			dsn := tempStore(t)
+			r := pactumRun(t, dsn, cfg, "fix", "Fix the crash")
+			if r.code != tc.runCode {
+				t.Fatalf("pactum run: exit %d, want %d", r.code, tc.runCode)
+			}
+			id := runID(t, r.stdout)
+			live, _ := liveVerdicts(t, dsn, id)
+			dir := t.TempDir()
+			tpath := filepath.Join(dir, "run.json")
+			mustRun(t, "tasks", "export", id, "--store", dsn, "--out", tpath)
+
+			code, rep, stderr := verifyJSON(t, "--workflow", "fix", "--config", cfg, "--trace", tpath)
+			if code != tc.verifyCode || rep == nil || rep.Contract != "workflow.fix" {
+				t.Fatalf("verify --workflow fix: exit %d, want %d, %+v (%s)", code, tc.verifyCode, rep, stderr)
+			}
+			for _, s := range rep.Steps {
+				lv := live[s.Step]
+				if lv == nil {
+					if s.Status != trace.StatusNotRun {
+						t.Errorf("step %s did not run live but is %s offline", s.Step, s.Status)
+					}
+					continue
+				}
+				if got, want := resultsOf(s.VerifiedResult), resultsOf(lv); !reflect.DeepEqual(got, want) {
+					t.Errorf("step %s: offline checks\n%+v\nlive checks\n%+v", s.Step, got, want)
+				}
+				if s.VerifiedResult.Error != lv.Error || s.VerifiedResult.Verification.Passed != lv.Verification.Passed || s.VerifiedResult.ContractDigest != lv.ContractDigest {
+					t.Errorf("step %s: offline %+v\nlive %+v", s.Step, s.VerifiedResult, lv)
+				}
+			}
+			if tc.name == "blocked" {
+				if st := rep.Steps[1]; st.Step != "fixer" || st.Status != trace.StatusFailed || !strings.Contains(st.Reason, "task dead_letter") {
+					t.Errorf("fixer: %+v", st)
+				}
+				if st := rep.Steps[2]; st.Step != "architect" || st.Status != trace.StatusNotRun {
+					t.Errorf("architect: %+v", st)
+				}
+			}
+
+			// The contract show prints is the one the run recorded.
+			shown := mustRun(t, "contract", "show", "workflow.fix", "--config", cfg)
+			cpath := filepath.Join(dir, "fix.yaml")
+			writeFile(t, cpath, shown)
+			c, compiled, err := contract.Load(cpath)
+			if err != nil {
+				t.Fatalf("the shown contract does not load: %v\n%s", err, shown)
+			}
+			if !strings.HasPrefix(shown, "# contract workflow.fix, digest "+compiled.Digest()+"\n") || compiled.Digest() != live["explorer"].ContractDigest {
+				t.Errorf("shown digest %s, recorded %s:\n%s", compiled.Digest(), live["explorer"].ContractDigest, shown)
+			}
+			if c.Steps[1].Assertions[1].Check.Type != workflow.HandoffCheck || c.Steps[1].Assertions[1].Check.Config["from"] != "fixer" {
+				t.Errorf("fixer's handoff check %+v", c.Steps[1].Assertions)
+			}
+			code2, rep2, _ := verifyJSON(t, "--contract", cpath, "--trace", tpath)
+			if code2 != code || len(rep2.Steps) != len(rep.Steps) {
+				t.Fatalf("verify --contract of the shown contract: exit %d, %+v", code2, rep2)
+			}
+			for i := range rep.Steps {
+				if rep.Steps[i].Status != rep2.Steps[i].Status || !reflect.DeepEqual(resultsOf(rep.Steps[i].VerifiedResult), resultsOf(rep2.Steps[i].VerifiedResult)) {
+					t.Errorf("step %s: --workflow %s, --contract %s", rep.Steps[i].Step, rep.Steps[i].Status, rep2.Steps[i].Status)
+				}
 			}
 		})
 	}

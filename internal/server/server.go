@@ -193,7 +193,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	}
 	var sw servedWorkflows
 	if len(wfAgents) > 0 {
-		sw = workflowAgents(s.workflows, wfAgents, cfg, baseDir)
+		sw = workflowAgents(s.workflows, wfAgents, cfg, baseDir, func() *task.Coordinator { return s.coord })
 	}
 	s.wfKnown = make(map[string]bool, len(wfAgents))
 	for n := range wfAgents {

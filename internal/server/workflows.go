@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,8 +30,11 @@ type servedWorkflows struct {
 
 // workflowAgents builds the agents of the workflows in reg, running on
 // the agents in byName (configured agents and definitions).
-func workflowAgents(reg *workflow.Registry, byName map[string]builtAgent, cfg *config.Config, baseDir string) servedWorkflows {
+func workflowAgents(reg *workflow.Registry, byName map[string]builtAgent, cfg *config.Config, baseDir string, coord func() *task.Coordinator) servedWorkflows {
 	var out servedWorkflows
+	siblings := func(ctx context.Context, parent string) ([]*task.Task, error) {
+		return coord().Children(ctx, parent, 0, false)
+	}
 	known := func(a string) bool { _, ok := byName[a]; return ok }
 	for _, w := range reg.List() {
 		if !slices.ContainsFunc(w.Agents(), func(a string) bool { return !known(a) }) {
@@ -73,7 +77,7 @@ func workflowAgents(reg *workflow.Registry, byName map[string]builtAgent, cfg *c
 			Sensitive: ac.Sensitive, DryRun: dryRun, ChildOnly: true,
 			// The handoff gate replaces the agent's own contract gate: a
 			// step's output is a handoff. Its ToolSpec is checked as ever.
-			Middleware: slices.DeleteFunc([]task.Middleware{b.tool, workflow.Gate(workflow.GateOptions{WorkDir: dir})},
+			Middleware: slices.DeleteFunc([]task.Middleware{b.tool, workflow.Gate(workflow.GateOptions{WorkDir: dir, Siblings: siblings})},
 				func(m task.Middleware) bool { return m == nil }),
 		})
 	}
