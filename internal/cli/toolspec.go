@@ -20,14 +20,15 @@ import (
 func newToolSpecCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "toolspec",
-		Short: "Lock adapter contracts and verify changes against the lock",
+		Short: "Check ToolSpecs, lock adapter contracts and verify changes against the lock",
 		Long: `toolspec keeps the adapter contracts ToolSpecs map to from changing
-silently: lock records the catalogue in use, verify classifies every change
-since the lock (MAJOR, MINOR, PATCH) and refuses a frozen contract whose
-version bump is missing or too small, diff shows the classified changes
-between two catalogues. See docs/toolspecs.md.`,
+silently: check checks ToolSpecs files and catalogues with no configuration
+or server, lock records the catalogue in use, verify classifies every
+change since the lock (MAJOR, MINOR, PATCH) and refuses a frozen contract
+whose version bump is missing or too small, diff shows the classified
+changes between two catalogues. See docs/toolspecs.md.`,
 	}
-	cmd.AddCommand(newToolSpecLockCmd(), newToolSpecVerifyCmd(), newToolSpecDiffCmd())
+	cmd.AddCommand(newToolSpecCheckCmd(), newToolSpecLockCmd(), newToolSpecVerifyCmd(), newToolSpecDiffCmd())
 	return cmd
 }
 
@@ -178,6 +179,92 @@ func readLock(file string) (*toolspec.Lock, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	return l, nil
+}
+
+func newToolSpecCheckCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "check FILE…",
+		Short: "Check ToolSpecs files and catalogues without a configuration or server",
+		Long: `Check reads each FILE, a ToolSpecs file {toolspecs: [...]} or a catalogue
+of adapter contracts {adapters: [...]} (YAML or JSON), with no
+configuration and no server. Each catalogue must be valid on its own and
+define no adapter that the default catalogue or another FILE defines; the
+catalogues are added to the default catalogue, as a configuration's
+adapters: files are, and every ToolSpec is checked against the result:
+assertions 1 to 4 (the adapter_id, the adapter, the operation, the
+contract version and the input schema). A ToolSpec with adapter_id: mcp
+maps a live MCP server: only its assertion 1 is checked here ("toolspec
+verify --live" checks the rest).
+
+It prints "FILE: ok (N ToolSpecs)" or "FILE: ok (N adapter contracts)" for
+each file that passes, and each problem of one that does not as
+"FILE:LINE: PATH: message" on stderr. Exit status: 0 when every file
+passes, 1 when any check fails, 2 when a file cannot be read or is not a
+catalogue or ToolSpecs file.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return checkToolSpecFiles(cmd.OutOrStdout(), cmd.ErrOrStderr(), args)
+		},
+	}
+}
+
+// checkToolSpecFiles is `pactum toolspec check FILE…`.
+func checkToolSpecFiles(out, errOut io.Writer, files []string) error {
+	inputs := make([]toolspec.FileInput, 0, len(files))
+	readErr := make([]error, len(files))
+	for i, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			readErr[i] = err
+			continue
+		}
+		inputs = append(inputs, toolspec.FileInput{Name: file, Data: data})
+	}
+	reports := toolspec.CheckFiles(inputs...)
+	unusable, failed := 0, 0
+	for i := range files {
+		if readErr[i] != nil {
+			unusable++
+			fmt.Fprintln(errOut, readErr[i])
+			continue
+		}
+		r := reports[0]
+		reports = reports[1:]
+		switch {
+		case r.Err != nil:
+			unusable++
+			fmt.Fprintln(errOut, r.Err)
+		case !r.OK():
+			failed++
+			for _, e := range r.Problems {
+				// A JSON Schema compiler's message of several lines keeps
+				// its continuation lines under the FILE:LINE it belongs to.
+				fmt.Fprintln(errOut, strings.ReplaceAll(e.Error(), "\n", "\n\t"))
+			}
+			if len(r.Unchecked) > 0 {
+				fmt.Fprintf(errOut, "%s: ToolSpecs not checked against the catalogues until their problems are fixed (%s)\n",
+					r.Name, strings.Join(r.Unchecked, ", "))
+			}
+		case r.Kind == toolspec.CatalogueFile:
+			fmt.Fprintf(out, "%s: ok (%s)\n", r.Name, plural(r.Adapters, "adapter contract", "adapter contracts"))
+		default:
+			live := ""
+			if r.Live > 0 {
+				live = fmt.Sprintf("; %d with adapter_id mcp, checked against its server by `pactum toolspec verify --live`", r.Live)
+			}
+			fmt.Fprintf(out, "%s: ok (%s%s)\n", r.Name, plural(r.ToolSpecs, "ToolSpec", "ToolSpecs"), live)
+		}
+	}
+	n := plural(len(files), "file", "files")
+	switch {
+	case unusable > 0 && failed > 0:
+		return usageError(fmt.Errorf("%d of %s cannot be checked, %d failed", unusable, n, failed))
+	case unusable > 0:
+		return usageError(fmt.Errorf("%d of %s cannot be checked", unusable, n))
+	case failed > 0:
+		return fmt.Errorf("%d of %s failed the check", failed, n)
+	}
+	return nil
 }
 
 func newToolSpecLockCmd() *cobra.Command {

@@ -1,10 +1,12 @@
 package cli_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -305,4 +307,298 @@ func TestToolSpecConfig(t *testing.T) {
 	}
 	wantLines(t, stdout, "MAJOR acme-mail.send input_required_added: input.body: property \"body\" became required\n  affects ToolSpecs: notify\n",
 		"needs a MAJOR bump, but the version went 1.0.0 → 1.0.0 (NONE); fix: set version: 2.0.0, or undo the change\n  affects ToolSpecs: notify\n")
+}
+
+// TestToolSpecCheck: `toolspec check` with no configuration and no
+// server checks ToolSpecs files against the default catalogue plus the
+// catalogues given (assertions 1 to 4) and each catalogue on its own;
+// each problem at FILE:LINE: PATH on stderr, "ok" lines on stdout, exit
+// status 1 when any check fails.
+func TestToolSpecCheck(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cat, specs := filepath.Join(dir, "acme.yaml"), filepath.Join(dir, "tools.yaml")
+	writeFile(t, cat, acmeV1)
+	writeFile(t, specs, acmeToolSpecs+`  - tool_id: echo
+    execution_mode: remote
+    adapter_id: mcp
+    adapter_operation: echo
+`)
+
+	// Everything holds: the ToolSpec of acme-mail needs acme.yaml; the
+	// mcp one is checked where its server is.
+	code, stdout, stderr := runMain("toolspec", "check", cat, specs)
+	wantOut := cat + ": ok (1 adapter contract)\n" +
+		specs + ": ok (3 ToolSpecs; 1 with adapter_id mcp, checked against its server by `pactum toolspec verify --live`)\n"
+	if code != 0 || stdout != wantOut || stderr != "" {
+		t.Fatalf("exit %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s", code, stdout, wantOut, stderr)
+	}
+
+	// Without the catalogue, the ToolSpec naming acme-mail fails
+	// assertion 2, at its adapter_id's line.
+	code, stdout, stderr = runMain("toolspec", "check", specs)
+	if code != 1 || stdout != "" {
+		t.Fatalf("without the catalogue: exit %d\n%s%s", code, stdout, stderr)
+	}
+	wantErr := specs + `:4: toolspecs[0].adapter_id: assertion 2 (adapter existence) failed for ToolSpec "notify": adapter_id: adapter "acme-mail" does not exist; fix: use an adapter of the registry (cloudflare-r2, grafana, livekit, loki, meilisearch, prometheus, qdrant-vector, supabase-postgres), or add a catalogue that defines acme-mail` + "\n" +
+		"pactum: 1 of 1 file failed the check\n"
+	if stderr != wantErr {
+		t.Fatalf("stderr:\n%s\nwant:\n%s", stderr, wantErr)
+	}
+
+	// Assertions 1, 3 and 4, each at its field's line; every file is
+	// checked and reported.
+	bad := filepath.Join(dir, "bad.yaml")
+	writeFile(t, bad, `toolspecs:
+  - tool_id: no-adapter
+    execution_mode: remote
+    adapter_operation: search
+  - tool_id: wrong-op
+    execution_mode: remote
+    adapter_id: qdrant-vector
+    adapter_operation: drop_all_collections
+  - tool_id: new-major
+    execution_mode: remote
+    adapter_id: acme-mail
+    adapter_operation: send
+    adapter_contract_version: 2.0.0
+  - tool_id: extra-input
+    execution_mode: remote
+    adapter_id: acme-mail
+    adapter_operation: send
+    input_schema:
+      type: object
+      required: [to, cc]
+  - tool_id: live-local
+    execution_mode: local
+    adapter_id: mcp
+`)
+	code, stdout, stderr = runMain("toolspec", "check", cat, bad, specs)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", code, stdout, stderr)
+	}
+	if want := cat + ": ok (1 adapter contract)\n" + specs + ": ok (3 ToolSpecs; 1 with adapter_id mcp, checked against its server by `pactum toolspec verify --live`)\n"; stdout != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", stdout, want)
+	}
+	wantErr = bad + `:2: toolspecs[0].adapter_id: assertion 1 (required adapter_id) failed for ToolSpec "no-adapter": adapter_id: REMOTE tools MUST specify adapter_id; fix: add adapter_id naming the adapter the tool calls (acme-mail, cloudflare-r2, grafana, livekit, loki, meilisearch, prometheus, qdrant-vector, supabase-postgres), or set execution_mode: local` + "\n" +
+		bad + `:8: toolspecs[1].adapter_operation: assertion 3 (adapter operation) failed for ToolSpec "wrong-op": adapter_operation: invalid operation "drop_all_collections" for adapter "qdrant-vector" (v1.0.0); fix: use one of: create_collection, health_check, search, upsert` + "\n" +
+		bad + `:13: toolspecs[2].adapter_contract_version: assertion 4 (contract version) failed for ToolSpec "new-major": adapter_contract_version: contract version mismatch: adapter v1.0.0 != ToolSpec v2.0.0; fix: review the mapping against adapter acme-mail v1.0.0 and set adapter_contract_version: 1.0.0` + "\n" +
+		bad + `:20: toolspecs[3].input_schema.required[1]: assertion 4 (contract version) failed for ToolSpec "extra-input": input_schema.required[1]: requires input "cc", which operation send of adapter acme-mail v1.0.0 does not accept (its inputs: body, to); fix: remove "cc" from the ToolSpec's input_schema, or map the tool to an operation that takes it` + "\n" +
+		bad + `:22: toolspecs[4].execution_mode: assertion 1 (required adapter_id) failed for ToolSpec "live-local": execution_mode: adapter_id "mcp" (the MCP server) is for remote ToolSpecs, this one is "local"; fix: set execution_mode: remote` + "\n" +
+		"pactum: 1 of 3 files failed the check\n"
+	if stderr != wantErr {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr, wantErr)
+	}
+}
+
+// TestToolSpecCheckCatalogues: a catalogue is checked on its own (its
+// problems at FILE:LINE: PATH) and against the default catalogue and the
+// other files (an adapter defined twice); while a catalogue has
+// problems, ToolSpecs are not checked against the catalogues (an adapter
+// it defines would look missing) and the output says so.
+func TestToolSpecCheckCatalogues(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	broken, typo, specs := filepath.Join(dir, "broken.yaml"), filepath.Join(dir, "typo.yaml"), filepath.Join(dir, "tools.yaml")
+	writeFile(t, broken, `adapters:
+  - adapter_id: acme-mail
+    version: "1.0"
+    status: thawed
+    operations:
+      send: {}
+`)
+	writeFile(t, typo, `adapters:
+  - adapter_id: acme-sms
+    version: 1.0.0
+    status: draft
+    operations:
+      send:
+        inputSchema: {type: object}
+`)
+	writeFile(t, specs, acmeToolSpecs)
+	code, stdout, stderr := runMain("toolspec", "check", broken, typo, specs)
+	if code != 1 || stdout != "" {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	want := broken + `:3: adapters[0].version: "1.0" is not a semantic version MAJOR.MINOR.PATCH: invalid semantic version` + "\n" +
+		broken + `:4: adapters[0].status: "thawed" is not a status: frozen or draft` + "\n" +
+		typo + `:7: adapters[0].operations.send.inputSchema: unknown field "inputSchema" (did you mean "input_schema"?)` + "\n" +
+		specs + ": ToolSpecs not checked against the catalogues until their problems are fixed (" + broken + ", " + typo + ")\n" +
+		"pactum: 3 of 3 files failed the check\n"
+	if stderr != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr, want)
+	}
+
+	// An adapter of the default catalogue, or of another file, defined
+	// again.
+	dup, again := filepath.Join(dir, "dup.yaml"), filepath.Join(dir, "again.yaml")
+	writeFile(t, dup, strings.Replace(acmeV1, "acme-mail", "qdrant-vector", 1))
+	writeFile(t, filepath.Join(dir, "acme.yaml"), acmeV1)
+	writeFile(t, again, "# the same adapter again\n"+acmeV1)
+	code, stdout, stderr = runMain("toolspec", "check", filepath.Join(dir, "acme.yaml"), dup, again)
+	if code != 1 || stdout != filepath.Join(dir, "acme.yaml")+": ok (1 adapter contract)\n" {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	want = dup + `:2: adapters[0].adapter_id: adapter "qdrant-vector" is defined both in default (built in) and in ` + dup + "; keep one\n" +
+		again + `:3: adapters[0].adapter_id: adapter "acme-mail" is defined both in ` + filepath.Join(dir, "acme.yaml") + " and in " + again + "; keep one\n" +
+		"pactum: 2 of 3 files failed the check\n"
+	if stderr != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr, want)
+	}
+}
+
+// TestToolSpecCheckUnusable: a file that cannot be read, is not YAML, or
+// is neither a catalogue nor a ToolSpecs file (a configuration among
+// them) makes the exit status 2, each named; the other files are still
+// checked.
+func TestToolSpecCheckUnusable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files := map[string]string{
+		"notyaml.yaml": "toolspecs: [\n",
+		"empty.yaml":   "",
+		"other.yaml":   "tools: []\n",
+		"both.json":    `{"adapters": [], "toolspecs": []}`,
+		"pactum.yaml":  "agents:\n  - {name: e, type: echo}\ntoolspecs: []\n",
+		"ok.json":      `{"toolspecs": [{"tool_id": "t", "execution_mode": "local"}]}`,
+	}
+	for name, content := range files {
+		writeFile(t, filepath.Join(dir, name), content)
+	}
+	p := func(name string) string { return filepath.Join(dir, name) }
+	code, stdout, stderr := runMain("toolspec", "check", p("missing.yaml"), p("notyaml.yaml"), p("empty.yaml"), p("other.yaml"), p("both.json"), p("pactum.yaml"), p("ok.json"))
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+	if want := p("ok.json") + ": ok (1 ToolSpec)\n"; stdout != want {
+		t.Errorf("stdout %q, want %q", stdout, want)
+	}
+	want := "open " + p("missing.yaml") + ": no such file or directory\n" +
+		p("notyaml.yaml") + ":2: invalid YAML: did not find expected node content\n" +
+		p("empty.yaml") + ": empty document: neither a catalogue {adapters: [...]} nor a ToolSpecs file {toolspecs: [...]}\n" +
+		p("other.yaml") + ": neither a catalogue {adapters: [...]} nor a ToolSpecs file {toolspecs: [...]}\n" +
+		p("both.json") + ": has both adapters: and toolspecs:; a catalogue has adapters: only, a ToolSpecs file toolspecs: only\n" +
+		p("pactum.yaml") + ": a configuration (it has agents:), not a catalogue or ToolSpecs file; check it with `pactum config check`\n" +
+		"pactum: 6 of 7 files cannot be checked\n"
+	if stderr != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", stderr, want)
+	}
+
+	// Both kinds of failure: exit 2, both counted.
+	writeFile(t, p("bad.yaml"), "toolspecs:\n  - {tool_id: x, execution_mode: remote, adapter_id: nope, adapter_operation: y}\n")
+	code, _, stderr = runMain("toolspec", "check", p("missing.yaml"), p("bad.yaml"))
+	if code != 2 || !strings.HasSuffix(stderr, "pactum: 1 of 2 files cannot be checked, 1 failed\n") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if code, _, stderr := runMain("toolspec", "check"); code != 1 || !strings.Contains(stderr, "requires at least 1 arg") {
+		t.Errorf("no file: exit %d, stderr %s", code, stderr)
+	}
+}
+
+// TestToolSpecDocsConsole runs every console example of docs/toolspecs.md
+// as written, with the real binary, and compares what it prints (standard
+// output and standard error, in the order a terminal shows them) with
+// the page. Each example runs in a new directory holding the page's files
+// so far (the yaml blocks that begin "# file NAME") and, for a command
+// that names one, the repository's examples/ file; "$ echo $?" prints the
+// previous command's exit status.
+func TestToolSpecDocsConsole(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..")
+	data, err := os.ReadFile(filepath.Join(root, "docs", "toolspecs.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := pactumBinary(t)
+	files := map[string]string{}
+	var block *strings.Builder
+	lang, start, consoles := "", 0, 0
+	for i, l := range strings.Split(string(data), "\n") {
+		switch {
+		case block == nil && strings.HasPrefix(l, "```"):
+			block, lang, start = &strings.Builder{}, strings.TrimPrefix(l, "```"), i+1
+		case block != nil && l == "```":
+			text := block.String()
+			block = nil
+			first, _, _ := strings.Cut(text, "\n")
+			switch {
+			case lang == "yaml" && strings.HasPrefix(first, "# file "):
+				// The whole block, comment included: the lines the
+				// page prints are the block's.
+				files[strings.TrimPrefix(first, "# file ")] = text
+			case lang == "console":
+				consoles++
+				runConsole(t, bin, root, "docs/toolspecs.md:"+strconv.Itoa(start), text, files)
+			}
+		case block != nil:
+			block.WriteString(l + "\n")
+		}
+	}
+	if consoles < 1 {
+		t.Fatalf("ran %d console examples; the page has check's", consoles)
+	}
+}
+
+// runConsole runs one console example: "$ pactum ARGS" lines and the
+// output each must print.
+func runConsole(t *testing.T, bin, root, where, text string, files map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		writeFile(t, filepath.Join(dir, name), content)
+	}
+	type step struct {
+		args []string
+		want string
+	}
+	var steps []step
+	for _, l := range strings.SplitAfter(text, "\n") {
+		if cmd, ok := strings.CutPrefix(l, "$ "); ok {
+			steps = append(steps, step{args: strings.Fields(cmd)})
+			continue
+		}
+		if len(steps) == 0 {
+			t.Fatalf("%s: output before the first command: %q", where, l)
+		}
+		steps[len(steps)-1].want += l
+	}
+	last := 0
+	for _, s := range steps {
+		var got string
+		switch {
+		case len(s.args) == 2 && s.args[0] == "echo" && s.args[1] == "$?":
+			got = strconv.Itoa(last) + "\n"
+		case s.args[0] == "pactum":
+			for _, a := range s.args[1:] {
+				if strings.HasPrefix(a, "examples/") {
+					content, err := os.ReadFile(filepath.Join(root, a))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(a)), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					writeFile(t, filepath.Join(dir, a), string(content))
+				}
+			}
+			cmd := exec.Command(bin, s.args[1:]...)
+			cmd.Dir = dir
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			err := cmd.Run()
+			last = 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				last = ee.ExitCode()
+			} else if err != nil {
+				t.Fatalf("%s: %v: %v", where, s.args, err)
+			}
+			got = out.String()
+		default:
+			t.Fatalf("%s: a command this test does not run: %v", where, s.args)
+		}
+		if got != s.want {
+			t.Errorf("%s: $ %s printed:\n%s\nthe page says:\n%s", where, strings.Join(s.args, " "), got, s.want)
+		}
+	}
 }
