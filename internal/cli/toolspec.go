@@ -43,12 +43,60 @@ type catalogueFlags struct {
 	catalogues []string
 	toolspecs  []string
 
+	// found: config is ./pactum.yaml, taken because --config was not given.
+	found   bool
 	cfg     *config.Config // loaded by load
 	baseDir string
 }
 
+// defaultToolSpecConfig is the configuration lock and verify read when
+// --config is not given and it exists, so that the two never read
+// different catalogues (a lock written without the configuration's
+// adapters: would make every verify with it fail, and the reverse).
+const defaultToolSpecConfig = "pactum.yaml"
+
+// findConfig takes ./pactum.yaml as the configuration when --config is
+// not given and that file exists, as `serve` users keep it there.
+func (f *catalogueFlags) findConfig() {
+	if f.config != "" {
+		return
+	}
+	if fi, err := os.Stat(defaultToolSpecConfig); err == nil && fi.Mode().IsRegular() {
+		f.config, f.found = defaultToolSpecConfig, true
+	}
+}
+
+// readFrom says which configuration was read, for the summary lines: ""
+// without one.
+func (f *catalogueFlags) readFrom() string {
+	switch {
+	case f.cfg == nil:
+		return ""
+	case f.found:
+		return "configuration " + f.config + ", found in the current directory"
+	}
+	return "configuration " + f.config
+}
+
+// lockCommand is the `pactum toolspec lock` command that writes lockFile
+// from the same catalogues as these flags: what verify tells users to run.
+func (f *catalogueFlags) lockCommand(lockFile string) string {
+	var b strings.Builder
+	b.WriteString("pactum toolspec lock")
+	if f.config != "" && !f.found {
+		b.WriteString(" --config " + f.config)
+	}
+	for _, c := range f.catalogues {
+		b.WriteString(" --catalogue " + c)
+	}
+	if lockFile != toolspec.DefaultLockFile {
+		b.WriteString(" --out " + lockFile)
+	}
+	return b.String()
+}
+
 func (f *catalogueFlags) register(cmd *cobra.Command, withToolSpecs bool) {
-	cmd.Flags().StringVarP(&f.config, "config", "c", "", "configuration file whose adapters: catalogues and toolspecs: are used (and whose mcp agents' servers are read)")
+	cmd.Flags().StringVarP(&f.config, "config", "c", "", "configuration file whose adapters: catalogues and toolspecs: are used (and whose mcp agents' servers are read) (default: ./pactum.yaml when it exists)")
 	cmd.Flags().StringArrayVar(&f.catalogues, "catalogue", nil, "catalogue file of adapter contracts added to the default catalogue (repeatable)")
 	if withToolSpecs {
 		cmd.Flags().StringArrayVar(&f.toolspecs, "toolspecs", nil, "ToolSpecs file {toolspecs: [...]}; findings list the ToolSpecs they affect (repeatable)")
@@ -283,9 +331,13 @@ With --config, lock also connects to the server of every mcp agent (stdio:
 starts it; HTTP: connects), lists its tools and records them as the
 adapter contract "mcp-<agent>" in the lock's live section, for
 "verify --live". A server that cannot be reached is an error. Commit the
-lock file.`,
+lock file.
+
+Without --config, lock reads ./pactum.yaml when it exists, as verify does,
+so that the two compare the same catalogues.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			cf.findConfig()
 			cat, err := cf.catalogue()
 			if err != nil {
 				return err
@@ -317,7 +369,11 @@ lock file.`,
 			if len(l.Live) > 0 {
 				live = " and " + plural(len(l.Live), "MCP server", "MCP servers")
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: locked %s%s\n", out, plural(len(l.Adapters), "adapter contract", "adapter contracts"), live)
+			from := ""
+			if r := cf.readFrom(); r != "" {
+				from = " (" + r + ")"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: locked %s%s%s\n", out, plural(len(l.Adapters), "adapter contract", "adapter contracts"), live, from)
 			return nil
 		},
 	}
@@ -333,8 +389,9 @@ func newToolSpecVerifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Compare the catalogue in use with the lock; exit 1 on any finding",
-		Long: `Verify compares the catalogue in use (the default catalogue plus the
---catalogue files) with the lock file and prints every finding:
+		Long: `Verify compares the catalogue in use (the default catalogue, the
+--catalogue files and, with --config, the configuration's adapters: files)
+with the lock file and prints every finding:
 
   - every change since the lock, classified: "MAJOR adapter.operation kind: detail";
   - every violation of assertion 5 (a frozen contract changed without the
@@ -342,10 +399,12 @@ func newToolSpecVerifyCmd() *cobra.Command {
     not semver, a frozen contract removed);
   - a contract whose version changed with no change to its interface.
 
-With --toolspecs, each finding lists the ToolSpecs it affects. When the
-changes are intended and the versions right, run "pactum toolspec lock" and
-commit the new lock. Exit status: 0 when the catalogue matches the lock, 1
-on any finding.
+With --toolspecs (and --config: its toolspecs:), each finding lists the
+ToolSpecs it affects. When the changes are intended and the versions
+right, run "pactum toolspec lock" with the same --config and --catalogue
+flags and commit the new lock. Without --config, verify reads
+./pactum.yaml when it exists, as lock does. Exit status: 0 when the
+catalogue matches the lock, 1 on any finding.
 
 With --live (and --config), verify instead connects to the server of
 every mcp agent of the configuration (stdio: starts it; HTTP: connects),
@@ -359,6 +418,7 @@ finding (MAJOR, a ToolSpec violation, a server that cannot be reached or
 that the lock does not hold); MINOR and PATCH changes are printed only.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			cf.findConfig()
 			l, err := readLock(lockFile)
 			if err != nil {
 				return err
@@ -399,10 +459,14 @@ that the lock does not hold); MINOR and PATCH changes are printed only.`,
 				}
 			}
 			if n > 0 {
-				return fmt.Errorf("%s against %s; when the changes are intended and the versions right, run `pactum toolspec lock` and commit %s",
-					plural(n, "finding", "findings"), lockFile, lockFile)
+				return fmt.Errorf("%s against %s; when the changes are intended and the versions right, run `%s` and commit %s",
+					plural(n, "finding", "findings"), lockFile, cf.lockCommand(lockFile), lockFile)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s match the lock)\n", lockFile, plural(len(cur.Adapters), "adapter contract", "adapter contracts"))
+			from := ""
+			if r := cf.readFrom(); r != "" {
+				from = "; " + r
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s match the lock%s)\n", lockFile, plural(len(cur.Adapters), "adapter contract", "adapter contracts"), from)
 			return nil
 		},
 	}
@@ -416,7 +480,7 @@ that the lock does not hold); MINOR and PATCH changes are printed only.`,
 // configured MCP server now, classified against the lock's live section.
 func verifyLive(cmd *cobra.Command, cf *catalogueFlags, l *toolspec.Lock, lockFile string) error {
 	if cf.config == "" {
-		return errors.New("--live needs --config: the configuration names the MCP servers")
+		return errors.New("--live needs --config (or a pactum.yaml in the current directory): the configuration names the MCP servers")
 	}
 	w := cmd.OutOrStdout()
 	servers, err := cf.liveServers(cmd.Context())
@@ -444,7 +508,7 @@ func verifyLive(cmd *cobra.Command, cf *catalogueFlags, l *toolspec.Lock, lockFi
 		}
 		if _, ok := l.Live[id]; !ok {
 			n++
-			fmt.Fprintf(w, "LOCK %s: the lock holds no contract of agent %s's server (%s); run `pactum toolspec lock --config %s`\n", id, s.Agent, s.Server, cf.config)
+			fmt.Fprintf(w, "LOCK %s: the lock holds no contract of agent %s's server (%s); run `%s`\n", id, s.Agent, s.Server, cf.lockCommand(lockFile))
 			continue
 		}
 		cur.Adapters = append(cur.Adapters, s.Contract)
@@ -484,8 +548,8 @@ func verifyLive(cmd *cobra.Command, cf *catalogueFlags, l *toolspec.Lock, lockFi
 		}
 	}
 	if n > 0 {
-		return fmt.Errorf("%s against %s; when the servers' changes are intended, update the agents and ToolSpecs, then run `pactum toolspec lock --config %s` and commit %s",
-			plural(n, "breaking finding", "breaking findings"), lockFile, cf.config, lockFile)
+		return fmt.Errorf("%s against %s; when the servers' changes are intended, update the agents and ToolSpecs, then run `%s` and commit %s",
+			plural(n, "breaking finding", "breaking findings"), lockFile, cf.lockCommand(lockFile), lockFile)
 	}
 	fmt.Fprintf(w, "%s: ok (%s match the lock)\n", lockFile, plural(len(cur.Adapters), "MCP server", "MCP servers"))
 	return nil

@@ -62,7 +62,7 @@ toolspecs:
 	lock := filepath.Join(dir, "pactum-toolspec.lock.json")
 
 	code, stdout, stderr := runMain("toolspec", "lock", "--config", cfg, "--out", lock)
-	if code != 0 || stdout != lock+": locked 8 adapter contracts and 1 MCP server\n" {
+	if code != 0 || stdout != lock+": locked 8 adapter contracts and 1 MCP server (configuration "+cfg+")\n" {
 		t.Fatalf("lock: exit %d\n%s%s", code, stdout, stderr)
 	}
 	data, err := os.ReadFile(lock)

@@ -293,7 +293,7 @@ func TestToolSpecConfig(t *testing.T) {
 	lock := filepath.Join(dir, "lock.json")
 
 	code, stdout, stderr := runMain("toolspec", "lock", "--config", cfg, "--out", lock)
-	if code != 0 || stdout != lock+": locked 9 adapter contracts\n" {
+	if code != 0 || stdout != lock+": locked 9 adapter contracts (configuration "+cfg+")\n" {
 		t.Fatalf("lock: exit %d\n%s%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = runMain("toolspec", "verify", "--config", cfg, "--lock", lock)
@@ -307,6 +307,110 @@ func TestToolSpecConfig(t *testing.T) {
 	}
 	wantLines(t, stdout, "MAJOR acme-mail.send input_required_added: input.body: property \"body\" became required\n  affects ToolSpecs: notify\n",
 		"needs a MAJOR bump, but the version went 1.0.0 → 1.0.0 (NONE); fix: set version: 2.0.0, or undo the change\n  affects ToolSpecs: notify\n")
+}
+
+// TestToolSpecLockVerifyAgree reproduces the disagreement between lock and
+// verify used with and without --config in a directory holding the
+// pactum.yaml whose adapters: and toolspecs: the server reads: whichever
+// way each is run, they read the same catalogues. Before, a bare `lock`
+// left the configuration's catalogues out (and `verify --config` then
+// failed on every one of them, "adapter_added"), and a bare `verify`
+// after `lock --config` failed on each as "adapter_removed" (MAJOR). Not
+// parallel: it changes the working directory.
+func TestToolSpecLockVerifyAgree(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "adapters"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "adapters", "acme.yaml"), acmeV1)
+	writeFile(t, filepath.Join(dir, "pactum.yaml"), "agents:\n  - {name: e, type: echo, toolspec: notify}\nadapters:\n  - adapters/acme.yaml\n"+acmeToolSpecs)
+	t.Chdir(dir)
+	const found = "configuration pactum.yaml, found in the current directory"
+
+	// A bare lock reads ./pactum.yaml and says so; verify with --config
+	// agrees with it.
+	code, lockOut, stderr := runMain("toolspec", "lock")
+	if code != 0 {
+		t.Fatalf("lock: exit %d\n%s%s", code, lockOut, stderr)
+	}
+	code, stdout, stderr := runMain("toolspec", "verify", "--config", "pactum.yaml")
+	if code != 0 {
+		t.Fatalf("verify --config disagrees with a bare lock: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if lockOut != "pactum-toolspec.lock.json: locked 9 adapter contracts ("+found+")\n" {
+		t.Errorf("lock printed %q", lockOut)
+	}
+	if stdout != "pactum-toolspec.lock.json: ok (9 adapter contracts match the lock; configuration pactum.yaml)\n" {
+		t.Errorf("verify --config printed %q", stdout)
+	}
+	bare, err := os.ReadFile("pactum-toolspec.lock.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// lock --config, then a bare verify: the same.
+	code, lockOut, stderr = runMain("toolspec", "lock", "--config", "pactum.yaml", "--out", "with-config.json")
+	if code != 0 {
+		t.Fatalf("lock --config: exit %d\n%s%s", code, lockOut, stderr)
+	}
+	code, stdout, stderr = runMain("toolspec", "verify", "--lock", "with-config.json")
+	if code != 0 {
+		t.Fatalf("a bare verify disagrees with lock --config: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if lockOut != "with-config.json: locked 9 adapter contracts (configuration pactum.yaml)\n" {
+		t.Errorf("lock --config printed %q", lockOut)
+	}
+	if stdout != "with-config.json: ok (9 adapter contracts match the lock; "+found+")\n" {
+		t.Errorf("bare verify printed %q", stdout)
+	}
+	withConfig, err := os.ReadFile("with-config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(bare) != string(withConfig) {
+		t.Errorf("the bare lock and lock --config differ:\n%s\n%s", bare, withConfig)
+	}
+
+	// A breaking change: both find it, with the configuration's ToolSpecs,
+	// and name the lock command that reads the same catalogues.
+	writeFile(t, filepath.Join(dir, "adapters", "acme.yaml"), strings.Replace(acmeV1, "required: [to]", "required: [to, body]", 1))
+	code, bareOut, bareErr := runMain("toolspec", "verify")
+	if code != 1 {
+		t.Fatalf("bare verify after a breaking change: exit %d\n%s%s", code, bareOut, bareErr)
+	}
+	wantLines(t, bareOut, "MAJOR acme-mail.send input_required_added: input.body: property \"body\" became required\n  affects ToolSpecs: notify\n")
+	wantLines(t, bareErr, "run `pactum toolspec lock` and commit pactum-toolspec.lock.json")
+	code, cfgOut, cfgErr := runMain("toolspec", "verify", "--config", "pactum.yaml")
+	if code != 1 || cfgOut != bareOut {
+		t.Fatalf("verify --config after a breaking change: exit %d\n%s%s\nwant the bare verify's:\n%s", code, cfgOut, cfgErr, bareOut)
+	}
+	wantLines(t, cfgErr, "run `pactum toolspec lock --config pactum.yaml` and commit pactum-toolspec.lock.json")
+}
+
+// TestToolSpecRelockHint: verify's advice names the lock command with the
+// flags verify was given, so that following it writes the lock of the
+// catalogues verify read.
+func TestToolSpecRelockHint(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cat, lock := filepath.Join(dir, "acme.yaml"), filepath.Join(dir, "l.json")
+	writeFile(t, cat, acmeV1)
+	if code, stdout, stderr := runMain("toolspec", "lock", "--catalogue", cat, "--out", lock); code != 0 {
+		t.Fatalf("lock: exit %d\n%s%s", code, stdout, stderr)
+	}
+	writeFile(t, cat, strings.Replace(acmeV1, "version: 1.0.0", "version: 1.0.1", 1))
+	code, _, stderr := runMain("toolspec", "verify", "--catalogue", cat, "--lock", lock)
+	advised := "pactum toolspec lock --catalogue " + cat + " --out " + lock
+	if want := "run `" + advised + "` and commit " + lock; code != 1 || !strings.Contains(stderr, want) {
+		t.Fatalf("exit %d, stderr:\n%s\nwant it to contain %q", code, stderr, want)
+	}
+	code, stdout, stderr := runMain(strings.Fields(advised)[1:]...)
+	if code != 0 {
+		t.Fatalf("the advised command: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := runMain("toolspec", "verify", "--catalogue", cat, "--lock", lock); code != 0 {
+		t.Fatalf("verify after the advised lock: exit %d\n%s%s", code, stdout, stderr)
+	}
 }
 
 // TestToolSpecCheck: `toolspec check` with no configuration and no
@@ -534,8 +638,8 @@ func TestToolSpecDocsConsole(t *testing.T) {
 			block.WriteString(l + "\n")
 		}
 	}
-	if consoles < 1 {
-		t.Fatalf("ran %d console examples; the page has check's", consoles)
+	if consoles < 2 {
+		t.Fatalf("ran %d console examples; the page has check's and lock's", consoles)
 	}
 }
 
