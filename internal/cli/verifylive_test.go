@@ -208,3 +208,32 @@ func TestVerifyWorkflowRun(t *testing.T) {
 		})
 	}
 }
+
+// TestDocContractShow: the output docs/workflows.md shows for `pactum
+// contract show workflow.feature` is what the command prints (up to the
+// doc's "…", the digest elided there).
+func TestDocContractShow(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "workflows.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cmdLine = "$ pactum contract show workflow.feature\n"
+	i := strings.Index(string(doc), cmdLine)
+	if i < 0 {
+		t.Fatal("docs/workflows.md shows no `pactum contract show workflow.feature`")
+	}
+	shown, _, ok := strings.Cut(string(doc)[i+len(cmdLine):], "  …\n")
+	if !ok {
+		t.Fatal("the shown output does not end with its elision")
+	}
+	out := mustRun(t, "contract", "show", "workflow.feature")
+	first, rest, _ := strings.Cut(out, "\n")
+	if !strings.HasPrefix(first, "# contract workflow.feature, digest sha256:") {
+		t.Fatalf("first line %q", first)
+	}
+	wantFirst, wantRest, _ := strings.Cut(shown, "\n")
+	if wantFirst != "# contract workflow.feature, digest sha256:…" || !strings.HasPrefix(rest, wantRest) {
+		t.Errorf("docs/workflows.md shows\n%s\npactum contract show workflow.feature prints\n%s", shown, out)
+	}
+}
