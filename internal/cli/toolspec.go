@@ -406,10 +406,11 @@ flags and commit the new lock. Without --config, verify reads
 ./pactum.yaml when it exists, as lock does. Exit status: 0 when the
 catalogue matches the lock, 1 on any finding.
 
-With --live (and --config), verify instead connects to the server of
-every mcp agent of the configuration (stdio: starts it; HTTP: connects),
-lists its tools and classifies them against the server's contract in the
-lock ("mcp-<agent>", written by "lock --config") with the same rules: a
+With --live (and --config, or ./pactum.yaml), verify instead connects to
+the server of every mcp agent of the configuration (stdio: starts it;
+HTTP: connects), lists its tools and classifies them against the
+server's contract in the lock ("mcp-<agent>", written by "lock" with the
+configuration) with the same rules: a
 tool that disappeared is MAJOR, an input schema changed in a breaking way
 is MAJOR, a new tool or optional input MINOR. Each change lists the agent
 and the ToolSpecs it affects; an agent whose ToolSpec (adapter_id: mcp)
@@ -472,7 +473,7 @@ that the lock does not hold); MINOR and PATCH changes are printed only.`,
 	}
 	cf.register(cmd, true)
 	cmd.Flags().StringVarP(&lockFile, "lock", "l", toolspec.DefaultLockFile, "lock file to verify against")
-	cmd.Flags().BoolVar(&live, "live", false, "compare the configured MCP servers' tools with the lock instead of the catalogue (needs --config)")
+	cmd.Flags().BoolVar(&live, "live", false, "compare the configured MCP servers' tools with the lock instead of the catalogue (needs --config, or ./pactum.yaml)")
 	return cmd
 }
 

@@ -371,6 +371,12 @@ func TestToolSpecLockVerifyAgree(t *testing.T) {
 		t.Errorf("the bare lock and lock --config differ:\n%s\n%s", bare, withConfig)
 	}
 
+	// verify --live finds the configuration too (it has no mcp agent).
+	code, stdout, stderr = runMain("toolspec", "verify", "--live")
+	if code != 0 || stdout != "pactum-toolspec.lock.json: ok (0 MCP servers match the lock)\n" {
+		t.Fatalf("bare verify --live: exit %d\n%s%s", code, stdout, stderr)
+	}
+
 	// A breaking change: both find it, with the configuration's ToolSpecs,
 	// and name the lock command that reads the same catalogues.
 	writeFile(t, filepath.Join(dir, "adapters", "acme.yaml"), strings.Replace(acmeV1, "required: [to]", "required: [to, body]", 1))
