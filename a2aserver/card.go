@@ -30,11 +30,11 @@ var defaultModes = []string{"text/plain"}
 // capabilityProfile returns the params of the capability-profile extension
 // for spec. Actor is always required (it defaults to "anonymous" when a
 // caller sends none); a sensitive action also needs policyRef and
-// approvalRef, unless it runs as a simulation that needs no approval (see
-// needsApproval).
+// approvalRef, unless it runs as a simulation that needs no approval
+// (task.NeedsApproval, the Coordinator's rule).
 func capabilityProfile(spec task.AgentSpec, info AgentInfo, policy task.PolicyEngine) map[string]any {
 	requires := []any{"actor"}
-	if needsApproval(spec, policy) {
+	if task.NeedsApproval(&spec, policy) {
 		requires = append(requires, "policyRef", "approvalRef")
 	}
 	fields := make([]any, len(envelopeFields))
@@ -56,27 +56,6 @@ func capabilityProfile(spec task.AgentSpec, info AgentInfo, policy task.PolicyEn
 			"defaultActor": AnonymousActor,
 		},
 	}
-}
-
-// needsApproval reports whether callers of spec must cite policyRef and
-// approvalRef. A sensitive action must, except in a dry run that policy
-// does not cover: the Coordinator then runs it as a simulation without an
-// approval. Coverage follows the Coordinator's rule (task.PolicyCoverage):
-// no engine covers nothing, an engine that cannot tell covers everything.
-func needsApproval(spec task.AgentSpec, policy task.PolicyEngine) bool {
-	if !spec.Sensitive {
-		return false
-	}
-	if !spec.DryRun {
-		return true
-	}
-	if policy == nil {
-		return false
-	}
-	if pc, ok := policy.(task.PolicyCoverage); ok {
-		return pc.Covers(spec.Action)
-	}
-	return true
 }
 
 // trustModel returns the params and description of the trust-model

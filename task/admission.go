@@ -153,7 +153,7 @@ func (c *Coordinator) admission(ctx context.Context, spec *AgentSpec, env *Envel
 // decide applies the sensitive-action rules: both references are required,
 // then the policy engine has the last word.
 func (c *Coordinator) decide(ctx context.Context, stage Stage, spec *AgentSpec, env *Envelope) (Decision, error) {
-	if spec.DryRun && !c.policyCovers(spec.Action) {
+	if spec.DryRun && !Covers(c.policy, spec.Action) {
 		return Decision{Allow: true, Reason: fmt.Sprintf("simulation: no policy covers action %q, so it runs only as a dry run, without approval", spec.Action)}, nil
 	}
 	var missing []string
@@ -177,17 +177,6 @@ func (c *Coordinator) decide(ctx context.Context, stage Stage, spec *AgentSpec, 
 		d.Code = CodePolicyDenied
 	}
 	return d, nil
-}
-
-// policyCovers reports whether the policy engine could allow action.
-func (c *Coordinator) policyCovers(action string) bool {
-	if c.policy == nil {
-		return false
-	}
-	if pc, ok := c.policy.(PolicyCoverage); ok {
-		return pc.Covers(action)
-	}
-	return true
 }
 
 func (c *Coordinator) decisionAudit(env *Envelope, stage Stage, d Decision) AuditInput {

@@ -50,6 +50,27 @@ type PolicyCoverage interface {
 	Covers(action string) bool
 }
 
+// Covers reports whether engine could allow action: no engine covers
+// nothing, an engine that cannot tell (no PolicyCoverage) covers every
+// action.
+func Covers(engine PolicyEngine, action string) bool {
+	if engine == nil {
+		return false
+	}
+	if pc, ok := engine.(PolicyCoverage); ok {
+		return pc.Covers(action)
+	}
+	return true
+}
+
+// NeedsApproval reports whether a task of spec must cite policyRef and
+// approvalRef: a sensitive action must, unless it runs as a dry run that
+// engine does not cover (a simulation, which nothing could approve). The
+// Coordinator admits tasks by this rule; cards state it.
+func NeedsApproval(spec *AgentSpec, engine PolicyEngine) bool {
+	return spec.Sensitive && !(spec.DryRun && !Covers(engine, spec.Action))
+}
+
 // PolicyFunc adapts a function to PolicyEngine.
 type PolicyFunc func(ctx context.Context, in PolicyInput) (Decision, error)
 
