@@ -422,6 +422,24 @@ type payload struct {
 	Attempt   int            `json:"attempt"`
 	Message   task.Message   `json:"message"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
+	// Retry is set on an attempt after feedback: the turn's request, the
+	// rejected answer and what to fix (chatInput holds all three as one
+	// text).
+	Retry *retryPayload `json:"retry,omitempty"`
+}
+
+type retryPayload struct {
+	Request  task.Message   `json:"request"`
+	Answer   *task.Message  `json:"answer,omitempty"`
+	Feedback []task.Message `json:"feedback"`
+}
+
+func retryOf(req *task.Request) *retryPayload {
+	rt := req.Retry()
+	if rt == nil {
+		return nil
+	}
+	return &retryPayload{Request: rt.Request, Answer: rt.Answer, Feedback: rt.Feedback}
 }
 
 func (r *Runtime) requestBody(req *task.Request) ([]byte, error) {
@@ -430,7 +448,7 @@ func (r *Runtime) requestBody(req *task.Request) ([]byte, error) {
 	}
 	if r.body == nil {
 		b, err := json.Marshal(payload{
-			ChatInput: req.Message.Text(),
+			ChatInput: req.Text(),
 			SessionID: req.ContextID,
 			TaskID:    req.TaskID,
 			ContextID: req.ContextID,
@@ -439,6 +457,7 @@ func (r *Runtime) requestBody(req *task.Request) ([]byte, error) {
 			Attempt:   req.Attempt,
 			Message:   req.Message,
 			Metadata:  req.Envelope.Metadata,
+			Retry:     retryOf(req),
 		})
 		if err != nil {
 			return nil, task.Permanent(fmt.Errorf("webhook: encode request body: %w", err))
