@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,7 +12,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/pactum/pactum/store/sqlite"
 	"github.com/pactum/pactum/task"
 )
 
@@ -98,33 +96,14 @@ func TestContractRetryKeepsTheTask(t *testing.T) {
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
-	defer cancel()
-	st, err := sqlite.Open(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	coord, err := task.NewCoordinator(task.Options{Store: st, Node: "reader"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	parent := regexp.MustCompile(`(?m)^run (\S+) of contract`).FindStringSubmatch(out)
 	if parent == nil {
 		t.Fatalf("no run id in:\n%s", out)
 	}
-	kids, err := coord.Children(ctx, parent[1], 0, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var count *task.Task
-	for _, k := range kids {
-		if k.Envelope.Step == "count" {
-			count = k
-		}
-	}
+	_, steps := liveVerdicts(t, dsn, parent[1])
+	count := steps["count"]
 	if count == nil {
-		t.Fatalf("no count step among %d children", len(kids))
+		t.Fatalf("no count step among %d children", len(steps))
 	}
 	if got := strings.TrimSpace(artifactText(count)); got != "count: 4" || count.Attempt != 2 {
 		t.Fatalf("count answered %q on attempt %d, want \"count: 4\" on attempt 2", got, count.Attempt)

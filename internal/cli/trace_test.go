@@ -81,32 +81,7 @@ func runStore(t *testing.T, path string, input string, answers map[string]string
 		t.Fatalf("pactum contract run printed:\n%s", out)
 	}
 	parentID = m[1]
-
-	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
-	defer cancel()
-	st, err := sqlite.Open(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	coord, err := task.NewCoordinator(task.Options{Store: st, Node: "reader"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kids, err := coord.Children(ctx, parentID, 0, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	live = map[string]*contract.VerifiedResult{}
-	for _, k := range kids {
-		recs, err := coord.Timeline(ctx, k.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if live[k.Envelope.Step], err = contract.Newest(recs); err != nil {
-			t.Fatal(err)
-		}
-	}
+	live, _ = liveVerdicts(t, dsn, parentID)
 	return dsn, parentID, live
 }
 

@@ -5,8 +5,6 @@ package goexample_test
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"go/format"
 	"net"
 	"net/http"
@@ -24,6 +22,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
 	"github.com/pactum/pactum/a2aserver"
+	"github.com/pactum/pactum/internal/e2e/mdblock"
 	"github.com/pactum/pactum/internal/syncbuf"
 )
 
@@ -149,32 +148,9 @@ func TestREADMEGoExample(t *testing.T) {
 	}
 }
 
-// extractExample returns the body of the one ```go block between the
-// example's markers.
+// extractExample returns the body of the one ```go block between the markers.
 func extractExample(readme string) (string, error) {
-	_, rest, ok := strings.Cut(readme, beginMarker)
-	if !ok {
-		return "", fmt.Errorf("no %s marker", beginMarker)
-	}
-	block, _, ok := strings.Cut(rest, endMarker)
-	if !ok {
-		return "", fmt.Errorf("no %s marker after %s", endMarker, beginMarker)
-	}
-	_, body, ok := strings.Cut(block, "```go\n")
-	if !ok {
-		return "", errors.New("no ```go block between the example's markers")
-	}
-	body, after, ok := strings.Cut(body, "```")
-	if !ok {
-		return "", errors.New("the example's ```go block is not closed")
-	}
-	if strings.TrimSpace(after) != "" {
-		return "", fmt.Errorf("text after the example's block, before %s: %q", endMarker, strings.TrimSpace(after))
-	}
-	if strings.TrimSpace(body) == "" {
-		return "", errors.New("the example's block is empty")
-	}
-	return body, nil
+	return mdblock.Extract(readme, beginMarker, endMarker, "go", "the example's")
 }
 
 var loopbackAddr = regexp.MustCompile(`127\.0\.0\.1:[0-9]+`)

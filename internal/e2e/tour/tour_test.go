@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pactum/pactum/internal/e2e/mdblock"
 )
 
 const (
@@ -110,32 +112,9 @@ func TestREADMETour(t *testing.T) {
 	}
 }
 
-// extractTour returns the body of the one ```sh block between the tour's
-// markers.
+// extractTour returns the body of the one ```sh block between the markers.
 func extractTour(readme string) (string, error) {
-	_, rest, ok := strings.Cut(readme, beginMarker)
-	if !ok {
-		return "", fmt.Errorf("no %s marker", beginMarker)
-	}
-	block, _, ok := strings.Cut(rest, endMarker)
-	if !ok {
-		return "", fmt.Errorf("no %s marker after %s", endMarker, beginMarker)
-	}
-	_, body, ok := strings.Cut(block, "```sh\n")
-	if !ok {
-		return "", errors.New("no ```sh block between the tour markers")
-	}
-	body, after, ok := strings.Cut(body, "```")
-	if !ok {
-		return "", errors.New("the tour's ```sh block is not closed")
-	}
-	if strings.TrimSpace(after) != "" {
-		return "", fmt.Errorf("text after the tour's block, before %s: %q", endMarker, strings.TrimSpace(after))
-	}
-	if strings.TrimSpace(body) == "" {
-		return "", errors.New("the tour's block is empty")
-	}
-	return body, nil
+	return mdblock.Extract(readme, beginMarker, endMarker, "sh", "the tour's")
 }
 
 var loopbackAddr = regexp.MustCompile(`127\.0\.0\.1:[0-9]+`)
