@@ -47,3 +47,20 @@ type MetadataProvider interface {
 
 // cancelTimeout bounds a forwarded cancel.
 const cancelTimeout = 5 * time.Second
+
+// Role is what an agent definition (a markdown file whose front matter
+// names the agent and whose body is its role) gives the agent built from
+// it, beyond its runtime's settings. A runtime that takes a Role makes it
+// reach the model: the openai runtime sends System as the system prompt;
+// the exec runtime hands all three to its command's templates.
+type Role struct {
+	// System is the definition's role body: the system prompt.
+	System string
+	// Tools are the tools the definition lets the agent use, as written
+	// in its front matter ("Read", "Bash(git diff:*)"); nil when it names
+	// none.
+	Tools []string
+	// Model is the definition's model as written ("sonnet", "inherit", a
+	// model name); "" when it names none.
+	Model string
+}

@@ -106,9 +106,11 @@ type Settings struct {
 	// Command is the program and its arguments. Required. Each element is a
 	// Go text/template over the attempt: .Input (the message text),
 	// .TaskID, .ContextID, .Attempt, .Action, .Actor, .Data (the JSON of
-	// the message's first data part, or null), .Message and .Metadata; the
-	// function json quotes a value ({{json .Input}}). A program without a
-	// slash is looked up in PATH; one with a slash is relative to Dir.
+	// the message's first data part, or null), .Message, .Metadata,
+	// .Arguments (a workflow run's arguments) and, for an agent built from
+	// a definition (Role), .System, .Tools and .Model; the function json
+	// quotes a value ({{json .Input}}). A program without a slash is
+	// looked up in PATH; one with a slash is relative to Dir.
 	Command []string `yaml:"command"`
 	// Input says how the message text reaches the command: "stdin" writes
 	// it to standard input, "arg" appends it as the last argument, "none"
@@ -174,6 +176,17 @@ type Settings struct {
 	// Linux), or pactum-UID/procs under the temporary directory when there
 	// is none.
 	RunDir string `yaml:"run_dir"`
+	// Models maps a model alias (sonnet, haiku, inherit: the names agent
+	// definitions use) to the model name the command takes: {{.Model}} is
+	// a definition's model looked up here (a definition without a model
+	// looks up inherit), else the model as written, except that inherit
+	// and no model are "" (the command's own default). Default: none.
+	Models map[string]string `yaml:"models"`
+	// Role is the agent definition the agent serves, which its templates
+	// read as .System (the role body), .Tools and .Model; pactum sets it
+	// for an agent built from a definition. Not configuration. Default:
+	// nil, the three are empty.
+	Role *agent.Role `yaml:"-"`
 }
 
 func (s Settings) withDefaults() Settings {
@@ -232,6 +245,9 @@ func (s Settings) validate() error {
 		if c < 1 || c > 255 {
 			return fmt.Errorf("permanent_exit_codes[%d]: must be between 1 and 255 (got %d)", i, c)
 		}
+	}
+	if _, ok := s.Models[""]; ok {
+		return errors.New(`models: an alias may not be empty (a definition without a model looks up "inherit")`)
 	}
 	return procgroup.CheckSettings(s.Env, s.Dir)
 }
@@ -437,8 +453,38 @@ func (r *Runtime) Stream(ctx context.Context, req *task.Request, emit task.Emit)
 	return r.run(ctx, req, emit)
 }
 
+// ResolveModel returns the model name {{.Model}} is for a definition's
+// model alias: the Models entry of alias (of inherit when alias is ""),
+// else alias itself, except that inherit and "" without an entry are "".
+func (r *Runtime) ResolveModel(alias string) string {
+	if alias == "" {
+		alias = inherit
+	}
+	if m, ok := r.s.Models[alias]; ok {
+		return m
+	}
+	if alias == inherit {
+		return ""
+	}
+	return alias
+}
+
+// inherit is the model alias that means the agent's own model.
+const inherit = "inherit"
+
+// data returns the template data of req: tmpl.NewData and the Role.
+func (r *Runtime) data(req *task.Request) tmpl.Data {
+	d := tmpl.NewData(req)
+	if ro := r.s.Role; ro != nil {
+		d.System = ro.System
+		d.Tools = tmpl.List(ro.Tools)
+		d.Model = r.ResolveModel(ro.Model)
+	}
+	return d
+}
+
 func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
-	data := tmpl.NewData(req)
+	data := r.data(req)
 	argv := make([]string, len(r.argv), len(r.argv)+1)
 	for i, t := range r.argv {
 		a, err := t.Execute(data)

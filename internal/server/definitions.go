@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pactum/pactum/agent"
+	"github.com/pactum/pactum/agent/exec"
 	"github.com/pactum/pactum/agent/openai"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/internal/yamlnode"
@@ -100,13 +101,16 @@ func noRuntime(cfg *config.Config, d *workflow.Definition, name string) string {
 }
 
 // definitionSpec is the RuntimeSpec of the agent ac that serves
-// definition d: the runtime entry's settings, and for type openai the
-// definition's role body as the system prompt (unless the entry sets
-// one) and its model alias resolved through the entry's models. Other
-// runtime types get the entry's settings only.
+// definition d: the runtime entry's settings and the definition's role.
+// For type openai the role body is the system prompt (unless the entry
+// sets one) and its model alias is resolved through the entry's models;
+// type exec gets the whole role (its templates' .System, .Tools and
+// .Model). Other runtime types get the entry's settings only.
 func definitionSpec(cfg *config.Config, ac config.Agent, d *workflow.Definition, baseDir string) config.RuntimeSpec {
 	spec := cfg.AgentSpec(ac, baseDir)
-	if ac.Type != openai.Type {
+	switch ac.Type {
+	case openai.Type, exec.Type:
+	default:
 		return spec
 	}
 	decode := spec.Decode
@@ -116,18 +120,20 @@ func definitionSpec(cfg *config.Config, ac config.Agent, d *workflow.Definition,
 				return err
 			}
 		}
-		s, ok := v.(*openai.Settings)
-		if !ok {
-			return nil
-		}
-		if s.System == "" {
-			s.System = d.Body
-		}
-		// Resolve the alias as the runtime does (Runtime.ResolveModel); an
-		// entry that does not build is reported when the agent is built.
-		if rt, err := openai.New(*s); err == nil {
-			s.Model = rt.ResolveModel(d.Model)
-			_ = rt.Close()
+		switch s := v.(type) {
+		case *exec.Settings:
+			s.Role = &agent.Role{System: d.Body, Tools: slices.Clone(d.Tools), Model: d.Model}
+		case *openai.Settings:
+			if s.System == "" {
+				s.System = d.Body
+			}
+			// Resolve the alias as the runtime does (Runtime.ResolveModel);
+			// an entry that does not build is reported when the agent is
+			// built.
+			if rt, err := openai.New(*s); err == nil {
+				s.Model = rt.ResolveModel(d.Model)
+				_ = rt.Close()
+			}
 		}
 		return nil
 	}

@@ -49,6 +49,39 @@ type Data struct {
 	// that has text (a message's text parts joined by newlines), for
 	// agents that take the whole conversation as one prompt.
 	Transcript string
+	// Arguments is the arguments string of the workflow run the task is a
+	// step of (pactum run --arguments, run_workflow's arguments), or of
+	// any task whose input message carries one, under
+	// metadata.pactum.arguments; "" when there is none.
+	Arguments string
+	// System, Tools and Model are what the agent definition the agent
+	// serves gives it: its role body, its tools and its model, as the
+	// runtime resolves it. Empty for an agent that is not a definition;
+	// the runtime fills them in (NewData does not).
+	System string
+	Tools  List
+	Model  string
+}
+
+// List is a list of names that a template writes comma-separated, with
+// no spaces ({{.Tools}} is "Read,Grep,Glob", the form of claude's
+// --allowedTools); {{range .Tools}} walks it and {{json .Tools}} writes a
+// JSON array.
+type List []string
+
+// String joins l with commas.
+func (l List) String() string { return strings.Join(l, ",") }
+
+// argumentsKey is the key of a task's input metadata under which the
+// arguments sit (metadata.pactum.arguments): package workflow's
+// MetadataKey, which a run writes into each step's input.
+const argumentsKey = "pactum"
+
+// arguments returns the arguments string in's metadata carries, or "".
+func arguments(in task.Message) string {
+	md, _ := in.Metadata[argumentsKey].(map[string]any)
+	s, _ := md["arguments"].(string)
+	return s
 }
 
 // NewData returns the template data of req.
@@ -65,6 +98,7 @@ func NewData(req *task.Request) Data {
 		Message:   req.Message,
 		Metadata:  req.Envelope.Metadata,
 		History:   req.History,
+		Arguments: arguments(req.Envelope.Input),
 	}
 	var tr strings.Builder
 	for _, m := range req.History {

@@ -101,3 +101,36 @@ func TestExpandEnvList(t *testing.T) {
 		t.Fatalf("no env = %q, %v; want nil", got, err)
 	}
 }
+
+// TestArgumentsAndRole: .Arguments is the string the task's input carries
+// under metadata.pactum.arguments (what a workflow run writes into each
+// step's input), also on a turn after input_required; .Tools writes
+// comma-separated and ranges as a list; the role fields are the runtime's
+// to fill.
+func TestArgumentsAndRole(t *testing.T) {
+	t.Parallel()
+	in := task.Message{Role: task.RoleUser, Parts: []task.Part{task.TextPart("# Task\nx")},
+		Metadata: map[string]any{"pactum": map[string]any{"arguments": "a b", "workflow": "w"}}}
+	reply := task.Message{Role: task.RoleUser, Parts: []task.Part{task.TextPart("yes")}}
+	d := NewData(&task.Request{Envelope: task.Envelope{Input: in}, Message: reply})
+	if d.Arguments != "a b" || d.System != "" || d.Tools != nil || d.Model != "" {
+		t.Errorf("NewData: arguments %q, role %q %v %q", d.Arguments, d.System, d.Tools, d.Model)
+	}
+	for _, md := range []map[string]any{nil, {"pactum": "x"}, {"pactum": map[string]any{"arguments": 3}}} {
+		if d := NewData(&task.Request{Envelope: task.Envelope{Input: task.Message{Metadata: md}}}); d.Arguments != "" {
+			t.Errorf("metadata %v: arguments %q", md, d.Arguments)
+		}
+	}
+	d.Tools = List{"Read", "Bash(git diff:*)"}
+	d.System, d.Model = "be brief", "m"
+	tp, err := Parse("role", `{{.Arguments}}|{{.System}}|{{.Tools}}|{{range .Tools}}<{{.}}>{{end}}|{{json .Tools}}|{{.Model}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tp.Execute(d); err != nil || got != `a b|be brief|Read,Bash(git diff:*)|<Read><Bash(git diff:*)>|["Read","Bash(git diff:*)"]|m` {
+		t.Errorf("role template = %q, %v", got, err)
+	}
+	if got, err := tp.Execute(Data{}); err != nil || got != `||||null|` {
+		t.Errorf("empty role template = %q, %v", got, err)
+	}
+}
