@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -18,7 +19,9 @@ import (
 // Expect}. The step's gate (Gate) reads its expectation there, from the
 // child's own stored envelope, so it needs no other read and holds after
 // a crash or on another node. In the input of a custom run, the key
-// holds {"agents": [...]}: the agents to run, in order.
+// holds {"agents": [...]}: the agents to run, in order. In the input of
+// any run, and of each of its steps, it may hold {"arguments": STR}: the
+// run's arguments (Arguments).
 const MetadataKey = "pactum"
 
 // StepAgent is the name of the virtual agent that runs agent in a
@@ -46,6 +49,8 @@ type stepInfo struct {
 	// step spawned before they were recorded.
 	Phases      [][]string `json:"phases,omitempty"`
 	Description string     `json:"description,omitempty"`
+	// Arguments are the run's arguments (Arguments); "" when it has none.
+	Arguments string `json:"arguments,omitempty"`
 }
 
 // workflow returns the workflow the step belongs to, as recorded; false
@@ -178,12 +183,54 @@ func CustomInput(agents []string) map[string]any {
 	return map[string]any{MetadataKey: map[string]any{"agents": list}}
 }
 
+// Arguments returns the arguments of a run, or of one of its steps, from
+// its input message: the string under "arguments" of its MetadataKey
+// metadata (seed 004's optional arguments, given to every agent of the
+// run), or "" when there is none; an error when the value is not a
+// string. Each step's input repeats them under the heading "# Arguments"
+// (Input) and in its own metadata, where runtimes' templates read them
+// as {{.Arguments}}.
+func Arguments(in task.Message) (string, error) {
+	md, _ := in.Metadata[MetadataKey].(map[string]any)
+	switch v := md["arguments"].(type) {
+	case nil:
+		return "", nil
+	case string:
+		return v, nil
+	default:
+		return "", fmt.Errorf("workflow: metadata.%s.arguments must be a string (got %T)", MetadataKey, v)
+	}
+}
+
+// WithArguments returns md (a run's input metadata, e.g. CustomInput's;
+// nil for none) with args recorded as the run's arguments (Arguments). An
+// empty args leaves md as it is. md's MetadataKey map is copied, not
+// changed.
+func WithArguments(md map[string]any, args string) map[string]any {
+	if args == "" {
+		return md
+	}
+	out := make(map[string]any, len(md)+1)
+	maps.Copy(out, md)
+	p := map[string]any{}
+	if old, ok := md[MetadataKey].(map[string]any); ok {
+		maps.Copy(p, old)
+	}
+	p["arguments"] = args
+	out[MetadataKey] = p
+	return out
+}
+
 func decide(w *Workflow, o *RunOptions, req *task.Request) (*task.Result, error) {
 	byAgent := make(map[string]*task.Task, len(req.Children))
 	for _, k := range req.Children {
 		byAgent[k.Envelope.Step] = k
 	}
 	desc := Description(req.Envelope.Input)
+	args, err := Arguments(req.Envelope.Input)
+	if err != nil {
+		return nil, task.Permanent(&task.Error{Code: task.CodeInvalidArgument, Message: err.Error()})
+	}
 	var prior []string // the handoffs of the phases done, as markdown
 	total := len(w.Agents())
 	done := 0
@@ -204,7 +251,7 @@ func decide(w *Workflow, o *RunOptions, req *task.Request) (*task.Result, error)
 		}
 		switch {
 		case started == 0:
-			return spawn(w, o, pi, desc, prior, done, total)
+			return spawn(w, o, pi, desc, args, prior, done, total)
 		case unsettled > 0 || started < len(p.Agents):
 			// A phase is spawned whole, in one transition: a partial
 			// phase is only one whose spawn the store has not shown yet.
@@ -238,19 +285,19 @@ func nextAgents(w *Workflow, pi int) []string {
 }
 
 // spawn starts phase pi.
-func spawn(w *Workflow, o *RunOptions, pi int, desc string, prior []string, done, total int) (*task.Result, error) {
+func spawn(w *Workflow, o *RunOptions, pi int, desc, args string, prior []string, done, total int) (*task.Result, error) {
 	p := w.Phases[pi]
 	next := nextAgents(w, pi)
 	var children []task.Child
 	for i, a := range p.Agents {
 		e := Expect{From: a, To: next, Last: next == nil}
-		info := stepInfo{Workflow: w.Name, Step: done + i + 1, Steps: total, Expect: e, Phases: phases(w), Description: w.Description}
+		info := stepInfo{Workflow: w.Name, Step: done + i + 1, Steps: total, Expect: e, Phases: phases(w), Description: w.Description, Arguments: args}
 		children = append(children, task.Child{
 			Step:  a,
 			Agent: o.Agent(a),
 			Input: task.Message{
 				Role:     task.RoleUser,
-				Parts:    []task.Part{task.TextPart(Input(w.Name, desc, prior, info.Step, total, e))},
+				Parts:    []task.Part{task.TextPart(Input(w.Name, desc, args, prior, info.Step, total, e))},
 				Metadata: map[string]any{MetadataKey: info.metadata()},
 			},
 		})
@@ -285,6 +332,9 @@ func (s stepInfo) metadata() map[string]any {
 	if s.Description != "" {
 		m["description"] = s.Description
 	}
+	if s.Arguments != "" {
+		m["arguments"] = s.Arguments
+	}
 	return m
 }
 
@@ -313,12 +363,17 @@ func Description(in task.Message) string {
 }
 
 // Input returns the message a step's agent gets: the task description,
-// the prior handoffs (a parallel phase's merged), and the heading its
-// handoff must carry (docs/workflows.md, "What each agent receives").
-func Input(workflow, desc string, prior []string, step, steps int, e Expect) string {
+// the run's arguments when it has any (args, under "# Arguments"), the
+// prior handoffs (a parallel phase's merged), and the heading its handoff
+// must carry (docs/workflows.md, "What each agent receives").
+func Input(workflow, desc, args string, prior []string, step, steps int, e Expect) string {
 	var b strings.Builder
 	b.WriteString("# Task\n")
 	b.WriteString(desc)
+	if args != "" {
+		b.WriteString("\n\n# Arguments\n")
+		b.WriteString(strings.TrimRight(args, "\n"))
+	}
 	b.WriteString("\n\n# Prior handoffs\n")
 	if len(prior) == 0 {
 		b.WriteString("None: you are the first agent.\n")

@@ -26,6 +26,7 @@ func newRunCmd() *cobra.Command {
 	var (
 		cf      configFlags
 		agents  []string
+		args    string
 		actor   string
 		timeout time.Duration
 		run     func(cmd *cobra.Command, name, desc string) error
@@ -46,6 +47,10 @@ printed at the end; 'pactum runs report RUN_ID' prints it again.
 
 WORKFLOW is a built-in (feature, bugfix, refactor, security), a workflow
 of the configuration, or custom with --agents a,b,c.
+
+--arguments gives every agent of the run one more string: in its input
+under "# Arguments" (after "# Task"), and as {{.Arguments}} in exec and
+webhook templates. The run records it, so a restarted node keeps it.
 
 Exit status: 0 when the report recommends SHIP, 1 for NEEDS WORK, 2 for
 BLOCKED (or when the run could not run).`,
@@ -89,7 +94,7 @@ BLOCKED (or when the run could not run).`,
 			ctx, cancel = context.WithTimeout(ctx, timeout)
 			defer cancel()
 		}
-		r, err := runWorkflow(ctx, cmd.OutOrStdout(), srv.Coordinator(), w, desc, actor)
+		r, err := runWorkflow(ctx, cmd.OutOrStdout(), srv.Coordinator(), w, desc, args, actor)
 		if err != nil {
 			return err
 		}
@@ -97,6 +102,7 @@ BLOCKED (or when the run could not run).`,
 	}
 	cf.register(cmd)
 	cmd.Flags().StringSliceVar(&agents, "agents", nil, "the agents of a custom workflow, in order (a,b,c)")
+	cmd.Flags().StringVar(&args, "arguments", "", "a string given to every agent of the run (its input's \"# Arguments\", {{.Arguments}} in templates)")
 	cmd.Flags().StringVar(&actor, "actor", "cli", "the actor the run is submitted as")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "give up waiting after this long (default: wait until the run ends)")
 	return cmd
@@ -113,14 +119,15 @@ func recommendationExit(r *workflow.Report) error {
 	return exitErrorf(exitBlocked, "the report recommends %s", r.Recommendation)
 }
 
-// runWorkflow submits a run of w and prints its agents as they go, then
-// the report.
-func runWorkflow(ctx context.Context, out io.Writer, coord *task.Coordinator, w *workflow.Workflow, desc, actor string) (*workflow.Report, error) {
+// runWorkflow submits a run of w with the arguments args ("" for none)
+// and prints its agents as they go, then the report.
+func runWorkflow(ctx context.Context, out io.Writer, coord *task.Coordinator, w *workflow.Workflow, desc, args, actor string) (*workflow.Report, error) {
 	in := task.Message{ID: task.NewID(), Role: task.RoleUser, Parts: []task.Part{task.TextPart(desc)}}
 	agents := w.Agents()
 	if w.Name == workflow.Custom {
 		in.Metadata = workflow.CustomInput(agents)
 	}
+	in.Metadata = workflow.WithArguments(in.Metadata, args)
 	sub, err := coord.Submit(ctx, task.SubmitRequest{Envelope: task.Envelope{
 		Actor: actor, Action: workflow.RunAgent(w.Name), Input: in,
 	}})

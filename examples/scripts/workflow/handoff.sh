@@ -2,10 +2,14 @@
 # message pactum sends each step and writing a handoff. Each role script
 # (planner.sh, code-reviewer.sh, ...) sources it; it is not an agent.
 #
-# The message on standard input has three top-level blocks:
+# The message on standard input has three top-level blocks, four when the
+# run was given arguments (pactum run --arguments):
 #
 #   # Task
 #   <the task description>
+#
+#   # Arguments
+#   <the run's arguments; the block is absent without them>
 #
 #   # Prior handoffs
 #   <the earlier handoffs, or "None: you are the first agent.">
@@ -29,7 +33,7 @@
 # without its surrounding blank lines.
 block() {
 	printf '%s\n' "$input" | awk -v name="$1" '
-		$0 == "# Task" || $0 == "# Prior handoffs" || $0 == "# Your handoff" ||
+		$0 == "# Task" || $0 == "# Arguments" || $0 == "# Prior handoffs" || $0 == "# Your handoff" ||
 		$0 == "# Your previous answer (rejected)" || $0 == "# What to fix" { on = ($0 == "# " name); next }
 		on { line[++n] = $0 }
 		END {
@@ -64,14 +68,15 @@ quoted_heading() {
 	}'
 }
 
-# read_message reads standard input and sets: input, task, prior (empty when
-# this is the first agent), heading (the heading to write), step ("step 1 of
-# 3 of workflow feature", or empty) and feedback (a retry's "What to fix",
-# or empty).
+# read_message reads standard input and sets: input, task, arguments (the
+# run's arguments, or empty), prior (empty when this is the first agent),
+# heading (the heading to write), step ("step 1 of 3 of workflow feature",
+# or empty) and feedback (a retry's "What to fix", or empty).
 read_message() {
 	input=$(cat)
 	context= findings= files= questions= recommendations= tests= security=
 	task=$(block 'Task')
+	arguments=$(block 'Arguments')
 	prior=$(block 'Prior handoffs')
 	case $prior in None:*) prior= ;; esac
 	feedback=$(block 'What to fix')

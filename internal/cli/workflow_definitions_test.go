@@ -1,0 +1,227 @@
+package cli_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pactum/pactum/store/sqlite"
+	"github.com/pactum/pactum/task"
+	"github.com/pactum/pactum/workflow"
+)
+
+// roleScript is the exec agent every definition of execDefinitions runs
+// on. Its arguments are what the command's templates made of the
+// attempt: {{.System}}, {{.Tools}}, {{.Model}}, {{.Arguments}} and the
+// directory to record them in. It reads its heading with the docs'
+// one-liner, records each argument and its standard input in
+// DIR/ROLE.NAME, and answers with a valid handoff.
+const roleScript = `input=$(cat)
+heading=$(printf '%s\n' "$input" | sed -n 's/^Expected heading: //p')
+role=$(printf '%s\n' "$heading" | sed -n 's/^## HANDOFF: \([^ ]*\) -> .*/\1/p')
+[ -n "$role" ] || { echo "no heading in: $input" >&2; exit 3; }
+printf '%s' "$1" > "$5/$role.system"
+printf '%s' "$2" > "$5/$role.tools"
+printf '%s' "$3" > "$5/$role.model"
+printf '%s' "$4" > "$5/$role.arguments"
+printf '%s' "$input" > "$5/$role.stdin"
+printf '%s\n\n### Context\n%s answered.\n\n### Findings\n- %s looked.\n\n### Files Modified\nNone\n\n### Open Questions\nNone\n\n### Recommendations\nNone\n' "$heading" "$role" "$role"
+`
+
+// execDefinition is one definition of execDefinitions and what its
+// agent's templates must see.
+type execDefinition struct {
+	name, front, body string
+	tools, model      string // {{.Tools}}, {{.Model}}
+}
+
+var execDefs = []execDefinition{
+	{name: "planner", front: "tools: Read, Grep, Glob\nmodel: sonnet", body: "You are the planner.\nTurn the task into a plan.",
+		tools: "Read,Grep,Glob", model: "claude-sonnet-4-5"},
+	{name: "code-reviewer", front: "tools: [Read, \"Bash(git diff:*)\"]\nmodel: inherit", body: "You are the code reviewer; check the plan.",
+		tools: "Read,Bash(git diff:*)", model: ""},
+	{name: "architect", front: "model: opus-next", body: "You are the architect.",
+		tools: "", model: "opus-next"},
+}
+
+// execDefinitions writes roleScript, a definition file per execDefs
+// entry and a configuration whose definitions run on an exec runtime
+// (models maps sonnet) with the workflow trio of the three; it returns
+// the configuration's path and the directory the agents record in.
+func execDefinitions(t *testing.T) (cfg, rec string) {
+	t.Helper()
+	dir := t.TempDir()
+	rec = filepath.Join(dir, "rec")
+	defs := filepath.Join(dir, "agents")
+	for _, d := range []string{rec, defs} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := filepath.Join(dir, "role.sh")
+	writeFile(t, script, roleScript)
+	for _, d := range execDefs {
+		writeFile(t, filepath.Join(defs, d.name+".md"), fmt.Sprintf("---\nname: %s\ndescription: The %s.\n%s\n---\n\n%s\n", d.name, d.name, d.front, d.body))
+	}
+	cfg = filepath.Join(dir, "pactum.yaml")
+	writeFile(t, cfg, fmt.Sprintf(`definitions:
+  dirs: [agents]
+  runtime: cli
+  runtimes:
+    cli:
+      type: exec
+      retry: {max_attempts: 2, initial_backoff: 10ms}
+      exec:
+        command: [sh, %q, "{{.System}}", "{{.Tools}}", "{{.Model}}", "{{.Arguments}}", %q]
+        input: stdin
+        timeout: 30s
+        models: {sonnet: claude-sonnet-4-5}
+workflows:
+  - name: trio
+    steps: [planner, code-reviewer, architect]
+`, script, rec))
+	return cfg, rec
+}
+
+// recorded reads what role's agent recorded as name.
+func recorded(t *testing.T, rec, role, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(rec, role+"."+name))
+	if err != nil {
+		t.Fatalf("%s did not record its %s: %v", role, name, err)
+	}
+	return string(b)
+}
+
+// TestWorkflowRunExecDefinitionsGetTheirRole: a `pactum run` of a
+// workflow over definitions on an exec runtime gives each agent's
+// command its definition: {{.System}} is the role body, {{.Tools}} its
+// tools comma-separated, {{.Model}} its model through the runtime's
+// models (inherit: ""; an alias without an entry: as written). Without
+// --arguments, {{.Arguments}} is empty and the input has no "# Arguments"
+// block.
+func TestWorkflowRunExecDefinitionsGetTheirRole(t *testing.T) {
+	t.Parallel()
+	cfg, rec := execDefinitions(t)
+	desc := "Add a --json flag to tasks list"
+	r := pactumRun(t, tempStore(t), cfg, "trio", desc)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0 (SHIP)", r.code)
+	}
+	for _, d := range execDefs {
+		if got := recorded(t, rec, d.name, "system"); got != d.body {
+			t.Errorf("%s: {{.System}} = %q, want the role body %q", d.name, got, d.body)
+		}
+		if got := recorded(t, rec, d.name, "tools"); got != d.tools {
+			t.Errorf("%s: {{.Tools}} = %q, want %q", d.name, got, d.tools)
+		}
+		if got := recorded(t, rec, d.name, "model"); got != d.model {
+			t.Errorf("%s: {{.Model}} = %q, want %q", d.name, got, d.model)
+		}
+		if got := recorded(t, rec, d.name, "arguments"); got != "" {
+			t.Errorf("%s: {{.Arguments}} = %q without --arguments", d.name, got)
+		}
+		if in := recorded(t, rec, d.name, "stdin"); !strings.HasPrefix(in, "# Task\n"+desc+"\n\n# Prior handoffs\n") || strings.Contains(in, "# Arguments") {
+			t.Errorf("%s: the input without arguments:\n%s", d.name, in)
+		}
+	}
+}
+
+// TestWorkflowRunArguments: `pactum run … --arguments "x y"` gives every
+// step the arguments, in its input under "# Arguments" right after the
+// task (the docs' heading one-liner still reads the heading) and as
+// {{.Arguments}}; the store keeps them in the run's input and in every
+// step's input, text and metadata, so a restarted node has them.
+func TestWorkflowRunArguments(t *testing.T) {
+	t.Parallel()
+	cfg, rec := execDefinitions(t)
+	dsn := tempStore(t)
+	desc := "Add a --json flag to tasks list"
+	const args = "x y"
+	r := pactumRun(t, dsn, cfg, "trio", desc, "--arguments", args)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0 (SHIP)", r.code)
+	}
+	block := "# Task\n" + desc + "\n\n# Arguments\n" + args + "\n\n# Prior handoffs\n"
+	for _, d := range execDefs {
+		if got := recorded(t, rec, d.name, "arguments"); got != args {
+			t.Errorf("%s: {{.Arguments}} = %q, want %q", d.name, got, args)
+		}
+		if in := recorded(t, rec, d.name, "stdin"); !strings.HasPrefix(in, block) {
+			t.Errorf("%s: the input does not start with %q:\n%s", d.name, block, in)
+		}
+	}
+
+	// The stored run and its steps.
+	run, steps := storedRun(t, dsn, runID(t, r.stdout))
+	if got, err := workflow.Arguments(run.Envelope.Input); err != nil || got != args {
+		t.Errorf("the stored run's arguments: %q, %v; want %q", got, err, args)
+	}
+	if len(steps) != len(execDefs) {
+		t.Fatalf("the run has %d children, want %d", len(steps), len(execDefs))
+	}
+	for _, k := range steps {
+		in := k.Envelope.Input
+		if !strings.HasPrefix(in.Text(), block) {
+			t.Errorf("step %s: stored input does not start with %q:\n%s", k.Envelope.Step, block, in.Text())
+		}
+		if got, err := workflow.Arguments(in); err != nil || got != args {
+			t.Errorf("step %s: stored metadata arguments %q, %v; want %q", k.Envelope.Step, got, err, args)
+		}
+	}
+}
+
+// storedRun reads run id and its children, with their artifacts, from
+// the store in dsn.
+func storedRun(t *testing.T, dsn, id string) (*task.Task, []*task.Task) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	st, err := sqlite.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	run, err := st.GetTask(ctx, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := st.ListTasks(ctx, task.ListParams{ParentTaskID: id, PageSize: 10, IncludeArtifacts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run, page.Tasks
+}
+
+// TestWorkflowRunArgumentsExamples: the example's role scripts, which
+// read the message's blocks (examples/scripts/workflow/handoff.sh), run
+// as before with --arguments: the arguments do not leak into the task
+// they plan from, and the run ships.
+func TestWorkflowRunArgumentsExamples(t *testing.T) {
+	t.Parallel()
+	desc := "Add a --json flag to tasks list"
+	dsn := tempStore(t)
+	r := pactumRun(t, dsn, examplesWorkflows, "feature", desc, "--arguments", "--dry-run please")
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0 (SHIP)", r.code)
+	}
+	_, steps := storedRun(t, dsn, runID(t, r.stdout))
+	if len(steps) != 3 {
+		t.Fatalf("the run has %d children, want 3", len(steps))
+	}
+	for _, k := range steps {
+		var text strings.Builder
+		for _, a := range k.Artifacts {
+			for _, p := range a.Parts {
+				text.WriteString(p.Text)
+			}
+		}
+		quotes := k.Envelope.Step != "planner" || strings.Contains(text.String(), `"`+desc+`"`)
+		if !quotes || strings.Contains(text.String(), "dry-run") || strings.Contains(text.String(), "Arguments") {
+			t.Errorf("step %s: the handoff does not quote the task alone:\n%s", k.Envelope.Step, text.String())
+		}
+	}
+}
