@@ -21,9 +21,10 @@ var envelopeFields = []string{
 
 // inputFields are keys a message's metadata.pactum may hold that are not
 // envelope fields but input the task's agent reads from its message:
-// "agents", the agents of a custom workflow run, in order
+// "agents", the agents of a custom workflow run, in order, and
+// "arguments", the string a workflow run gives every agent
 // (docs/workflows.md). They are checked by the agent that reads them.
-var inputFields = []string{"agents"}
+var inputFields = []string{"agents", "arguments"}
 
 // envelopeMeta is what a caller put under metadata.pactum.
 type envelopeMeta struct {

@@ -103,8 +103,9 @@ const (
 )
 
 // customWorkflow is the workflow whose agents a run lists, and the
-// metadata key under which its input lists them (package workflow's
-// Custom and MetadataKey; mcpserver does not import the engine).
+// metadata key under which its input lists them and holds the run's
+// arguments (package workflow's Custom and MetadataKey; mcpserver does
+// not import the engine).
 const (
 	customWorkflow = "custom"
 	workflowKey    = "pactum"
@@ -243,6 +244,7 @@ func (s *Server) addTools() {
 				"(## HANDOFF: a -> b with Context, Findings, Files Modified, Open Questions, Recommendations) and retried with " +
 				"feedback when malformed. The answer is the run's task; its artifact integration-report holds the report as text " +
 				"and data, with the recommendation SHIP, NEEDS WORK or BLOCKED. Workflow custom runs the agents given in agents. " +
+				"arguments, when given, reaches every agent of the run. " +
 				"Workflows: " + strings.Join(s.opts.Workflows, ", ") + ".",
 			Annotations: &mcp.ToolAnnotations{Title: "Run a workflow", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
 		}, scoped(s, s.runWorkflow))
@@ -253,7 +255,8 @@ func (s *Server) addTools() {
 }
 
 // runWorkflow runs a served workflow: a submit to its run agent, waiting;
-// a custom run's agents go in its input's metadata.
+// a custom run's agents and any run's arguments go in its input's
+// metadata.
 func (s *Server) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, in RunWorkflowInput) (*mcp.CallToolResult, SubmitTaskOutput, error) {
 	if !slices.Contains(s.opts.Workflows, in.Workflow) {
 		return nil, SubmitTaskOutput{}, s.fail(ctx, ToolRunWorkflow,
@@ -268,12 +271,19 @@ func (s *Server) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, in R
 	mi := MessageInput{Text: in.Task, MessageID: in.MessageID, IdempotencyKey: in.IdempotencyKey, Actor: in.Actor,
 		Matter: in.Matter, CorrelationID: in.CorrelationID, ContextID: in.ContextID}
 	var md map[string]any
-	if len(in.Agents) > 0 {
-		list := make([]any, len(in.Agents))
-		for i, a := range in.Agents {
-			list[i] = a
+	if len(in.Agents) > 0 || in.Arguments != "" {
+		p := map[string]any{}
+		if len(in.Agents) > 0 {
+			list := make([]any, len(in.Agents))
+			for i, a := range in.Agents {
+				list[i] = a
+			}
+			p["agents"] = list
 		}
-		md = map[string]any{workflowKey: map[string]any{"agents": list}}
+		if in.Arguments != "" {
+			p["arguments"] = in.Arguments
+		}
+		md = map[string]any{workflowKey: p}
 	}
 	return s.submitWith(ctx, req, ToolRunWorkflow, "workflow."+in.Workflow, "", mi, md, true, in.WaitInput)
 }

@@ -62,6 +62,7 @@ type RunWorkflowInput struct {
 	Workflow       string   `json:"workflow" jsonschema:"name of a served workflow (feature, bugfix, refactor, security, a configured one, or custom)"`
 	Task           string   `json:"task" jsonschema:"the task description every agent gets"`
 	Agents         []string `json:"agents,omitempty" jsonschema:"the agents of a custom workflow, in order (only with workflow custom)"`
+	Arguments      string   `json:"arguments,omitempty" jsonschema:"a string given to every agent of the run, in its input under '# Arguments' (and as {{.Arguments}} in exec and webhook templates)"`
 	MessageID      string   `json:"message_id,omitempty" jsonschema:"id of the input message; default a fresh id. Without idempotency_key it is also the idempotency key"`
 	IdempotencyKey string   `json:"idempotency_key,omitempty" jsonschema:"resending the same key (per actor) with the same payload returns the existing run instead of starting a new one"`
 	Actor          string   `json:"actor,omitempty" jsonschema:"who asks; default the authenticated caller, else anonymous"`
