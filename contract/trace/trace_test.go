@@ -40,7 +40,8 @@ func TestDecodeExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Version != "1" || tr.ExportedAt.IsZero() || tr.Task.Agent != "document-review" || len(tr.Children) != 3 {
+	if tr.Version != trace.Version || tr.ExportedAt.IsZero() || tr.Task.Agent != "document-review" || len(tr.Children) != 3 ||
+		tr.Contract == nil || tr.Contract.ID != "document-review" || !strings.HasPrefix(tr.Contract.Digest, "sha256:") {
 		t.Fatalf("decoded %+v", tr)
 	}
 	for _, k := range tr.Children {
