@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -223,5 +224,121 @@ func TestWorkflowRunArgumentsExamples(t *testing.T) {
 		if !quotes || strings.Contains(text.String(), "dry-run") || strings.Contains(text.String(), "Arguments") {
 			t.Errorf("step %s: the handoff does not quote the task alone:\n%s", k.Envelope.Step, text.String())
 		}
+	}
+}
+
+// cliStub stands in for claude and codex, which cannot run here (they
+// need an account): it records its arguments, NUL-separated, in
+// REC/ROLE, reads the heading its prompt asks for (on standard input for
+// claude -p, the last argument for codex exec) and answers with a valid
+// handoff.
+const cliStub = `input=$(cat)
+heading=$({ printf '%s\n' "$input"; for a in "$@"; do printf '%s\n' "$a"; done; } | sed -n 's/^Expected heading: //p' | sed -n 1p)
+role=$(printf '%s\n' "$heading" | sed -n 's/^## HANDOFF: \([^ ]*\) -> .*/\1/p')
+[ -n "$role" ] || { echo "no heading in: $input $*" >&2; exit 3; }
+for a in "$@"; do printf '%s\0' "$a"; done > "REC/$role"
+printf '%s\n\n### Context\nDone.\n\n### Findings\n- Looked.\n\n### Files Modified\nNone\n\n### Open Questions\nNone\n\n### Recommendations\nNone\n' "$heading"
+`
+
+// TestDocDefinitionRecipes: the claude -p and codex exec recipes of
+// docs/workflows.md ("Running definitions on claude -p or codex exec"),
+// run as written by `pactum run` with their program replaced by a stub
+// that records its arguments, hand each definition's role body, tools
+// and model to the flags the docs name; the sh variant leaves out an
+// empty --allowedTools or --model.
+func TestDocDefinitionRecipes(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "workflows.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, _ := strings.Cut(string(doc), "### Running definitions on claude -p or codex exec\n")
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	var blocks []string
+	for rest := sec; ; {
+		_, after, ok := strings.Cut(rest, "```yaml\n")
+		if !ok {
+			break
+		}
+		b, tail, _ := strings.Cut(after, "```\n")
+		blocks = append(blocks, b)
+		rest = tail
+	}
+	if len(blocks) != 3 {
+		t.Fatalf("the section has %d yaml blocks, want 3 (claude, its sh variant, codex)", len(blocks))
+	}
+	claude, variant, codex := blocks[0], blocks[1], blocks[2]
+	commandLine := func(b string) string {
+		for l := range strings.SplitSeq(b, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "command: ") {
+				return l
+			}
+		}
+		t.Fatalf("no command line in\n%s", b)
+		return ""
+	}
+	withoutModels := func(b string) string {
+		var out []string
+		for l := range strings.SplitSeq(b, "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(l), "models:") {
+				out = append(out, l)
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	body := map[string]string{}
+	for _, d := range execDefs {
+		body[d.name] = d.body
+	}
+	for _, tc := range []struct {
+		name, yaml string
+		want       map[string][]string
+	}{
+		{"claude", claude, map[string][]string{
+			"planner":       {"-p", "--append-system-prompt", body["planner"], "--allowedTools", "Read,Grep,Glob", "--model", "sonnet"},
+			"code-reviewer": {"-p", "--append-system-prompt", body["code-reviewer"], "--allowedTools", "Read,Bash(git diff:*)", "--model", "sonnet"},
+			"architect":     {"-p", "--append-system-prompt", body["architect"], "--allowedTools", "", "--model", "opus-next"},
+		}},
+		{"claude sh variant", withoutModels(strings.Replace(claude, commandLine(claude), commandLine(variant), 1)), map[string][]string{
+			"planner":       {"-p", "--append-system-prompt", body["planner"], "--allowedTools", "Read,Grep,Glob", "--model", "sonnet"},
+			"code-reviewer": {"-p", "--append-system-prompt", body["code-reviewer"], "--allowedTools", "Read,Bash(git diff:*)"},
+			"architect":     {"-p", "--append-system-prompt", body["architect"], "--model", "opus-next"},
+		}},
+		{"codex", codex, map[string][]string{
+			"planner":       {"exec", "--sandbox", "read-only", "--model", "gpt-5", body["planner"] + "\n\n# Task\n"},
+			"code-reviewer": {"exec", "--sandbox", "read-only", "--model", "gpt-5", body["code-reviewer"] + "\n\n# Task\n"},
+			"architect":     {"exec", "--sandbox", "read-only", "--model", "opus-next", body["architect"] + "\n\n# Task\n"},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, rec := execDefinitions(t)
+			dir := filepath.Dir(cfg)
+			stub := filepath.Join(dir, "stub")
+			writeFile(t, stub, "#!/bin/sh\n"+strings.ReplaceAll(cliStub, "REC", rec))
+			if err := os.Chmod(stub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			y := strings.ReplaceAll(tc.yaml, "[.claude/agents]", "[agents]")
+			y = strings.NewReplacer("[claude, ", "["+stub+", ", "exec claude ", "exec "+stub+" ", "[codex, ", "["+stub+", ").Replace(y)
+			writeFile(t, cfg, y+"workflows:\n  - name: trio\n    steps: [planner, code-reviewer, architect]\n")
+			r := pactumRun(t, tempStore(t), cfg, "trio", "Add a --json flag to tasks list")
+			if r.code != 0 {
+				t.Fatalf("exit %d, want 0 (SHIP)", r.code)
+			}
+			for role, want := range tc.want {
+				b, err := os.ReadFile(filepath.Join(rec, role))
+				if err != nil {
+					t.Fatalf("%s: the stub was not called: %v", role, err)
+				}
+				got := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+				if n := len(want) - 1; tc.name == "codex" && len(got) == len(want) && strings.HasPrefix(got[n], want[n]) {
+					got[n] = want[n] // the prompt: the role body, then the step's message
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%s: arguments\n%q\nwant\n%q", role, got, want)
+				}
+			}
+		})
 	}
 }
