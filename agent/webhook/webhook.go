@@ -170,6 +170,11 @@ type Settings struct {
 	// MaxResponseBytes bounds a response body; a larger one fails the
 	// attempt permanently. Default: 4194304 (4 MiB).
 	MaxResponseBytes int `yaml:"max_response_bytes"`
+	// Role is the agent definition the agent serves, when it serves one
+	// (set by the server, not in configuration): its role body, tools and
+	// model reach a body template as .System, .Tools and .Model, and the
+	// default body as system, tools and model.
+	Role *agent.Role `yaml:"-"`
 }
 
 // Retry governs the retries of one attempt's HTTP call. Connection errors,
@@ -426,6 +431,10 @@ type payload struct {
 	// rejected answer and what to fix (chatInput holds all three as one
 	// text).
 	Retry *retryPayload `json:"retry,omitempty"`
+	// System, Tools and Model are the agent definition's (Settings.Role).
+	System string   `json:"system,omitempty"`
+	Tools  []string `json:"tools,omitempty"`
+	Model  string   `json:"model,omitempty"`
 }
 
 type retryPayload struct {
@@ -447,7 +456,7 @@ func (r *Runtime) requestBody(req *task.Request) ([]byte, error) {
 		return nil, nil
 	}
 	if r.body == nil {
-		b, err := json.Marshal(payload{
+		pl := payload{
 			ChatInput: req.Text(),
 			SessionID: req.ContextID,
 			TaskID:    req.TaskID,
@@ -458,13 +467,21 @@ func (r *Runtime) requestBody(req *task.Request) ([]byte, error) {
 			Message:   req.Message,
 			Metadata:  req.Envelope.Metadata,
 			Retry:     retryOf(req),
-		})
+		}
+		if ro := r.s.Role; ro != nil {
+			pl.System, pl.Tools, pl.Model = ro.System, ro.Tools, ro.Model
+		}
+		b, err := json.Marshal(pl)
 		if err != nil {
 			return nil, task.Permanent(fmt.Errorf("webhook: encode request body: %w", err))
 		}
 		return b, nil
 	}
-	s, err := r.body.Execute(tmpl.NewData(req))
+	d := tmpl.NewData(req)
+	if ro := r.s.Role; ro != nil {
+		d.System, d.Tools, d.Model = ro.System, tmpl.List(ro.Tools), ro.Model
+	}
+	s, err := r.body.Execute(d)
 	if err != nil {
 		return nil, task.Permanent(fmt.Errorf("webhook: body: %w", err))
 	}

@@ -2,11 +2,16 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pactum/pactum/store/sqlite"
@@ -340,5 +345,108 @@ func TestDocDefinitionRecipes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWorkflowRunWebhookDefinitionsGetTheirRole: definitions on a webhook
+// runtime (an n8n-like flow on loopback) get their role in the default
+// body (system, tools, model as written) and in a body template
+// ({{.System}}, {{.Tools}}, {{.Model}}), with the arguments.
+func TestWorkflowRunWebhookDefinitionsGetTheirRole(t *testing.T) {
+	t.Parallel()
+	type got struct {
+		system, tools, model, args string
+	}
+	var mu sync.Mutex
+	seen := map[string]got{}
+	heading := regexp.MustCompile(`(?m)^Expected heading: (## HANDOFF: (\S+) -> .*)$`)
+	flow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			ChatInput string   `json:"chatInput"`
+			System    string   `json:"system"`
+			Tools     []string `json:"tools"`
+			Model     string   `json:"model"`
+			Templated *struct {
+				System, Tools, Model, Arguments string
+			} `json:"templated"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			t.Errorf("body: %v", err)
+		}
+		var in string
+		g := got{}
+		if body.Templated != nil { // the body template
+			in = body.ChatInput
+			g = got{body.Templated.System, body.Templated.Tools, body.Templated.Model, body.Templated.Arguments}
+		} else {
+			in = body.ChatInput
+			g = got{body.System, strings.Join(body.Tools, ","), body.Model, ""}
+		}
+		m := heading.FindStringSubmatch(in)
+		if m == nil {
+			http.Error(w, "no heading", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		seen[r.URL.Path+" "+m[2]] = g
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintf(w, "%s\n\n### Context\nok\n\n### Findings\n- ok\n\n### Files Modified\nNone\n\n### Open Questions\nNone\n\n### Recommendations\nNone\n", m[1])
+	}))
+	defer flow.Close()
+
+	dir := t.TempDir()
+	defs := filepath.Join(dir, "agents")
+	if err := os.Mkdir(defs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range execDefs {
+		writeFile(t, filepath.Join(defs, d.name+".md"), fmt.Sprintf("---\nname: %s\ndescription: The %s.\n%s\n---\n\n%s\n", d.name, d.name, d.front, d.body))
+	}
+	cfg := filepath.Join(dir, "pactum.yaml")
+	writeFile(t, cfg, fmt.Sprintf(`definitions:
+  dirs: [agents]
+  runtime: flow
+  runtimes:
+    flow:
+      type: webhook
+      webhook: {url: %q, allow_private: true}
+    templated:
+      type: webhook
+      webhook:
+        url: %q
+        allow_private: true
+        body: '{"chatInput": {{json .Input}}, "templated": {"System": {{json .System}}, "Tools": {{json (printf "%%s" .Tools)}}, "Model": {{json .Model}}, "Arguments": {{json .Arguments}}}}'
+workflows:
+  - name: trio
+    steps: [planner, code-reviewer, architect]
+`, flow.URL+"/default", flow.URL+"/templated"))
+	for _, runtime := range []string{"flow", "templated"} {
+		c := cfg
+		if runtime == "templated" {
+			b, err := os.ReadFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c = filepath.Join(dir, "templated.yaml")
+			writeFile(t, c, strings.Replace(string(b), "  runtime: flow\n", "  runtime: templated\n", 1))
+		}
+		if r := pactumRun(t, tempStore(t), c, "trio", "Add a --json flag", "--arguments", "x y"); r.code != 0 {
+			t.Fatalf("%s: exit %d, want 0 (SHIP)", runtime, r.code)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, d := range execDefs {
+		// The model as the definition writes it: a webhook has no models map.
+		model := d.front[strings.Index(d.front, "model: ")+len("model: "):]
+		def := seen["/default "+d.name]
+		if def.system != d.body || def.tools != d.tools || def.model != model {
+			t.Errorf("%s, default body: %+v, want system %q tools %q model %q", d.name, def, d.body, d.tools, model)
+		}
+		tpl := seen["/templated "+d.name]
+		if tpl.system != d.body || tpl.tools != d.tools || tpl.model != model || tpl.args != "x y" {
+			t.Errorf("%s, body template: %+v, want system %q tools %q model %q arguments \"x y\"", d.name, tpl, d.body, d.tools, model)
+		}
 	}
 }

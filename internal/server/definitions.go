@@ -11,6 +11,7 @@ import (
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/exec"
 	"github.com/pactum/pactum/agent/openai"
+	"github.com/pactum/pactum/agent/webhook"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/internal/yamlnode"
 	"github.com/pactum/pactum/workflow"
@@ -104,12 +105,13 @@ func noRuntime(cfg *config.Config, d *workflow.Definition, name string) string {
 // definition d: the runtime entry's settings and the definition's role.
 // For type openai the role body is the system prompt (unless the entry
 // sets one) and its model alias is resolved through the entry's models;
-// type exec gets the whole role (its templates' .System, .Tools and
-// .Model). Other runtime types get the entry's settings only.
+// types exec and webhook get the whole role (their templates' .System,
+// .Tools and .Model; a webhook's default body too). Other runtime types
+// get the entry's settings only.
 func definitionSpec(cfg *config.Config, ac config.Agent, d *workflow.Definition, baseDir string) config.RuntimeSpec {
 	spec := cfg.AgentSpec(ac, baseDir)
 	switch ac.Type {
-	case openai.Type, exec.Type:
+	case openai.Type, exec.Type, webhook.Type:
 	default:
 		return spec
 	}
@@ -122,6 +124,8 @@ func definitionSpec(cfg *config.Config, ac config.Agent, d *workflow.Definition,
 		}
 		switch s := v.(type) {
 		case *exec.Settings:
+			s.Role = &agent.Role{System: d.Body, Tools: slices.Clone(d.Tools), Model: d.Model}
+		case *webhook.Settings:
 			s.Role = &agent.Role{System: d.Body, Tools: slices.Clone(d.Tools), Model: d.Model}
 		case *openai.Settings:
 			if s.System == "" {
