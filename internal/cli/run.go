@@ -155,23 +155,37 @@ func runContract(ctx context.Context, out io.Writer, coord *task.Coordinator, c 
 // settled parent, read back whole.
 func followRun(ctx context.Context, coord *task.Coordinator, id string, w *stepWriter, started, follow func(k *task.Task)) (*task.Task, error) {
 	var wg sync.WaitGroup
-	seen := map[string]bool{}
-	// watch starts following each child not followed yet.
+	followed := map[string]chan struct{}{} // closed when the child's follow has printed its end
+	// watch starts following each child not followed yet. A child that
+	// has settled gets its last line printed before a new child is
+	// announced: a step spawned because another one passed is shown
+	// starting after that one's "passed", whichever goroutine ran first.
 	watch := func() {
 		kids, err := coord.Children(ctx, id, 0, false)
 		if err != nil {
 			w.printf("read the run's steps: %v\n", err)
 			return
 		}
+		fresh := slices.ContainsFunc(kids, func(k *task.Task) bool { return followed[k.ID] == nil })
 		for _, k := range kids {
-			if seen[k.ID] {
+			if done := followed[k.ID]; done != nil && fresh && k.State.Terminal() {
+				select {
+				case <-done:
+				case <-ctx.Done():
+				}
+			}
+		}
+		for _, k := range kids {
+			if followed[k.ID] != nil {
 				continue
 			}
-			seen[k.ID] = true
+			done := make(chan struct{})
+			followed[k.ID] = done
 			started(k)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer close(done)
 				follow(k)
 			}()
 		}
@@ -189,7 +203,7 @@ func followRun(ctx context.Context, coord *task.Coordinator, id string, w *stepW
 		if cur == nil {
 			continue
 		}
-		if cur.Children > len(seen) {
+		if cur.Children > len(followed) {
 			watch()
 		}
 		if it.Settled() {
