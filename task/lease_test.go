@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pactum/pactum/task"
+	"github.com/pactum/pactum/task/clocktest"
 )
 
 func TestLeaseExpiryRequeuesAndDeadLetters(t *testing.T) {
@@ -189,7 +190,7 @@ func TestOneFailedRenewalKeepsTheAttempt(t *testing.T) {
 func TestAttemptStopsWhenItsLeaseEndsUnrenewedOnItsClock(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	clock := task.NewFakeClock(time.Now().UTC().Truncate(time.Second))
+	clock := clocktest.New(time.Now().UTC().Truncate(time.Second))
 	const leaseFor = 30 * time.Second
 	started := make(chan struct{}, 8)
 	stopped := make(chan error, 8)

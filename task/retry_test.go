@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pactum/pactum/task"
+	"github.com/pactum/pactum/task/clocktest"
 )
 
 func TestRetriesThenSucceeds(t *testing.T) {
@@ -237,7 +238,7 @@ func TestRetryBackoffWakesDispatcher(t *testing.T) {
 // Coordinator's clock says so, and no sooner.
 func TestRetryBackoffWakesDispatcherOnItsClock(t *testing.T) {
 	t.Parallel()
-	clock := task.NewFakeClock(time.Now().UTC().Truncate(time.Second))
+	clock := clocktest.New(time.Now().UTC().Truncate(time.Second))
 	var calls atomic.Int64
 	flaky := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
 		if calls.Add(1) == 1 {

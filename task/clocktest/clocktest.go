@@ -1,36 +1,42 @@
-package task
+// Package clocktest is a task.Clock for tests: a clock that stands still
+// until the test moves it, so that backoffs, leases and timeouts are
+// exercised without sleeping and without depending on the machine's speed.
+package clocktest
 
 import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/pactum/pactum/task"
 )
 
-// FakeClock is a Clock for tests (of this package and of task_test): time
-// stands still until Advance moves it, which fires every timer that came
-// due. A timer set to d <= 0 fires at once.
-type FakeClock struct {
+// Clock is a task.Clock for tests: time stands still until Advance moves
+// it, which fires every timer that came due. A timer set to d <= 0 fires
+// at once. Give it to a Coordinator (task.Options.Clock) and move it in
+// the test instead of sleeping.
+type Clock struct {
 	mu     sync.Mutex
 	now    time.Time
 	timers map[*fakeTimer]bool
 }
 
-// NewFakeClock returns a FakeClock that reads now.
-func NewFakeClock(now time.Time) *FakeClock {
-	return &FakeClock{now: now, timers: map[*fakeTimer]bool{}}
+// New returns a Clock that reads now.
+func New(now time.Time) *Clock {
+	return &Clock{now: now, timers: map[*fakeTimer]bool{}}
 }
 
-var _ Clock = (*FakeClock)(nil)
+var _ task.TimerAtClock = (*Clock)(nil)
 
 // Now returns the clock's time.
-func (c *FakeClock) Now() time.Time {
+func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
 // NewTimer returns a timer that fires once the clock has moved d on.
-func (c *FakeClock) NewTimer(d time.Duration) Timer {
+func (c *Clock) NewTimer(d time.Duration) task.Timer {
 	t := &fakeTimer{clock: c, ch: make(chan time.Time, 1)}
 	t.Reset(d)
 	return t
@@ -38,7 +44,7 @@ func (c *FakeClock) NewTimer(d time.Duration) Timer {
 
 // NewTimerAt returns a timer that fires once the clock reaches when; the
 // clock cannot move between reading its time and setting the timer.
-func (c *FakeClock) NewTimerAt(when time.Time) Timer {
+func (c *Clock) NewTimerAt(when time.Time) task.Timer {
 	t := &fakeTimer{clock: c, ch: make(chan time.Time, 1)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -52,7 +58,7 @@ func (c *FakeClock) NewTimerAt(when time.Time) Timer {
 }
 
 // AfterFunc calls f in its own goroutine once the clock has moved d on.
-func (c *FakeClock) AfterFunc(d time.Duration, f func()) Timer {
+func (c *Clock) AfterFunc(d time.Duration, f func()) task.Timer {
 	t := &fakeTimer{clock: c, fn: f}
 	t.Reset(d)
 	return t
@@ -60,7 +66,7 @@ func (c *FakeClock) AfterFunc(d time.Duration, f func()) Timer {
 
 // Advance moves the clock d on and fires the timers that came due, earliest
 // first.
-func (c *FakeClock) Advance(d time.Duration) {
+func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
@@ -78,7 +84,7 @@ func (c *FakeClock) Advance(d time.Duration) {
 }
 
 type fakeTimer struct {
-	clock *FakeClock
+	clock *Clock
 	when  time.Time
 	ch    chan time.Time // nil for AfterFunc's timers
 	fn    func()
