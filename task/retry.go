@@ -3,9 +3,9 @@ package task
 import (
 	"context"
 	"fmt"
-	"math"
-	mrand "math/rand/v2"
 	"time"
+
+	"github.com/pactum/pactum/internal/backoff"
 )
 
 // RetryPolicy bounds the automatic retries of one agent.
@@ -23,17 +23,7 @@ type RetryPolicy struct {
 // Backoff returns the delay before attempt n+1 after attempt n failed:
 // InitialBackoff·2^(n-1), capped at MaxBackoff, less a random jitter.
 func (r RetryPolicy) Backoff(n int) time.Duration {
-	if n < 1 {
-		n = 1
-	}
-	d := float64(r.InitialBackoff) * math.Pow(2, float64(n-1))
-	if max := float64(r.MaxBackoff); max > 0 && d > max {
-		d = max
-	}
-	if r.Jitter > 0 {
-		d -= d * r.Jitter * mrand.Float64()
-	}
-	return time.Duration(d)
+	return backoff.Exponential{Initial: r.InitialBackoff, Max: r.MaxBackoff, Jitter: r.Jitter}.Delay(n)
 }
 
 func (r RetryPolicy) withDefaults() RetryPolicy {
