@@ -9,7 +9,6 @@ import (
 	"hash/fnv"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"slices"
@@ -25,6 +24,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/pactum/pactum/internal/backoff"
 	"github.com/pactum/pactum/internal/httpstatus"
 	"github.com/pactum/pactum/internal/netguard"
 	"github.com/pactum/pactum/task"
@@ -242,7 +242,7 @@ func NewPusher(coord *task.Coordinator, opts PusherOptions) *Pusher {
 		for n := 1; n <= opts.MaxAttempts; n++ {
 			opts.CatchUpGrace += opts.Timeout
 			if n < opts.MaxAttempts {
-				opts.CatchUpGrace += min(opts.InitialBackoff<<(n-1), opts.MaxBackoff)
+				opts.CatchUpGrace += pushBackoff(opts).Base(n)
 			}
 		}
 	}
@@ -1014,11 +1014,13 @@ func (p *Pusher) catchUpTask(ctx context.Context, items []task.PushBacklogItem) 
 
 // backoff returns the delay after the n-th failed attempt.
 func (p *Pusher) backoff(n int) time.Duration {
-	d := p.opts.InitialBackoff << (n - 1)
-	if d <= 0 || d > p.opts.MaxBackoff {
-		d = p.opts.MaxBackoff
-	}
-	return d - time.Duration(rand.Float64()*0.2*float64(d))
+	return pushBackoff(p.opts).Delay(n)
+}
+
+// pushBackoff is the wait after a failed delivery attempt: InitialBackoff
+// doubling per attempt up to MaxBackoff, less up to a fifth at random.
+func pushBackoff(opts PusherOptions) backoff.Exponential {
+	return backoff.Exponential{Initial: opts.InitialBackoff, Max: opts.MaxBackoff, Jitter: 0.2}
 }
 
 // post makes one delivery attempt. Its span (kind client, "push") is a

@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pactum/pactum/agent/internal/procgroup"
+	"github.com/pactum/pactum/internal/backoff"
 	"github.com/pactum/pactum/task"
 )
 
@@ -231,16 +232,12 @@ func (r *Runtime) succeeded() {
 
 // restartDelay is the wait before the next start after n failures in a
 // row: none after the first, then RestartBackoff doubling up to
-// MaxRestartBackoff.
+// MaxRestartBackoff, without jitter.
 func (r *Runtime) restartDelay(n int) time.Duration {
 	if n <= 1 {
 		return 0
 	}
-	d := r.s.RestartBackoff
-	for i := 2; i < n && d < r.s.MaxRestartBackoff; i++ {
-		d *= 2
-	}
-	return min(d, r.s.MaxRestartBackoff)
+	return backoff.Exponential{Initial: r.s.RestartBackoff, Max: r.s.MaxRestartBackoff}.Delay(n - 1)
 }
 
 // backoff waits until the server may be started again. When the attempt's

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -36,6 +35,7 @@ import (
 	"github.com/pactum/pactum/agent/internal/answer"
 	"github.com/pactum/pactum/agent/internal/tmpl"
 	"github.com/pactum/pactum/agent/internal/traced"
+	"github.com/pactum/pactum/internal/backoff"
 	"github.com/pactum/pactum/internal/httpstatus"
 	"github.com/pactum/pactum/internal/netguard"
 	"github.com/pactum/pactum/task"
@@ -570,13 +570,7 @@ func (r *Runtime) transportError(cctx context.Context, err error) error {
 // many tasks failing together do not retry together. A longer Retry-After
 // from the server wins, up to MaxBackoff.
 func (r *Runtime) backoff(n int, after time.Duration) time.Duration {
-	d := r.s.Retry.MaxBackoff
-	if n-1 < 32 {
-		d = min(r.s.Retry.InitialBackoff<<(n-1), r.s.Retry.MaxBackoff)
-	}
-	if d > 0 {
-		d = d/2 + rand.N(d/2+1)
-	}
+	d := backoff.Exponential{Initial: r.s.Retry.InitialBackoff, Max: r.s.Retry.MaxBackoff, Jitter: 0.5}.Delay(n)
 	return max(d, min(after, r.s.Retry.MaxBackoff))
 }
 

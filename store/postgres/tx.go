@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"strings"
 	"syscall"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	expbackoff "github.com/pactum/pactum/internal/backoff"
 )
 
 // txn is one transaction on one pooled connection. Statements are queued
@@ -194,12 +195,14 @@ func (s *Store) retry(ctx context.Context, op func() (commitSent bool, err error
 
 // backoff is the pause before retry attempt+1: 20ms, 40ms, 80ms, … up to
 // 1s, each with up to half again of random jitter so that nodes that
-// collided do not collide again.
+// collided do not collide again. The shared arithmetic takes its jitter
+// off the top, so it runs from 1.5 times those (30ms … 1.5s) less up to a
+// third: the same range, [d, 1.5d].
 func backoff(attempt int) time.Duration {
-	d := 20 * time.Millisecond << min(attempt, 6)
-	d = min(d, time.Second)
-	return d + rand.N(d/2+1)
+	return txBackoff.Delay(attempt + 1)
 }
+
+var txBackoff = expbackoff.Exponential{Initial: 30 * time.Millisecond, Max: 1500 * time.Millisecond, Jitter: 1.0 / 3}
 
 // classify says whether err, from a transaction that sent COMMIT or not,
 // is worth retrying, and whether it means the connection was lost.
