@@ -51,8 +51,9 @@ func StepAgent(contractID, stepID string) string { return contractID + "/" + ste
 // RunResults is the data of a run's final artifact (RunArtifact).
 type RunResults struct {
 	Contract string `json:"contract"`
-	// Passed is true when every step's verified result passed (a step
-	// with onViolation continue may succeed without).
+	// Passed is true when the run succeeded and every step's verified
+	// result passed (a step with onViolation continue may succeed
+	// without); Compiled.Results is the rule.
 	Passed bool `json:"passed"`
 	// Steps are the steps in the contract's order.
 	Steps []RunStep `json:"steps"`
@@ -402,24 +403,82 @@ func InjectedResources(s *CompiledStep, msg task.Message) map[string]Resource {
 	return out
 }
 
-// finish ends a run whose steps all succeeded.
-func (c *Compiled) finish(ctx context.Context, o *RunOptions, byStep map[string]*task.Task) (*task.Result, error) {
-	rr := RunResults{Contract: c.contract.ID, Passed: true, Steps: make([]RunStep, 0, len(c.order))}
-	var lines []string
-	for _, id := range c.order {
-		k := byStep[id]
-		rs := RunStep{Step: id, Task: k.ID, Agent: k.Agent}
-		line := fmt.Sprintf("%s: succeeded (task %s)", id, k.ID)
-		if o.Verified != nil {
-			vr, err := o.Verified(ctx, k)
+// Results returns what a run of c shows of its steps: one RunStep per
+// child among children (the run's children, as task.Coordinator.Children
+// returns them), in the contract's order (a child running a step c does
+// not have comes after, in the order given), each with the verified
+// result verified returns for the child. verified is asked only about a
+// child that has started an attempt (no attempt, nothing was checked); a
+// nil verified leaves every step without one.
+//
+// It is the one rule of whether a run passed, for the artifact a finished
+// run holds (Runner) and for a stored run shown while or after it runs
+// (the run task's verified result on the wire): Passed is true when the
+// run succeeded (succeeded: the run task's state is succeeded, or Runner
+// is finishing it) and every step of the contract has a child whose
+// newest verified result passed. So a step without a verified result (not
+// checked) fails it, and so does a step with onViolation continue that
+// succeeded without passing its post-gate (delivered despite the
+// violation): the run succeeds, but did not pass (docs/contracts.md,
+// "Multi-step runs").
+func (c *Compiled) Results(ctx context.Context, succeeded bool, children []*task.Task, verified func(ctx context.Context, child *task.Task) (*VerifiedResult, error)) (*RunResults, error) {
+	rank := make(map[string]int, len(c.order))
+	for i, id := range c.order {
+		rank[id] = i
+	}
+	ordered := slices.Clone(children)
+	slices.SortStableFunc(ordered, func(a, b *task.Task) int {
+		ra, oka := rank[a.Envelope.Step]
+		rb, okb := rank[b.Envelope.Step]
+		switch {
+		case !oka && !okb:
+			return 0
+		case !oka:
+			return 1
+		case !okb:
+			return -1
+		}
+		return ra - rb
+	})
+	rr := &RunResults{Contract: c.contract.ID, Passed: succeeded, Steps: make([]RunStep, 0, len(ordered))}
+	passed := make(map[string]bool, len(c.order))
+	for _, k := range ordered {
+		rs := RunStep{Step: k.Envelope.Step, Task: k.ID, Agent: k.Agent}
+		if verified != nil && k.Attempt > 0 {
+			vr, err := verified(ctx, k)
 			if err != nil {
-				return nil, fmt.Errorf("contract %s: verified result of step %s (task %s): %w", c.contract.ID, id, k.ID, err)
+				return nil, fmt.Errorf("contract %s: verified result of step %s (task %s): %w", c.contract.ID, rs.Step, k.ID, err)
 			}
 			rs.VerifiedResult = vr
 		}
+		if _, ok := rank[rs.Step]; !ok || rs.VerifiedResult == nil || !rs.VerifiedResult.Verification.Passed {
+			rr.Passed = false
+		} else {
+			passed[rs.Step] = true
+		}
+		rr.Steps = append(rr.Steps, rs)
+	}
+	if len(passed) != len(c.order) {
+		rr.Passed = false
+	}
+	return rr, nil
+}
+
+// finish ends a run whose steps all succeeded.
+func (c *Compiled) finish(ctx context.Context, o *RunOptions, byStep map[string]*task.Task) (*task.Result, error) {
+	children := make([]*task.Task, 0, len(c.order))
+	for _, id := range c.order {
+		children = append(children, byStep[id])
+	}
+	rr, err := c.Results(ctx, true, children, o.Verified)
+	if err != nil {
+		return nil, err
+	}
+	lines := make([]string, 0, len(rr.Steps))
+	for _, rs := range rr.Steps {
+		line := fmt.Sprintf("%s: succeeded (task %s)", rs.Step, rs.Task)
 		switch vr := rs.VerifiedResult; {
 		case vr == nil:
-			rr.Passed = false
 			line += ", not checked"
 		case vr.Verification.Passed:
 			n := len(vr.Verification.PostGate.Results)
@@ -429,13 +488,11 @@ func (c *Compiled) finish(ctx context.Context, o *RunOptions, byStep map[string]
 			}
 			line += fmt.Sprintf(", passed (%d %s, %.1f ms)", n, checks, vr.Verification.Timing.TotalMs)
 		default:
-			rr.Passed = false
 			line += ", delivered despite a violation: " + vr.Error
 			if vr.Error == "" {
 				line += "onViolation continue"
 			}
 		}
-		rr.Steps = append(rr.Steps, rs)
 		lines = append(lines, line)
 	}
 	data, err := json.Marshal(rr)

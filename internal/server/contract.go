@@ -154,13 +154,13 @@ func gateFor(step *contract.CompiledStep, a any, baseDir string) task.Middleware
 //
 // A served contract's run shows what its steps verified so far
 // (runResults).
-func verifiedResult(coord *task.Coordinator, gated, runs map[string]bool) func(ctx context.Context, t *task.Task) (any, error) {
+func verifiedResult(coord *task.Coordinator, gated map[string]bool, runs map[string]*contract.Compiled) func(ctx context.Context, t *task.Task) (any, error) {
 	return func(ctx context.Context, t *task.Task) (any, error) {
-		if runs[t.Agent] {
+		if c := runs[t.Agent]; c != nil {
 			if t.Children == 0 {
 				return nil, nil
 			}
-			return runResults(ctx, coord, t)
+			return runResults(ctx, coord, c, t)
 		}
 		if !gated[t.Agent] || t.Attempt == 0 {
 			return nil, nil

@@ -110,11 +110,7 @@ func runAgents(sc servedContract, byName map[string]builtAgent, cfg *config.Conf
 			MaxParallel: sc.entry.MaxParallel,
 			WorkDir:     func(s *contract.ContractStep) string { return workDir[s.ID] },
 			Verified: func(ctx context.Context, k *task.Task) (*contract.VerifiedResult, error) {
-				recs, err := coord().Timeline(ctx, k.ID)
-				if err != nil {
-					return nil, err
-				}
-				return contract.Newest(recs)
+				return stepVerified(ctx, coord(), k)
 			},
 		}),
 	}
@@ -184,28 +180,24 @@ func stepPermissions(perms task.Permissions, served []servedContract, cfg *confi
 // runResults returns what a contract run's steps verified so far, read
 // from its children: the verified result a run's task shows (A2A
 // metadata, MCP verified_result, pactum tasks get), whether the run
-// finished or not.
-func runResults(ctx context.Context, coord *task.Coordinator, t *task.Task) (*contract.RunResults, error) {
+// finished or not. c is the run's compiled contract; c.Results holds the
+// rule of whether the run passed, the same the run's final artifact uses.
+func runResults(ctx context.Context, coord *task.Coordinator, c *contract.Compiled, t *task.Task) (*contract.RunResults, error) {
 	kids, err := coord.Children(ctx, t.ID, 0, false)
 	if err != nil {
 		return nil, err
 	}
-	rr := &contract.RunResults{Contract: t.Agent, Passed: t.State == task.StateSucceeded, Steps: []contract.RunStep{}}
-	for _, k := range kids {
-		rs := contract.RunStep{Step: k.Envelope.Step, Task: k.ID, Agent: k.Agent}
-		if k.Attempt > 0 {
-			recs, err := coord.Timeline(ctx, k.ID)
-			if err != nil {
-				return nil, err
-			}
-			if rs.VerifiedResult, err = contract.Newest(recs); err != nil {
-				return nil, err
-			}
-		}
-		if rs.VerifiedResult == nil || !rs.VerifiedResult.Verification.Passed {
-			rr.Passed = false
-		}
-		rr.Steps = append(rr.Steps, rs)
+	return c.Results(ctx, t.State == task.StateSucceeded, kids, func(ctx context.Context, k *task.Task) (*contract.VerifiedResult, error) {
+		return stepVerified(ctx, coord, k)
+	})
+}
+
+// stepVerified returns the newest verified result of a run's step's task
+// k, read from its execution record (nil when no attempt was checked).
+func stepVerified(ctx context.Context, coord *task.Coordinator, k *task.Task) (*contract.VerifiedResult, error) {
+	recs, err := coord.Timeline(ctx, k.ID)
+	if err != nil {
+		return nil, err
 	}
-	return rr, nil
+	return contract.Newest(recs)
 }

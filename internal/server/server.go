@@ -24,6 +24,7 @@ import (
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/audit"
 	"github.com/pactum/pactum/config"
+	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/internal/httpguard"
 	"github.com/pactum/pactum/internal/ui"
 	"github.com/pactum/pactum/internal/version"
@@ -162,13 +163,13 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	for _, b := range built {
 		byName[b.config.Name] = b
 	}
-	contractAgents := map[string]bool{} // agents that run a served contract
-	stepAgents := map[string]bool{}     // their steps' virtual agents
+	contractAgents := map[string]*contract.Compiled{} // agents that run a served contract, and its contract
+	stepAgents := map[string]bool{}                   // their steps' virtual agents
 	for _, sc := range served {
 		run, steps, info := runAgents(sc, byName, cfg, baseDir, func() *task.Coordinator { return s.coord })
 		specs = append(specs, run)
 		infos = append(infos, info)
-		contractAgents[run.Name] = true
+		contractAgents[run.Name] = sc.compiled
 		for _, st := range steps {
 			specs = append(specs, st)
 			stepAgents[st.Name] = true
