@@ -35,6 +35,7 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
+	"github.com/pactum/pactum/agent/internal/endpoint"
 	"github.com/pactum/pactum/agent/internal/traced"
 	"github.com/pactum/pactum/internal/httpstatus"
 	"github.com/pactum/pactum/task"
@@ -69,7 +70,8 @@ func init() {
 // agent's configuration.
 type Settings struct {
 	// BaseURL is the API's base URL, the part before /chat/completions,
-	// e.g. http://127.0.0.1:11434/v1 for Ollama. Required.
+	// e.g. http://127.0.0.1:11434/v1 for Ollama, without credentials (name
+	// the key in APIKeyEnv). Required.
 	BaseURL string `yaml:"base_url"`
 	// Model is the model name the server knows, e.g. llama3.2. Required.
 	Model string `yaml:"model"`
@@ -121,15 +123,8 @@ func (s Settings) validate() error {
 	if s.BaseURL == "" {
 		return errors.New("base_url: required, e.g. http://127.0.0.1:11434/v1")
 	}
-	u, err := url.Parse(s.BaseURL)
-	if err != nil {
-		return fmt.Errorf("base_url: %w", err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("base_url: must be an absolute http or https URL (got scheme %q)", u.Scheme)
-	}
-	if u.User != nil {
-		return errors.New("base_url: must not carry user info; name the key's environment variable in api_key_env")
+	if _, err := endpoint.CheckSetting(s.BaseURL, "base_url", "name the key's environment variable in api_key_env"); err != nil {
+		return err
 	}
 	if s.Model == "" {
 		return errors.New("model: required, e.g. llama3.2")

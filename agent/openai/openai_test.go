@@ -365,8 +365,8 @@ func TestSettings(t *testing.T) {
 		want string
 	}{
 		{openai.Settings{Model: "m"}, "base_url: required"},
-		{openai.Settings{BaseURL: "ftp://x/v1", Model: "m"}, "base_url: must be an absolute http or https URL"},
-		{openai.Settings{BaseURL: "http://u:p@x/v1", Model: "m"}, "base_url: must not carry user info"},
+		{openai.Settings{BaseURL: "ftp://x/v1", Model: "m"}, `base_url: scheme must be http or https, not "ftp"`},
+		{openai.Settings{BaseURL: "http://u:p@x/v1", Model: "m"}, "base_url: credentials in the URL are not supported; name the key's environment variable in api_key_env"},
 		{openai.Settings{BaseURL: "http://x/v1"}, "model: required"},
 		{openai.Settings{BaseURL: "http://x/v1", Model: "m", Temperature: ptr(2.5)}, "temperature: must be between 0 and 2"},
 		{openai.Settings{BaseURL: "http://x/v1", Model: "m", MaxTokens: -1}, "max_tokens: must not be negative"},

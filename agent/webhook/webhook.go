@@ -33,6 +33,7 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
+	"github.com/pactum/pactum/agent/internal/endpoint"
 	"github.com/pactum/pactum/agent/internal/tmpl"
 	"github.com/pactum/pactum/agent/internal/traced"
 	"github.com/pactum/pactum/internal/backoff"
@@ -122,7 +123,8 @@ func (r *Runtime) checkDestination(ctx context.Context) error {
 // Settings configures a webhook runtime: the mapping under `webhook:` in an
 // agent's configuration.
 type Settings struct {
-	// URL is the endpoint, http or https. Required.
+	// URL is the endpoint, http or https, without credentials (send them
+	// in Headers). Required.
 	URL string `yaml:"url"`
 	// Method is the HTTP method: GET (sent without a body), POST, PUT,
 	// PATCH or DELETE. Default: POST.
@@ -224,12 +226,8 @@ func (s Settings) validate() error {
 	if s.URL == "" {
 		return errors.New("url: required, e.g. https://n8n.example.com/webhook/my-agent")
 	}
-	u, err := url.Parse(s.URL)
-	if err != nil {
-		return fmt.Errorf("url: %w", err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("url: must be an absolute http or https URL (got scheme %q)", u.Scheme)
+	if _, err := endpoint.Check(s.URL); err != nil {
+		return err
 	}
 	if !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, s.Method) {
 		return fmt.Errorf("method: must be GET, POST, PUT, PATCH or DELETE (got %q)", s.Method)

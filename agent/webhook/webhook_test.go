@@ -601,8 +601,8 @@ func TestSettingsErrors(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ yaml, want string }{
 		{"method: POST", "url: required"},
-		{"url: ftp://example.com/x", "url: must be an absolute http or https URL"},
-		{"url: /relative", "url: must be an absolute http or https URL"},
+		{"url: ftp://example.com/x", `url: scheme must be http or https, not "ftp"`},
+		{"url: /relative", `url: scheme must be http or https, not ""`},
 		{"url: 'http://a b'", "url:"},
 		{"url: https://example.com\nmethod: TRACE", "method: must be"},
 		{"url: https://example.com\nheaders: {'Bad Name': x}", "headers: invalid header name"},

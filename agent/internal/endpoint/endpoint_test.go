@@ -54,3 +54,38 @@ func TestDisplay(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckSetting: errors name the given setting, say what to use
+// instead of credentials, and never show the URL: not its password, even
+// when it does not parse, nor its path or query.
+func TestCheckSetting(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		raw, err string
+	}{
+		{"https://llm.example.com/v1", ""},
+		{"ftp://llm.example.com/v1", `base_url: scheme must be http or https, not "ftp"`},
+		{"https:///v1", "base_url: missing host"},
+		{"https://user:pass@llm.example.com/v1", "base_url: credentials in the URL are not supported; name the key in api_key_env"},
+		{"https://user:pass@[::1/v1", "base_url: parse error: missing ']' in host"},
+		{"https://user:pass@llm.example.com:x/v1", "base_url: parse error: "},
+		{"https://user:pass@llm.example.com/v%zz", "base_url: parse error: "},
+		{"https://llm.example.com:x/secret-path?token=s3cret", "base_url: parse error: "},
+	}
+	for _, tt := range tests {
+		u, err := endpoint.CheckSetting(tt.raw, "base_url", "name the key in api_key_env")
+		switch {
+		case tt.err == "" && (err != nil || u == nil):
+			t.Errorf("CheckSetting(%q) = %v, %v; want the URL", tt.raw, u, err)
+		case tt.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.err)):
+			t.Errorf("CheckSetting(%q) = %v, want an error starting %q", tt.raw, err, tt.err)
+		case tt.err != "" && u != nil:
+			t.Errorf("CheckSetting(%q) returned a URL with its error", tt.raw)
+		case err != nil && (strings.Contains(err.Error(), "pass") || strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "secret-path")):
+			t.Errorf("CheckSetting(%q) = %v: shows the URL's secrets", tt.raw, err)
+		}
+	}
+	if _, err := endpoint.Check("http://u:pass@[::1/"); err == nil || strings.Contains(err.Error(), "pass") {
+		t.Errorf("Check of an unparsable URL with a password = %v, want an error without it", err)
+	}
+}
