@@ -3,8 +3,10 @@
 // (github.com/modelcontextprotocol/go-sdk).
 //
 // A Server exposes the Coordinator as typed MCP tools: submit_task,
-// get_task, list_tasks, cancel_task, retry_task and list_agents, and, with
-// Options.PerAgentTools, one tool per agent. Every tool is a thin
+// get_task, list_tasks, cancel_task, retry_task, continue_task and
+// list_agents, with Options.PerAgentTools one tool per agent, and the
+// tools the node registers in Options.Tools (RunTool: run_contract and
+// run_workflow, whose rules stay with packages contract and workflow). Every tool is a thin
 // translation onto the same Coordinator calls the A2A transport makes
 // (Submit, Get, List, Cancel, Retry, Subscribe), and submit_task builds the
 // task envelope by the same rules as A2A's SendMessage, so a task submitted

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -61,16 +60,12 @@ type Options struct {
 	// DefaultWaitTimeout). When it passes the tool answers the task as it
 	// is then, with wait_timed_out set.
 	WaitTimeout time.Duration
-	// Contracts are the agents that run served contracts (each named by
-	// its contract's id). When there are any, the tool run_contract runs
-	// one on an input and waits for the run to end; with VerifiedResult
-	// set it answers the run's verified results.
-	Contracts []string
-	// Workflows are the workflows served (each run by the agent
-	// "workflow." + name; "custom" takes its agents from the call). When
-	// there are any, the tool run_workflow runs one on a task description
-	// and waits for its report.
-	Workflows []string
+	// Tools are the node's own tools (RunTool), served after
+	// list_agents and before the per-agent tools, in this order: the node
+	// registers run_contract and run_workflow here, with the rules of how
+	// its contracts and workflows are served, which mcpserver does not
+	// hold. Default: none.
+	Tools []Tool
 	// Hidden, when set, reports agents list_agents and the per-agent
 	// tools leave out: the virtual agents of contract steps, which run
 	// only as a run's children.
@@ -98,17 +93,6 @@ const (
 	ToolRetryTask    = "retry_task"
 	ToolContinueTask = "continue_task"
 	ToolListAgents   = "list_agents"
-	ToolRunContract  = "run_contract"
-	ToolRunWorkflow  = "run_workflow"
-)
-
-// customWorkflow is the workflow whose agents a run lists, and the
-// metadata key under which its input lists them and holds the run's
-// arguments (package workflow's Custom and MetadataKey; mcpserver does
-// not import the engine).
-const (
-	customWorkflow = "custom"
-	workflowKey    = "pactum"
 )
 
 const defaultInstructions = "pactum runs delegated tasks durably: every task has an id, a lifecycle " +
@@ -224,85 +208,67 @@ func (s *Server) addTools() {
 		Description: "List the agents tasks can be submitted to: name, action, whether the action is sensitive, retry and timeout bounds.",
 		Annotations: &mcp.ToolAnnotations{Title: "List agents", ReadOnlyHint: true, OpenWorldHint: boolPtr(false)},
 	}, scoped(s, s.listAgents))
-	if len(s.opts.Contracts) > 0 {
-		mcp.AddTool(s.mcp, &mcp.Tool{
-			Name:  ToolRunContract,
-			Title: "Run a contract",
-			Description: "Run a multi-step contract on an input and wait for the run to end: each step runs on its agent, " +
-				"checked before and after by the step's assertions, in dependsOn order, each consuming what earlier steps created. " +
-				"The answer is the run's task with verified_result, every step's verified result; a violated step fails the run, " +
-				"and the failure names the step and the assertion. Contracts: " + strings.Join(s.opts.Contracts, ", ") + ".",
-			Annotations: &mcp.ToolAnnotations{Title: "Run a contract", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
-		}, scoped(s, s.runContract))
-	}
-	if len(s.opts.Workflows) > 0 {
-		mcp.AddTool(s.mcp, &mcp.Tool{
-			Name:  ToolRunWorkflow,
-			Title: "Run a workflow",
-			Description: "Run a workflow on a task description and wait for its final report: its agents run in order " +
-				"(a parallel phase at once), each given the description and every prior handoff, each answer checked as a handoff " +
-				"(## HANDOFF: a -> b with Context, Findings, Files Modified, Open Questions, Recommendations) and retried with " +
-				"feedback when malformed. The answer is the run's task; its artifact integration-report holds the report as text " +
-				"and data, with the recommendation SHIP, NEEDS WORK or BLOCKED. Workflow custom runs the agents given in agents. " +
-				"arguments, when given, reaches every agent of the run. " +
-				"Workflows: " + strings.Join(s.opts.Workflows, ", ") + ".",
-			Annotations: &mcp.ToolAnnotations{Title: "Run a workflow", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
-		}, scoped(s, s.runWorkflow))
+	for _, t := range s.opts.Tools {
+		t.add(s)
 	}
 	if s.opts.PerAgentTools {
 		s.addAgentTools()
 	}
 }
 
-// runWorkflow runs a served workflow: a submit to its run agent, waiting;
-// a custom run's agents and any run's arguments go in its input's
-// metadata.
-func (s *Server) runWorkflow(ctx context.Context, req *mcp.CallToolRequest, in RunWorkflowInput) (*mcp.CallToolResult, SubmitTaskOutput, error) {
-	if !slices.Contains(s.opts.Workflows, in.Workflow) {
-		return nil, SubmitTaskOutput{}, s.fail(ctx, ToolRunWorkflow,
-			task.Errorf(task.CodeNotFound, "no workflow %q is served (workflows: %s)", in.Workflow, strings.Join(s.opts.Workflows, ", ")))
-	}
-	switch {
-	case in.Workflow == customWorkflow && len(in.Agents) == 0:
-		return nil, SubmitTaskOutput{}, s.fail(ctx, ToolRunWorkflow, invalidArgument("workflow custom needs agents: the agents to run, in order"))
-	case in.Workflow != customWorkflow && len(in.Agents) > 0:
-		return nil, SubmitTaskOutput{}, s.fail(ctx, ToolRunWorkflow, invalidArgument("agents is for the custom workflow; %s has its own", in.Workflow))
-	}
-	mi := MessageInput{Text: in.Task, MessageID: in.MessageID, IdempotencyKey: in.IdempotencyKey, Actor: in.Actor,
-		Matter: in.Matter, CorrelationID: in.CorrelationID, ContextID: in.ContextID}
-	var md map[string]any
-	if len(in.Agents) > 0 || in.Arguments != "" {
-		p := map[string]any{}
-		if len(in.Agents) > 0 {
-			list := make([]any, len(in.Agents))
-			for i, a := range in.Agents {
-				list[i] = a
-			}
-			p["agents"] = list
-		}
-		if in.Arguments != "" {
-			p["arguments"] = in.Arguments
-		}
-		md = map[string]any{workflowKey: p}
-	}
-	return s.submitWith(ctx, req, ToolRunWorkflow, "workflow."+in.Workflow, "", mi, md, true, in.WaitInput)
+// Tool is a tool of the node's own that a Server serves next to its task
+// tools (Options.Tools). RunTool makes one.
+type Tool struct {
+	name string
+	add  func(s *Server)
 }
 
-// runContract runs a served contract: submit_task to the contract's
-// agent, waiting.
-func (s *Server) runContract(ctx context.Context, req *mcp.CallToolRequest, in RunContractInput) (*mcp.CallToolResult, SubmitTaskOutput, error) {
-	if !slices.Contains(s.opts.Contracts, in.Contract) {
-		return nil, SubmitTaskOutput{}, s.fail(ctx, ToolRunContract,
-			task.Errorf(task.CodeNotFound, "no contract %q is served (contracts: %s)", in.Contract, strings.Join(s.opts.Contracts, ", ")))
-	}
-	return s.submit(ctx, req, ToolRunContract, in.Contract, "", in.MessageInput, true, in.WaitInput)
+// Name returns the tool's name.
+func (t Tool) Name() string { return t.name }
+
+// Run is what a call of a RunTool submits: a task to Agent on Input (the
+// input message and the envelope fields, defaulted as submit_task's are),
+// with Metadata on the input message (nil for none), waiting as Wait says.
+type Run struct {
+	Agent    string
+	Input    MessageInput
+	Metadata map[string]any
+	Wait     WaitInput
+}
+
+// RunTool returns a tool that starts a run and waits for it to end: start
+// turns a call's arguments (In, from which the SDK derives the tool's
+// input schema) into the Run to submit, and the tool then answers as a
+// waiting submit_task does (progress notifications, wait timeout,
+// verified_result, SubmitTaskOutput). An error from start is the call's
+// tool error: a task.Error with an exposed code (task.Code.Exposed) is
+// shown as it is, anything else as an internal error. start runs as the
+// caller (task.Caller(ctx) is the authenticated actor).
+//
+// The node serves its contracts and workflows this way (run_contract,
+// run_workflow), so the rules of how they are named and started stay with
+// the packages that own them.
+func RunTool[In any](t *mcp.Tool, start func(ctx context.Context, in In) (*Run, error)) Tool {
+	name := t.Name
+	return Tool{name: name, add: func(s *Server) {
+		mcp.AddTool(s.mcp, t, scoped(s, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, SubmitTaskOutput, error) {
+			r, err := start(ctx, in)
+			if err != nil {
+				return nil, SubmitTaskOutput{}, s.fail(ctx, name, err)
+			}
+			return s.submitWith(ctx, req, name, r.Agent, "", r.Input, r.Metadata, true, r.Wait)
+		}))
+	}}
 }
 
 func (s *Server) addAgentTools() {
 	s.agentTools = map[string]string{}
 	taken := map[string]bool{
 		ToolSubmitTask: true, ToolGetTask: true, ToolListTasks: true,
-		ToolCancelTask: true, ToolRetryTask: true, ToolContinueTask: true, ToolListAgents: true, ToolRunContract: true, ToolRunWorkflow: true,
+		ToolCancelTask: true, ToolRetryTask: true, ToolContinueTask: true, ToolListAgents: true,
+	}
+	for _, t := range s.opts.Tools {
+		taken[t.name] = true
 	}
 	for _, a := range s.coord.Agents() {
 		if s.hidden(a.Name) {

@@ -50,28 +50,6 @@ type AgentTaskInput struct {
 	WaitInput
 }
 
-// RunContractInput is the input of run_contract.
-type RunContractInput struct {
-	Contract string `json:"contract" jsonschema:"id of a served contract (the agent that runs it has the same name)"`
-	MessageInput
-	WaitInput
-}
-
-// RunWorkflowInput is the input of run_workflow.
-type RunWorkflowInput struct {
-	Workflow       string   `json:"workflow" jsonschema:"name of a served workflow (feature, bugfix, refactor, security, a configured one, or custom)"`
-	Task           string   `json:"task" jsonschema:"the task description every agent gets"`
-	Agents         []string `json:"agents,omitempty" jsonschema:"the agents of a custom workflow, in order (only with workflow custom)"`
-	Arguments      string   `json:"arguments,omitempty" jsonschema:"a string given to every agent of the run, in its input under '# Arguments' (and as {{.Arguments}} in exec and webhook templates)"`
-	MessageID      string   `json:"message_id,omitempty" jsonschema:"id of the input message; default a fresh id. Without idempotency_key it is also the idempotency key"`
-	IdempotencyKey string   `json:"idempotency_key,omitempty" jsonschema:"resending the same key (per actor) with the same payload returns the existing run instead of starting a new one"`
-	Actor          string   `json:"actor,omitempty" jsonschema:"who asks; default the authenticated caller, else anonymous"`
-	Matter         string   `json:"matter,omitempty" jsonschema:"on whose behalf (a case, customer or project reference)"`
-	CorrelationID  string   `json:"correlation_id,omitempty" jsonschema:"caller's id to correlate the run with; default the task id"`
-	ContextID      string   `json:"context_id,omitempty" jsonschema:"conversation context to submit in; default a new context"`
-	WaitInput
-}
-
 // ContinueTaskInput is the input of continue_task: the caller's answer to
 // a task waiting in input_required.
 type ContinueTaskInput struct {

@@ -291,9 +291,8 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		Name: "pactum", Version: version.String(), Logger: log,
 		PerAgentTools: cfg.MCP.PerAgentTools, AgentDescriptions: descriptions,
 		WaitTimeout: cfg.MCP.WaitTimeout.Duration, VerifiedResult: verified,
-		Contracts: slices.Sorted(maps.Keys(contractAgents)),
-		Workflows: sw.names,
-		Hidden:    func(agent string) bool { return stepAgents[agent] },
+		Tools:  runTools(slices.Sorted(maps.Keys(contractAgents)), sw.names),
+		Hidden: func(agent string) bool { return stepAgents[agent] },
 	})
 	if !cfg.MCP.Disabled {
 		// The node's guard, in front of every route, checks /mcp's Host
