@@ -1,9 +1,9 @@
 package backoff_test
 
 import (
-	"go/build"
-	"strings"
 	"testing"
+
+	"github.com/pactum/pactum/internal/importcheck"
 )
 
 // TestLeaf: package backoff imports only the standard library, so that
@@ -11,13 +11,5 @@ import (
 // other pactum package.
 func TestLeaf(t *testing.T) {
 	t.Parallel()
-	pkg, err := build.ImportDir(".", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, path := range pkg.Imports {
-		if first, _, _ := strings.Cut(path, "/"); strings.Contains(first, ".") {
-			t.Errorf("backoff imports %s", path)
-		}
-	}
+	importcheck.Only(t, ".", "backoff", nil)
 }
