@@ -3,6 +3,8 @@ package task
 import (
 	"context"
 	"time"
+
+	"github.com/pactum/pactum/internal/backoff"
 )
 
 // Relay carries task events between nodes that share one store, so a
@@ -46,7 +48,10 @@ func (c *Coordinator) publish(ev Event) {
 // after a broken connection.
 func (c *Coordinator) relayLoop(ctx context.Context) {
 	defer c.loops.Done()
-	backoff := 100 * time.Millisecond
+	// 100 ms doubling to 5 s without jitter (one listener per node); a
+	// connection that held for a minute starts the count again.
+	relayBackoff := backoff.Exponential{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
+	failures := 0
 	for {
 		start := c.clock.Now()
 		err := c.relay.Listen(ctx, c.deliverRemote)
@@ -54,17 +59,18 @@ func (c *Coordinator) relayLoop(ctx context.Context) {
 			return
 		}
 		if c.clock.Now().Sub(start) > time.Minute {
-			backoff = 100 * time.Millisecond
+			failures = 0
 		}
-		c.log.Warn("event relay stopped; listening again", "err", err, "in", backoff)
-		wait := c.clock.NewTimer(backoff)
+		failures++
+		delay := relayBackoff.Delay(failures)
+		c.log.Warn("event relay stopped; listening again", "err", err, "in", delay)
+		wait := c.clock.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			wait.Stop()
 			return
 		case <-wait.C():
 		}
-		backoff = min(2*backoff, 5*time.Second)
 		// Whatever was queued meanwhile is found by a scan, not an event.
 		c.kick()
 	}
