@@ -150,10 +150,11 @@ func (c *Coordinator) admission(ctx context.Context, spec *AgentSpec, env *Envel
 	return []Step{{To: StateValidated, PolicyVersion: d.Version, Audit: audit}, {To: StateQueued, PolicyVersion: d.Version}}, nil
 }
 
-// decide applies the sensitive-action rules: both references are required,
-// then the policy engine has the last word.
+// decide applies the sensitive-action rules (spec is sensitive): both
+// references are required unless NeedsApproval says the action runs as a
+// simulation, then the policy engine has the last word.
 func (c *Coordinator) decide(ctx context.Context, stage Stage, spec *AgentSpec, env *Envelope) (Decision, error) {
-	if spec.DryRun && !Covers(c.policy, spec.Action) {
+	if !NeedsApproval(spec, c.policy) {
 		return Decision{Allow: true, Reason: fmt.Sprintf("simulation: no policy covers action %q, so it runs only as a dry run, without approval", spec.Action)}, nil
 	}
 	var missing []string
