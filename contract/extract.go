@@ -114,13 +114,13 @@ func extractResource(def ContractResource, in *Input) (Resource, string) {
 			case len(t) == 0:
 				return Resource{}, answeredNothing
 			case t[0] != '{' && t[0] != '[':
-				return Resource{}, "answered text that is not a JSON object or array: " + clipText(string(t))
+				return Resource{}, "answered text that is not a JSON object or array: " + excerpt(string(t))
 			}
 			src = t
 		}
 		var x any
 		if err := json.Unmarshal(src, &x); err != nil {
-			return Resource{}, fmt.Sprintf("answered text that is not JSON (%v): %s", err, clipText(string(src)))
+			return Resource{}, fmt.Sprintf("answered text that is not JSON (%v): %s", err, excerpt(string(src)))
 		}
 		return Resource{ContractResource: def, Text: strings.TrimSpace(string(src)), Data: x, MediaType: "application/json"}, ""
 	case ResourceMessage:
@@ -148,18 +148,6 @@ func noArtifact(out *task.Result, name string) string {
 		return fmt.Sprintf("answered no artifact named %q (it answered none)", name)
 	}
 	return fmt.Sprintf("answered no artifact named %q (it answered %s)", name, strings.Join(names, ", "))
-}
-
-// clipText shortens s for a reason: its first 80 bytes, cut at a rune.
-func clipText(s string) string {
-	if len(s) <= 80 {
-		return strconv.Quote(s)
-	}
-	i := 80
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return strconv.Quote(s[:i]) + "…"
 }
 
 // fileMediaType guesses a file's media type from a few well-known
