@@ -132,20 +132,13 @@ func listWorkflows(out io.Writer, cfg *config.Config, baseDir string) error {
 		if wf.Builtin {
 			name += " (built-in)"
 		}
-		var phases, missing []string
-		for _, p := range wf.Phases {
-			if p.Parallel() {
-				phases = append(phases, "["+strings.Join(p.Agents, ", ")+"]")
-			} else {
-				phases = append(phases, strings.Join(p.Agents, ""))
-			}
-			for _, a := range p.Agents {
-				if known != nil && !known(a) {
-					missing = append(missing, a)
-				}
+		var missing []string
+		for _, a := range wf.Agents() {
+			if known != nil && !known(a) {
+				missing = append(missing, a)
 			}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\n", name, strings.Join(phases, " -> "), cmp.Or(strings.Join(missing, ", "), "-"))
+		fmt.Fprintf(w, "%s\t%s\t%s\n", name, phaseList(wf), cmp.Or(strings.Join(missing, ", "), "-"))
 	}
 	return w.Flush()
 }

@@ -183,8 +183,8 @@ func workflowForTrace(cfg *config.Config, baseDir, name string, tr *trace.Trace)
 	return w, nil
 }
 
-// phaseList writes w's agents as pactum agents does: a parallel phase in
-// brackets.
+// phaseList writes w's agents in order, as pactum agents lists them: a
+// parallel phase in brackets, phases joined by " -> ".
 func phaseList(w *workflow.Workflow) string {
 	parts := make([]string, len(w.Phases))
 	for i, p := range w.Phases {
