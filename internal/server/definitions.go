@@ -122,11 +122,12 @@ func definitionSpec(cfg *config.Config, ac config.Agent, d *workflow.Definition,
 				return err
 			}
 		}
+		role := &agent.Role{System: d.Body, Tools: slices.Clone(d.Tools), Model: d.Model}
 		switch s := v.(type) {
 		case *exec.Settings:
-			s.Role = &agent.Role{System: d.Body, Tools: slices.Clone(d.Tools), Model: d.Model}
+			s.Role = role
 		case *webhook.Settings:
-			s.Role = &agent.Role{System: d.Body, Tools: slices.Clone(d.Tools), Model: d.Model}
+			s.Role = role
 		case *openai.Settings:
 			if s.System == "" {
 				s.System = d.Body

@@ -97,9 +97,7 @@ func runAgents(sc servedContract, byName map[string]builtAgent, cfg *config.Conf
 		}
 		workDir[s.ID] = dir
 	}
-	siblings := func(ctx context.Context, parent string) ([]*task.Task, error) {
-		return coord().Children(ctx, parent, 0, false)
-	}
+	siblings := childrenOf(coord)
 	run = task.AgentSpec{
 		Name: id, Action: id, Timeout: config.DefaultAgentTimeout,
 		Retry: task.RetryPolicy{
@@ -200,4 +198,13 @@ func stepVerified(ctx context.Context, coord *task.Coordinator, k *task.Task) (*
 		return nil, err
 	}
 	return contract.Newest(recs)
+}
+
+// childrenOf returns the read a step's gate checks its dependencies with:
+// the children of a run (task.Coordinator.Children), through the node's
+// Coordinator once it exists.
+func childrenOf(coord func() *task.Coordinator) func(ctx context.Context, parent string) ([]*task.Task, error) {
+	return func(ctx context.Context, parent string) ([]*task.Task, error) {
+		return coord().Children(ctx, parent, 0, false)
+	}
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,9 +31,7 @@ type servedWorkflows struct {
 // the agents in byName (configured agents and definitions).
 func workflowAgents(reg *workflow.Registry, byName map[string]builtAgent, cfg *config.Config, baseDir string, coord func() *task.Coordinator) servedWorkflows {
 	var out servedWorkflows
-	siblings := func(ctx context.Context, parent string) ([]*task.Task, error) {
-		return coord().Children(ctx, parent, 0, false)
-	}
+	siblings := childrenOf(coord)
 	known := func(a string) bool { _, ok := byName[a]; return ok }
 	for _, w := range reg.List() {
 		if !slices.ContainsFunc(w.Agents(), func(a string) bool { return !known(a) }) {
