@@ -25,12 +25,12 @@ const (
 type Retry struct {
 	// Request is the user message the turn's first attempt got: the
 	// envelope's input, or the caller's reply after input_required.
-	Request Message
+	Request Message `json:"request"`
 	// Answer is the rejected answer (nil when the step answered nothing).
-	Answer *Message
+	Answer *Message `json:"answer,omitempty"`
 	// Feedback is what to fix: the failed assertions, or an escalated
 	// violation's question followed by the reply to it.
-	Feedback []Message
+	Feedback []Message `json:"feedback"`
 }
 
 // The headings that delimit a retry's text (Request.Text); documented in

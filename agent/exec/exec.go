@@ -475,11 +475,7 @@ const inherit = "inherit"
 // data returns the template data of req: tmpl.NewData and the Role.
 func (r *Runtime) data(req *task.Request) tmpl.Data {
 	d := tmpl.NewData(req)
-	if ro := r.s.Role; ro != nil {
-		d.System = ro.System
-		d.Tools = tmpl.List(ro.Tools)
-		d.Model = r.ResolveModel(ro.Model)
-	}
+	d.SetRole(r.s.Role, r.ResolveModel)
 	return d
 }
 

@@ -428,25 +428,11 @@ type payload struct {
 	// Retry is set on an attempt after feedback: the turn's request, the
 	// rejected answer and what to fix (chatInput holds all three as one
 	// text).
-	Retry *retryPayload `json:"retry,omitempty"`
+	Retry *task.Retry `json:"retry,omitempty"`
 	// System, Tools and Model are the agent definition's (Settings.Role).
 	System string   `json:"system,omitempty"`
 	Tools  []string `json:"tools,omitempty"`
 	Model  string   `json:"model,omitempty"`
-}
-
-type retryPayload struct {
-	Request  task.Message   `json:"request"`
-	Answer   *task.Message  `json:"answer,omitempty"`
-	Feedback []task.Message `json:"feedback"`
-}
-
-func retryOf(req *task.Request) *retryPayload {
-	rt := req.Retry()
-	if rt == nil {
-		return nil
-	}
-	return &retryPayload{Request: rt.Request, Answer: rt.Answer, Feedback: rt.Feedback}
 }
 
 func (r *Runtime) requestBody(req *task.Request) ([]byte, error) {
@@ -454,8 +440,9 @@ func (r *Runtime) requestBody(req *task.Request) ([]byte, error) {
 		return nil, nil
 	}
 	if r.body == nil {
+		rt := req.Retry()
 		pl := payload{
-			ChatInput: req.Text(),
+			ChatInput: req.Message.Text(),
 			SessionID: req.ContextID,
 			TaskID:    req.TaskID,
 			ContextID: req.ContextID,
@@ -464,7 +451,10 @@ func (r *Runtime) requestBody(req *task.Request) ([]byte, error) {
 			Attempt:   req.Attempt,
 			Message:   req.Message,
 			Metadata:  req.Envelope.Metadata,
-			Retry:     retryOf(req),
+			Retry:     rt,
+		}
+		if rt != nil {
+			pl.ChatInput = rt.Text()
 		}
 		if ro := r.s.Role; ro != nil {
 			pl.System, pl.Tools, pl.Model = ro.System, ro.Tools, ro.Model
@@ -476,9 +466,7 @@ func (r *Runtime) requestBody(req *task.Request) ([]byte, error) {
 		return b, nil
 	}
 	d := tmpl.NewData(req)
-	if ro := r.s.Role; ro != nil {
-		d.System, d.Tools, d.Model = ro.System, tmpl.List(ro.Tools), ro.Model
-	}
+	d.SetRole(r.s.Role, nil)
 	s, err := r.body.Execute(d)
 	if err != nil {
 		return nil, task.Permanent(fmt.Errorf("webhook: body: %w", err))

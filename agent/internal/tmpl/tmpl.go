@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/task"
 )
 
@@ -82,6 +83,19 @@ func arguments(in task.Message) string {
 	md, _ := in.Metadata[argumentsKey].(map[string]any)
 	s, _ := md["arguments"].(string)
 	return s
+}
+
+// SetRole fills System, Tools and Model from the agent definition ro
+// the agent serves (nothing when ro is nil); model is the model the
+// runtime makes of the definition's (an exec runtime's models map).
+func (d *Data) SetRole(ro *agent.Role, model func(string) string) {
+	if ro == nil {
+		return
+	}
+	d.System, d.Tools, d.Model = ro.System, List(ro.Tools), ro.Model
+	if model != nil {
+		d.Model = model(ro.Model)
+	}
 }
 
 // NewData returns the template data of req.
