@@ -252,34 +252,3 @@ func waitReady(ctx context.Context, t *testing.T, base string, exited <-chan err
 	}
 }
 
-// TestExtractExample checks the extraction on its own, so a README edit
-// that breaks the markers fails with a clear message.
-func TestExtractExample(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name, readme, want, wantErr string
-	}{
-		{"ok", "x\n" + beginMarker + "\n```go\npackage main\n```\n" + endMarker + "\n", "package main\n", ""},
-		{"no begin", "```go\npackage main\n```\n", "", "no " + beginMarker + " marker"},
-		{"no end", beginMarker + "\n```go\npackage main\n```\n", "", "no " + endMarker + " marker"},
-		{"no block", beginMarker + "\npackage main\n" + endMarker, "", "no ```go block"},
-		{"unclosed", beginMarker + "\n```go\npackage main\n" + endMarker, "", "not closed"},
-		{"two blocks", beginMarker + "\n```go\na\n```\n```go\nb\n```\n" + endMarker, "", "text after the example's block"},
-		{"empty", beginMarker + "\n```go\n\n```\n" + endMarker, "", "empty"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := extractExample(tt.readme)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tt.want {
-				t.Fatalf("extractExample = %q, %v; want %q", got, err, tt.want)
-			}
-		})
-	}
-}

@@ -378,37 +378,6 @@ func runTour(t *testing.T, dir, script, logPath string, env []string) (code, pgi
 	return 0, pgid, nil
 }
 
-// TestExtractTour checks the extraction on its own, so a README edit that
-// breaks the markers fails with a clear message.
-func TestExtractTour(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name, readme, want, wantErr string
-	}{
-		{"ok", "x\n" + beginMarker + "\n```sh\necho hi\n```\n" + endMarker + "\n", "echo hi\n", ""},
-		{"no begin", "```sh\necho hi\n```\n", "", "no <!-- tour:begin --> marker"},
-		{"no end", beginMarker + "\n```sh\necho hi\n```\n", "", "no <!-- tour:end --> marker"},
-		{"no block", beginMarker + "\necho hi\n" + endMarker, "", "no ```sh block"},
-		{"unclosed", beginMarker + "\n```sh\necho hi\n" + endMarker, "", "not closed"},
-		{"two blocks", beginMarker + "\n```sh\na\n```\n```sh\nb\n```\n" + endMarker, "", "text after the tour's block"},
-		{"empty", beginMarker + "\n```sh\n\n```\n" + endMarker, "", "empty"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := extractTour(tt.readme)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tt.want {
-				t.Fatalf("extractTour = %q, %v; want %q", got, err, tt.want)
-			}
-		})
-	}
-}
 
 // TestREADMETourComments checks that every command line of the tour says
 // what it does: the brief for the tour is "every command with its expected
