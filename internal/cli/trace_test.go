@@ -458,17 +458,7 @@ func TestExportVisibility(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
-	defer cancel()
-	st, err := sqlite.Open(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	c, err := task.NewCoordinator(task.Options{Store: st, Node: "reader"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, c := readStore(t, dsn)
 	if _, err := trace.Export(task.WithCaller(ctx, "mallory"), c, parentID, time.Now()); !errors.Is(err, task.ErrNotFound) {
 		t.Errorf("another actor's export: %v, want not found", err)
 	}

@@ -16,21 +16,30 @@ import (
 	"github.com/pactum/pactum/workflow"
 )
 
-// liveVerdicts reads, for each step of the run parentID in dsn, the
-// newest verified result its gate recorded, and the step's task.
-func liveVerdicts(t *testing.T, dsn, parentID string) (map[string]*contract.VerifiedResult, map[string]*task.Task) {
+// readStore opens the SQLite store dsn, for a test to read what a command
+// stored, and a Coordinator over it; both are closed when the test ends,
+// and ctx bounds the reads.
+func readStore(t *testing.T, dsn string) (context.Context, *task.Coordinator) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
-	defer cancel()
+	t.Cleanup(cancel)
 	st, err := sqlite.Open(ctx, dsn, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	coord, err := task.NewCoordinator(task.Options{Store: st, Node: "reader"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ctx, coord
+}
+
+// liveVerdicts reads, for each step of the run parentID in dsn, the
+// newest verified result its gate recorded, and the step's task.
+func liveVerdicts(t *testing.T, dsn, parentID string) (map[string]*contract.VerifiedResult, map[string]*task.Task) {
+	t.Helper()
+	ctx, coord := readStore(t, dsn)
 	kids, err := coord.Children(ctx, parentID, 0, true)
 	if err != nil {
 		t.Fatal(err)

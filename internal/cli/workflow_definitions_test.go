@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/pactum/pactum/store/sqlite"
 	"github.com/pactum/pactum/task"
 	"github.com/pactum/pactum/workflow"
 )
@@ -184,22 +182,16 @@ func TestWorkflowRunArguments(t *testing.T) {
 // the store in dsn.
 func storedRun(t *testing.T, dsn, id string) (*task.Task, []*task.Task) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
-	defer cancel()
-	st, err := sqlite.Open(ctx, dsn, nil)
+	ctx, coord := readStore(t, dsn)
+	run, err := coord.Get(ctx, id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	run, err := st.GetTask(ctx, id, 0)
+	kids, err := coord.Children(ctx, id, 0, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := st.ListTasks(ctx, task.ListParams{ParentTaskID: id, PageSize: 10, IncludeArtifacts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return run, page.Tasks
+	return run, kids
 }
 
 // TestWorkflowRunArgumentsExamples: the example's role scripts, which
