@@ -101,12 +101,22 @@ func TestSensitiveSimulationByDefault(t *testing.T) {
 // startLogged is startServer with the node's log going to log.
 func startLogged(t *testing.T, dir, yaml string, log *slog.Logger) string {
 	t.Helper()
+	base, _ := startIn(t, dir, "dry.yaml", yaml, log)
+	return base
+}
+
+// startIn serves yaml (after a listen: on a free loopback port and a
+// store: in dir) as a node whose relative paths resolve in dir, until the
+// test ends; name is the configuration's file name in its errors. It
+// returns the node's base URL and the node.
+func startIn(t *testing.T, dir, name, yaml string, log *slog.Logger) (string, *server.Server) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := fmt.Sprintf("listen: %s\nstore: %q\n%s", ln.Addr(), "sqlite://"+filepath.Join(dir, "pactum.db"), yaml)
-	cfg, err := config.Parse([]byte(src), "dry.yaml")
+	cfg, err := config.Parse([]byte(src), name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +132,7 @@ func startLogged(t *testing.T, dir, yaml string, log *slog.Logger) string {
 		cancel()
 		<-done
 	})
-	return "http://" + ln.Addr().String()
+	return "http://" + ln.Addr().String(), srv
 }
 
 // callSubmit calls MCP submit_task and returns its structured answer.

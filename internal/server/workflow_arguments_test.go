@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/internal/server"
 	"github.com/pactum/pactum/task"
 	"github.com/pactum/pactum/workflow"
@@ -45,13 +43,7 @@ func definitionsNode(t *testing.T) (string, *server.Server) {
 	write(script, echoRoleScript)
 	write(filepath.Join(defs, "planner.md"), "---\nname: planner\ndescription: Plans.\ntools: Read, Grep\nmodel: sonnet\n---\nYou plan.\n")
 	write(filepath.Join(defs, "code-reviewer.md"), "---\nname: code-reviewer\ndescription: Reviews.\ntools: [Read]\nmodel: inherit\n---\nYou review.\n")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := fmt.Sprintf(`listen: %s
-store: %q
-definitions:
+	yaml := fmt.Sprintf(`definitions:
   dirs: [agents]
   runtime: cli
   runtimes:
@@ -63,24 +55,8 @@ definitions:
         models: {sonnet: big-model}
 workflows:
   - {name: duo, steps: [planner, code-reviewer]}
-`, ln.Addr(), "sqlite://"+filepath.Join(dir, "pactum.db"), script)
-	cfg, err := config.Parse([]byte(src), filepath.Join(dir, "pactum.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := server.New(ctx, cfg, dir, nil, nil)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeListener(ctx, ln, 10*time.Second) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	return "http://" + ln.Addr().String(), srv
+`, script)
+	return startIn(t, dir, filepath.Join(dir, "pactum.yaml"), yaml, nil)
 }
 
 // checkStepsGot checks the steps of run: each succeeded, its stored input

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -46,29 +45,7 @@ func workflowNode(t *testing.T) (string, *server.Server) {
 	b.WriteString("  - {name: review, steps: [planner, {parallel: [code-reviewer, security-reviewer]}, architect]}\n")
 	b.WriteString("  - {name: slow, steps: [planner, sleeper]}\n")
 
-	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := fmt.Sprintf("listen: %s\nstore: %q\n%s", ln.Addr(), "sqlite://"+filepath.Join(dir, "pactum.db"), b.String())
-	cfg, err := config.Parse([]byte(src), "workflows.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := server.New(ctx, cfg, dir, nil, nil)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeListener(ctx, ln, 10*time.Second) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	return "http://" + ln.Addr().String(), srv
+	return startIn(t, t.TempDir(), "workflows.yaml", b.String(), nil)
 }
 
 // checkReportParts checks a run's integration-report: its text reads with
