@@ -124,23 +124,27 @@ func (r *Runtime) wait(ctx context.Context) error {
 }
 
 func (r *Runtime) result(id string, req *task.Request) *task.Result {
-	parts := req.Message.Parts
+	parts, text := req.Message.Parts, ""
 	if rt := req.Retry(); rt != nil {
 		// After feedback it echoes the whole task, as one text, and the
 		// turn's request's other parts.
-		parts = []task.Part{task.TextPart(rt.Text())}
+		text = rt.Text()
+		parts = []task.Part{task.TextPart(text)}
 		for _, p := range rt.Request.Parts {
 			if p.Kind != task.PartText {
 				parts = append(parts, p)
 			}
 		}
 	}
+	if text == "" {
+		text = req.Message.Text()
+	}
 	if r.s.Prefix != "" {
 		parts = prefixed(parts, r.s.Prefix)
 	}
 	return &task.Result{
 		Artifacts: []task.Artifact{{ID: id, Name: ArtifactName, Parts: parts}},
-		Message:   answer.Message(r.s.Prefix + req.Text()),
+		Message:   answer.Message(r.s.Prefix + text),
 	}
 }
 
