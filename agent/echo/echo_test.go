@@ -208,3 +208,28 @@ func BenchmarkStream(b *testing.B) {
 		}
 	}
 }
+
+// TestInvokeAfterFeedback: an attempt after feedback echoes the whole
+// task (task.Request.Text) and keeps the request's data part, in the
+// artifact and the message alike.
+func TestInvokeAfterFeedback(t *testing.T) {
+	t.Parallel()
+	in := task.Message{Role: task.RoleUser, Parts: []task.Part{task.TextPart("count these words"), task.DataPart([]byte(`{"n":3}`))}}
+	req := &task.Request{Envelope: task.Envelope{Input: in}, History: []task.Message{in,
+		{Role: task.RoleAgent, Parts: []task.Part{task.TextPart("no")}, Metadata: map[string]any{task.RetryKey: task.RetryAnswer}},
+		{Role: task.RoleUser, Parts: []task.Part{task.TextPart("say a number")}, Metadata: map[string]any{task.RetryKey: task.RetryFeedback}},
+	}}
+	req.Message = req.History[2]
+	want := "count these words\n\n# Your previous answer (rejected)\nno\n\n# What to fix\nsay a number\n"
+	res, err := echo.New(echo.Settings{}).Invoke(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := res.Artifacts[0].Parts
+	if len(parts) != 2 || parts[0].Text != want || string(parts[1].Data) != `{"n":3}` {
+		t.Errorf("artifact parts %+v, want the whole task and the data part", parts)
+	}
+	if got := res.Message.Text(); got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+}
