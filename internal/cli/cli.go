@@ -123,6 +123,13 @@ func (f *configFlags) configPath() string {
 	if f.path != "" || !f.local || f.store != "" {
 		return f.path
 	}
+	return foundLocalConfig()
+}
+
+// foundLocalConfig returns ./pactum.yaml when it exists (a regular file),
+// else "": the configuration the commands that read what a server here
+// uses (its store, its catalogues) take without --config.
+func foundLocalConfig() string {
 	if fi, err := os.Stat(localConfig); err == nil && fi.Mode().IsRegular() {
 		return localConfig
 	}

@@ -49,20 +49,17 @@ type catalogueFlags struct {
 	baseDir string
 }
 
-// defaultToolSpecConfig is the configuration lock and verify read when
-// --config is not given and it exists, so that the two never read
-// different catalogues (a lock written without the configuration's
-// adapters: would make every verify with it fail, and the reverse).
-const defaultToolSpecConfig = "pactum.yaml"
-
 // findConfig takes ./pactum.yaml as the configuration when --config is
-// not given and that file exists, as `serve` users keep it there.
+// not given and that file exists (foundLocalConfig), so that lock and
+// verify never read different catalogues (a lock written without the
+// configuration's adapters: would make every verify with it fail, and the
+// reverse).
 func (f *catalogueFlags) findConfig() {
 	if f.config != "" {
 		return
 	}
-	if fi, err := os.Stat(defaultToolSpecConfig); err == nil && fi.Mode().IsRegular() {
-		f.config, f.found = defaultToolSpecConfig, true
+	if p := foundLocalConfig(); p != "" {
+		f.config, f.found = p, true
 	}
 }
 
