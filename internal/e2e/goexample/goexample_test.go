@@ -251,4 +251,3 @@ func waitReady(ctx context.Context, t *testing.T, base string, exited <-chan err
 		}
 	}
 }
-

@@ -378,7 +378,6 @@ func runTour(t *testing.T, dir, script, logPath string, env []string) (code, pgi
 	return 0, pgid, nil
 }
 
-
 // TestREADMETourComments checks that every command line of the tour says
 // what it does: the brief for the tour is "every command with its expected
 // effect in a comment".
