@@ -7,13 +7,14 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/pactum/pactum/a2aserver/internal/wire"
 	"github.com/pactum/pactum/task"
 )
 
 // errorTable maps every exposed domain error code (task.Code.Exposed) to
 // the A2A error a caller sees.
 // It is the one place where pactum's codes meet the wire: JSON-RPC codes and
-// HTTP statuses follow from the A2A error (the SDK's transports map those).
+// HTTP statuses follow from the A2A error (internal/wire maps those).
 // It lists the exposed codes (task.Code.Exposed); errors of the others are
 // logged in full and shown to the caller as an internal error with a
 // reference.
@@ -30,16 +31,6 @@ var errorTable = map[task.Code]error{
 	task.CodeUnsupported:       a2a.ErrUnsupportedOperation,
 	task.CodeUnavailable:       a2a.ErrServerError,
 	task.CodeTimeout:           a2a.ErrServerError,
-}
-
-// a2aSentinels are the errors the SDK's transports know how to encode. An
-// error that already wraps one of them passes through unchanged.
-var a2aSentinels = []error{
-	a2a.ErrParseError, a2a.ErrInvalidRequest, a2a.ErrMethodNotFound, a2a.ErrInvalidParams,
-	a2a.ErrInternalError, a2a.ErrServerError, a2a.ErrTaskNotFound, a2a.ErrTaskNotCancelable,
-	a2a.ErrPushNotificationNotSupported, a2a.ErrUnsupportedOperation, a2a.ErrUnsupportedContentType,
-	a2a.ErrInvalidAgentResponse, a2a.ErrExtendedCardNotConfigured, a2a.ErrExtensionSupportRequired,
-	a2a.ErrVersionNotSupported, a2a.ErrUnauthenticated, a2a.ErrUnauthorized,
 }
 
 // toA2AError translates err for the wire. Domain errors keep their message
@@ -59,7 +50,7 @@ func toA2AError(ctx context.Context, log *slog.Logger, op string, err error) err
 		}
 		return internalError(ctx, log, op, err)
 	}
-	for _, s := range a2aSentinels {
+	for _, s := range wire.Sentinels() {
 		if errors.Is(err, s) {
 			if s == a2a.ErrInternalError {
 				return internalError(ctx, log, op, err)

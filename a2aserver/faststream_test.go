@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pactum/pactum/a2aserver"
 	"github.com/pactum/pactum/task"
 )
 
@@ -18,93 +17,52 @@ import (
 // panic.
 var refRE = regexp.MustCompile(`ref [0-9a-f]{8}`)
 
-// The SendStreamingMessage fast path (faststream.go) writes what a2a-go's
-// JSON-RPC handler writes for the same request: status, the headers of an
-// SSE stream, and every event (event ids, task ids and times aside, which
-// differ per run), for streams of every kind, for the errors a stream ends
-// with, which it hands to the SDK, and for a panic while it streams.
-func TestSendStreamingMessageFastPathAnswersAsTheSDK(t *testing.T) {
+// SendStreamingMessage streams results of every kind, the error a stream
+// ends with, and a panic while it streams as an internal error with a
+// reference (the bytes of each are compared with a2a-go's transport in
+// dispatch_oracle_test.go).
+func TestSendStreamingMessageStreams(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *setupConfig) { c.opts.VerifiedResult = fastCasesVerified })
 	for _, tc := range append(fastCases,
 		fastCase{"artifact chunks", "chunks", `{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, `"s-<1>"`},
 		fastCase{"panic while streaming", "echo", `{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"panic"}]}}`, `11`},
 	) {
-		var got [2]string
-		// A submission is claimed at once when a worker slot is free,
-		// and queued when the dispatcher holds the slots for a moment:
-		// the stream then starts from the queued task. Both are right;
-		// the two paths are compared on runs that took the same route.
-		for try := 0; try < 5 && (try == 0 || firstState(got[0]) != firstState(got[1])); try++ {
-			got = streamBoth(t, b, tc.name, tc.agent, tc.params, tc.id, try)
+		mid := fmt.Sprintf("m-%s", strings.ReplaceAll(tc.name, " ", "-"))
+		params := ""
+		if tc.params != "" {
+			params = `,"params":` + strings.ReplaceAll(tc.params, "MID", mid)
 		}
-		if got[0] != got[1] {
-			t.Errorf("%s:\nSDK:  %s\nfast: %s", tc.name, got[0], got[1])
-			continue
-		}
+		r := b.post("/agents/"+tc.agent, "1.0", `{"jsonrpc":"2.0","id":`+tc.id+`,"method":"SendStreamingMessage"`+params+`}`)
+		got := streamAnswer(r, mid)
 		// The stream is what its case says it is.
 		switch {
 		case tc.agent == "echo" && strings.Contains(tc.params, `"text"`) && !strings.Contains(tc.name, "panic") && !strings.Contains(tc.name, "unknown"):
-			if !strings.Contains(got[1], "TASK_STATE_COMPLETED") || strings.Count(got[1], "id: <uuid>\ndata: ") < 3 {
-				t.Errorf("%s: want at least 3 events ending completed:\n%s", tc.name, got[1])
+			if !strings.Contains(got, "TASK_STATE_COMPLETED") || strings.Count(got, "id: <uuid>\ndata: ") < 3 {
+				t.Errorf("%s: want at least 3 events ending completed:\n%s", tc.name, got)
 			}
 		case strings.Contains(tc.name, "panic"):
-			if !strings.Contains(got[1], `"error":{"code":-32603`) || !strings.Contains(got[1], "ref <ref>") {
-				t.Errorf("%s: want an internal error with a reference as the last event:\n%s", tc.name, got[1])
+			if !strings.Contains(got, `"error":{"code":-32603`) || !strings.Contains(got, "ref <ref>") {
+				t.Errorf("%s: want an internal error with a reference as the last event:\n%s", tc.name, got)
 			}
 		case tc.name == "unknown task":
-			if !strings.Contains(got[1], `"error":`) || strings.Count(got[1], "data: ") != 1 {
-				t.Errorf("%s: want one event, an error:\n%s", tc.name, got[1])
+			if !strings.Contains(got, `"error":`) || strings.Count(got, "data: ") != 1 {
+				t.Errorf("%s: want one event, an error:\n%s", tc.name, got)
 			}
 		}
-		if !strings.HasPrefix(got[1], "200 text/event-stream|no-cache|") && tc.params != "" && !strings.Contains(tc.name, "decode") {
-			t.Errorf("%s: not an SSE stream:\n%s", tc.name, got[1])
+		if !strings.HasPrefix(got, "200 text/event-stream|no-cache|") && tc.params != "" && !strings.Contains(tc.name, "decode") {
+			t.Errorf("%s: not an SSE stream:\n%s", tc.name, got)
+		}
+		if strings.Contains(got, "data: ") && !strings.Contains(got, `data: {"jsonrpc":"2.0","id":`+tc.id+`,`) {
+			t.Errorf("%s: events are not JSON-RPC responses for id %s:\n%s", tc.name, tc.id, got)
 		}
 	}
-	a2aserver.SetFastRPC(b.srv, true)
 }
 
-// stateRE finds the pactum state of an event's task.
-var stateRE = regexp.MustCompile(`"state":"([a-z_]+)"`)
-
-// firstState returns the pactum state in the first event of a stream.
-func firstState(stream string) string {
-	if m := stateRE.FindStringSubmatch(stream); m != nil {
-		return m[1]
-	}
-	return ""
-}
-
-// streamBoth sends the same SendStreamingMessage request through the SDK's
-// handler and through the fast path and returns both answers, status and
-// headers first, with ids, times and error references masked. It checks
-// that the fast path answered exactly when it should have.
-func streamBoth(t *testing.T, b *bundle, name, agent, rawParams, id string, try int) [2]string {
-	t.Helper()
-	var got [2]string
-	for i, fast := range []bool{false, true} {
-		a2aserver.SetFastRPC(b.srv, fast)
-		mid := fmt.Sprintf("m-%s-%v-%d", strings.ReplaceAll(name, " ", "-"), fast, try)
-		params := ""
-		if rawParams != "" {
-			params = `,"params":` + strings.ReplaceAll(rawParams, "MID", mid)
-		}
-		before := a2aserver.FastServed(b.srv)
-		r := b.post("/agents/"+agent, "1.0", `{"jsonrpc":"2.0","id":`+id+`,"method":"SendStreamingMessage"`+params+`}`)
-		// Params that do not decode (or none) are the SDK's to refuse.
-		wantFast := fast && rawParams != "" && !strings.Contains(name, "decode")
-		if took := a2aserver.FastServed(b.srv) > before; took != wantFast {
-			t.Errorf("%s (fast %v): the fast path answered: %v, want %v", name, fast, took, wantFast)
-		}
-		got[i] = streamAnswer(r, mid)
-	}
-	return got
-}
-
-// While an agent works, the fast path writes keep-alive comments between
-// a stream's events, as the SDK's handler does, and the stream ends with
+// While an agent works, the dispatcher writes keep-alive comments between
+// a stream's events, and the stream ends with
 // its last event.
-func TestStreamFastPathKeepsAlive(t *testing.T) {
+func TestStreamKeepsAlive(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *setupConfig) { c.opts.KeepAlive = 20 * time.Millisecond })
 	resp := openStream(t, b, "slow", `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"m-keep","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`)
@@ -151,10 +109,9 @@ func TestStreamFastPathKeepsAlive(t *testing.T) {
 	}
 }
 
-// SubscribeToTask takes the same fast path: a live task's stream, and the
-// errors for a task that is finished, unknown or not named, are what the
-// SDK's handler writes.
-func TestSubscribeToTaskFastPathAnswersAsTheSDK(t *testing.T) {
+// SubscribeToTask streams a live task to its end, and answers a task that
+// is finished, unknown or not named with one error event.
+func TestSubscribeToTaskStreams(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	send := func(agent, text string, immediately bool) string {
@@ -196,41 +153,17 @@ func TestSubscribeToTaskFastPathAnswersAsTheSDK(t *testing.T) {
 		{"an unknown task", false, func() string { return `{"id":"no-such-task"}` }, `"error":{"code":-32001`},
 		{"no task id", false, func() string { return `{"id":""}` }, `"error":{"code":-32602`},
 	} {
-		got := b.bothPaths(tc.name, true, func() string { return maskStream(subscribe(tc.params(), tc.live)) })
-		if !strings.HasPrefix(got[1], "200 text/event-stream|no-cache|no\n") || !strings.Contains(got[1], tc.want) {
-			t.Errorf("%s: want an SSE stream holding %s:\n%s", tc.name, tc.want, got[1])
+		got := maskStream(subscribe(tc.params(), tc.live))
+		if !strings.HasPrefix(got, "200 text/event-stream|no-cache|no\n") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: want an SSE stream holding %s:\n%s", tc.name, tc.want, got)
 		}
 	}
-}
-
-// bothPaths gets an answer through the SDK's handler and through the fast
-// path (answer runs the request, a new one each time) and returns both,
-// the SDK's first; it reports when they differ, and when the fast path
-// answered where it should not have or did not where wantFast says it
-// should.
-func (b *bundle) bothPaths(name string, wantFast bool, answer func() string) [2]string {
-	b.t.Helper()
-	var got [2]string
-	for i, fast := range []bool{false, true} {
-		a2aserver.SetFastRPC(b.srv, fast)
-		before := a2aserver.FastServed(b.srv)
-		got[i] = answer()
-		if took := a2aserver.FastServed(b.srv) > before; took != (fast && wantFast) {
-			b.t.Errorf("%s (fast %v): the fast path answered: %v", name, fast, took)
-		}
-	}
-	a2aserver.SetFastRPC(b.srv, true)
-	if got[0] != got[1] {
-		b.t.Errorf("%s:\nSDK:  %s\nfast: %s", name, got[0], got[1])
-	}
-	return got
 }
 
 // waitStartedTask waits until the "slow" agent's attempt of task id has
 // published its "started" progress. The subscribe tests wait for it before
 // a stream opens, so that every run takes the same route (the chunk is not
-// streamed live, and arrives whole before the final status) and the SDK's
-// stream and the fast path's can be compared byte for byte.
+// streamed live, and arrives whole before the final status).
 func (b *bundle) waitStartedTask(id string) {
 	b.t.Helper()
 	for b.waitStarted() != id {
@@ -308,7 +241,7 @@ func (b *bundle) open(method, path, version, body string) *http.Response {
 	return resp
 }
 
-// An event reaches the caller while the agent still works: the fast path
+// An event reaches the caller while the agent still works: the dispatcher
 // writes events without flushing each, and must flush when the task's
 // follow waits (task.WithFollowIdle). Keep-alives are off here (setup), so
 // nothing else would flush the agent's "started" progress before it ends.

@@ -147,13 +147,10 @@ func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessage
 		// Read the caller when the stream starts: an a2asrv interceptor
 		// may set it on the call context only then.
 		ctx := withCaller(ctx)
-		st, ok := ctx.Value(startedKey{}).(*startedRequest)
-		if !ok || st == nil {
-			var err error
-			if st, err = h.start(ctx, "SendStreamingMessage", req, submitFollow); err != nil {
-				yield(nil, err)
-				return
-			}
+		st, err := h.start(ctx, "SendStreamingMessage", req, submitFollow)
+		if err != nil {
+			yield(nil, err)
+			return
 		}
 		defer st.stop()
 		hl := -1
@@ -224,25 +221,6 @@ func terminalSubscribeError(t *task.Task) error {
 	return a2a.NewError(a2a.ErrUnsupportedOperation,
 		fmt.Sprintf("task %s is %s (%s) and will not change any more; read it with GetTask", t.ID, a2amap.StateToA2A(t), t.State))
 }
-
-// checkSubscribable returns the error SubscribeToTask would stream for id,
-// so that a transport can answer it before it opens the stream.
-func (h *Handler) checkSubscribable(ctx context.Context, id string) error {
-	ctx = withCaller(ctx)
-	t, err := h.owned(ctx, "SubscribeToTask", id, 0)
-	if err != nil {
-		return err
-	}
-	if t.State.Terminal() {
-		return terminalSubscribeError(t)
-	}
-	return nil
-}
-
-// startedKey marks a context whose SendStreamingMessage request was already
-// submitted (by a transport that had to answer its errors before the
-// stream opened); the value is the *startedRequest.
-type startedKey struct{}
 
 // stream follows task id (items, from Coordinator.Follow or
 // Following.Follow) and yields the snapshot,

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pactum/pactum/a2aserver"
 	"github.com/pactum/pactum/task"
 )
 
@@ -36,73 +35,47 @@ var legacyStreamCases = []fastCase{
 	{"no params", "echo", ``, `9`},
 }
 
-// The A2A 0.3 JSON-RPC streams (message/stream, tasks/resubscribe) take
-// the stream fast path too (faststream.go, legacyStreamFast) and write what
-// a2a-go's 0.3 JSON-RPC handler writes for the same request: status, SSE
-// headers and every event in its 0.3 form (ids and times masked), and the
-// error a stream ends with in the SDK's form.
-func TestLegacyStreamFastPathAnswersAsTheSDK(t *testing.T) {
+// The A2A 0.3 JSON-RPC streams (message/stream) write every event in its
+// 0.3 form, and the error a stream ends with as a JSON-RPC error event.
+func TestLegacyStreams(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *setupConfig) { c.opts.VerifiedResult = fastCasesVerified })
 	for _, tc := range legacyStreamCases {
-		var got [2]string
-		// Compared on runs that took the same route (claimed at submit,
-		// or queued first), as for 1.0.
-		for try := 0; try < 5 && (try == 0 || legacyFirstState(got[0]) != legacyFirstState(got[1])); try++ {
-			for i, fast := range []bool{false, true} {
-				a2aserver.SetFastRPC(b.srv, fast)
-				mid := fmt.Sprintf("m-v03-%s-%v-%d", strings.ReplaceAll(tc.name, " ", "-"), fast, try)
-				params := ""
-				if tc.params != "" {
-					params = `,"params":` + strings.ReplaceAll(tc.params, "MID", mid)
-				}
-				before := a2aserver.FastServed(b.srv)
-				r := b.post("/agents/"+tc.agent, "", `{"jsonrpc":"2.0","id":`+tc.id+`,"method":"message/stream"`+params+`}`)
-				wantFast := fast && tc.params != "" && !strings.Contains(tc.name, "decode")
-				if took := a2aserver.FastServed(b.srv) > before; took != wantFast {
-					t.Errorf("%s (fast %v): the fast path answered: %v, want %v", tc.name, fast, took, wantFast)
-				}
-				got[i] = streamAnswer(r, mid)
-			}
+		mid := fmt.Sprintf("m-v03-%s", strings.ReplaceAll(tc.name, " ", "-"))
+		params := ""
+		if tc.params != "" {
+			params = `,"params":` + strings.ReplaceAll(tc.params, "MID", mid)
 		}
-		if got[0] != got[1] {
-			t.Errorf("%s:\nSDK:  %s\nfast: %s", tc.name, got[0], got[1])
-			continue
-		}
+		r := b.post("/agents/"+tc.agent, "", `{"jsonrpc":"2.0","id":`+tc.id+`,"method":"message/stream"`+params+`}`)
+		got := streamAnswer(r, mid)
 		// The stream is what its case says it is, in 0.3's shapes.
 		switch {
 		case tc.params == "" || strings.Contains(tc.name, "decode"):
 		case tc.agent == "echo" && tc.name != "unknown task":
-			if !strings.Contains(got[1], `"state":"completed"`) || !strings.Contains(got[1], `"kind":"status-update"`) ||
-				strings.Count(got[1], "id: <uuid>\ndata: ") < 3 || strings.Contains(got[1], "TASK_STATE_") {
-				t.Errorf("%s: want at least 3 events in 0.3's shapes ending completed:\n%s", tc.name, got[1])
+			if !strings.Contains(got, `"state":"completed"`) || !strings.Contains(got, `"kind":"status-update"`) ||
+				strings.Count(got, "id: <uuid>\ndata: ") < 3 || strings.Contains(got, "TASK_STATE_") {
+				t.Errorf("%s: want at least 3 events in 0.3's shapes ending completed:\n%s", tc.name, got)
 			}
 		case tc.name == "unknown task":
-			if !strings.Contains(got[1], `"error":`) || strings.Count(got[1], "data: ") != 1 {
-				t.Errorf("%s: want one event, an error:\n%s", tc.name, got[1])
+			if !strings.Contains(got, `"error":`) || strings.Count(got, "data: ") != 1 {
+				t.Errorf("%s: want one event, an error:\n%s", tc.name, got)
 			}
 		}
-		if tc.params != "" && !strings.Contains(tc.name, "decode") && !strings.HasPrefix(got[1], "200 text/event-stream|no-cache|") {
-			t.Errorf("%s: not an SSE stream:\n%s", tc.name, got[1])
+		if tc.params != "" && !strings.Contains(tc.name, "decode") && !strings.HasPrefix(got, "200 text/event-stream|no-cache|") {
+			t.Errorf("%s: not an SSE stream:\n%s", tc.name, got)
 		}
 	}
-	a2aserver.SetFastRPC(b.srv, true)
 }
 
 // A panic while a 0.3 stream is written becomes its last event, an
-// internal error with a reference in the SDK's form, and the stream ends.
-// (a2a-go's 0.3 JSON-RPC handler writes the same event and then keeps the
-// stream open until the caller leaves: its loop does not return after a
-// panic, so it cannot be compared here.)
-func TestLegacyStreamFastPathEndsAfterAPanic(t *testing.T) {
+// internal error with a reference, and the stream ends. (a2a-go's 0.3
+// JSON-RPC handler writes the same event and then keeps the stream open
+// until the caller leaves: its loop does not return after a panic.)
+func TestLegacyStreamEndsAfterAPanic(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *setupConfig) { c.opts.VerifiedResult = fastCasesVerified })
-	before := a2aserver.FastServed(b.srv)
 	r := b.post("/agents/echo", "", `{"jsonrpc":"2.0","id":6,"method":"message/stream","params":`+
 		`{"message":{"kind":"message","messageId":"m-v03-panic","role":"user","parts":[{"kind":"text","text":"panic"}]}}}`)
-	if a2aserver.FastServed(b.srv) == before {
-		t.Error("the fast path did not answer")
-	}
 	events := strings.Split(strings.TrimSpace(string(r.body)), "\n\n")
 	last := events[len(events)-1]
 	if r.status != http.StatusOK || r.header.Get("Content-Type") != "text/event-stream" || len(events) < 2 ||
@@ -111,21 +84,9 @@ func TestLegacyStreamFastPathEndsAfterAPanic(t *testing.T) {
 	}
 }
 
-// legacyFirstState returns the 0.3 state in the first event of a stream.
-func legacyFirstState(stream string) string {
-	const key = `"state":"`
-	i := strings.Index(stream, key)
-	if i < 0 {
-		return ""
-	}
-	rest := stream[i+len(key):]
-	return rest[:strings.IndexByte(rest, '"')]
-}
-
-// tasks/resubscribe takes the same path: a live task's stream, and the
-// errors for a task that is finished, unknown or not named, are what the
-// SDK's 0.3 handler writes.
-func TestLegacyResubscribeFastPathAnswersAsTheSDK(t *testing.T) {
+// tasks/resubscribe streams a live task in 0.3's shapes, and answers a
+// task that is finished, unknown or not named with one error event.
+func TestLegacyResubscribeStreams(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	send := func() string {
@@ -159,9 +120,9 @@ func TestLegacyResubscribeFastPathAnswersAsTheSDK(t *testing.T) {
 		{"an unknown task", false, func() string { return `{"id":"no-such-task"}` }, `"error":{"code":-32001`},
 		{"no task id", false, func() string { return `{"id":""}` }, `"error":{"code":-32602`},
 	} {
-		got := b.bothPaths(tc.name, true, func() string { return resubscribe(tc.params(), tc.live) })
-		if !strings.HasPrefix(got[1], "200 text/event-stream|no-cache|no\n") || !strings.Contains(got[1], tc.want) {
-			t.Errorf("%s: want an SSE stream holding %s:\n%s", tc.name, tc.want, got[1])
+		got := resubscribe(tc.params(), tc.live)
+		if !strings.HasPrefix(got, "200 text/event-stream|no-cache|no\n") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: want an SSE stream holding %s:\n%s", tc.name, tc.want, got)
 		}
 	}
 }

@@ -6,19 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pactum/pactum/a2aserver"
 	"github.com/pactum/pactum/task"
 )
 
-// The HTTP+JSON streams of A2A 1.0 (POST …/message:stream) take the fast
-// path too (faststream.go, streamREST) and write what a2a-go's HTTP+JSON
-// handler writes for the same request: status, SSE headers and every
-// event (ids and times masked), including the error event a stream ends
-// with, which the SDK's handler writes (here a panic while streaming).
-// Requests refused before the stream opens (bodies that do not decode,
-// submissions the core refuses) are answered as before, with an HTTP
-// error, and not by the fast path.
-func TestRESTStreamFastPathAnswersAsTheSDK(t *testing.T) {
+// The HTTP+JSON streams of A2A 1.0 (POST …/message:stream) write each
+// event as the result alone, up to the error event a stream ends with
+// (here a panic while streaming). Requests refused before the stream
+// opens (bodies that do not decode, submissions the core refuses) are
+// answered with an HTTP error.
+func TestRESTStreams(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *setupConfig) { c.opts.VerifiedResult = fastCasesVerified })
 	streams := 0
@@ -26,43 +22,30 @@ func TestRESTStreamFastPathAnswersAsTheSDK(t *testing.T) {
 		fastCase{"artifact chunks", "chunks", `{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, ``},
 		fastCase{"panic while streaming", "echo", `{"message":{"messageId":"MID","role":"ROLE_USER","parts":[{"text":"panic"}]}}`, ``},
 	) {
-		var got [2]string
-		// As for JSON-RPC: compared on runs that took the same route
-		// (claimed at submit, or queued first).
-		for try := 0; try < 5 && (try == 0 || firstState(got[0]) != firstState(got[1])); try++ {
-			for i, fast := range []bool{false, true} {
-				a2aserver.SetFastRPC(b.srv, fast)
-				mid := fmt.Sprintf("m-rest-%s-%v-%d", strings.ReplaceAll(tc.name, " ", "-"), fast, try)
-				before := a2aserver.FastServed(b.srv)
-				r := b.post("/agents/"+tc.agent+"/message:stream", "1.0", strings.ReplaceAll(tc.params, "MID", mid))
-				sse := r.status == http.StatusOK && r.header.Get("Content-Type") == "text/event-stream"
-				if took := a2aserver.FastServed(b.srv) > before; took != (fast && sse) {
-					t.Errorf("%s (fast %v): the fast path answered: %v, and the answer is a stream: %v", tc.name, fast, took, sse)
-				}
-				got[i] = streamAnswer(r, mid)
+		mid := fmt.Sprintf("m-rest-%s", strings.ReplaceAll(tc.name, " ", "-"))
+		r := b.post("/agents/"+tc.agent+"/message:stream", "1.0", strings.ReplaceAll(tc.params, "MID", mid))
+		got := streamAnswer(r, mid)
+		if !strings.HasPrefix(got, "200 text/event-stream|") {
+			// Refused before the stream opened: an HTTP error.
+			if r.status < 400 || r.header.Get("Content-Type") != "application/json" || !strings.Contains(got, `{"error":{"code":`) {
+				t.Errorf("%s: neither a stream nor an HTTP+JSON error:\n%s", tc.name, got)
 			}
-		}
-		if got[0] != got[1] {
-			t.Errorf("%s:\nSDK:  %s\nfast: %s", tc.name, got[0], got[1])
-			continue
-		}
-		if !strings.HasPrefix(got[1], "200 text/event-stream|") {
 			continue
 		}
 		streams++
 		// An HTTP+JSON event is the result alone, with no JSON-RPC
 		// envelope.
-		if strings.Contains(got[1], `"jsonrpc"`) || !strings.Contains(got[1], "id: <uuid>\ndata: {") {
-			t.Errorf("%s: not HTTP+JSON events:\n%s", tc.name, got[1])
+		if strings.Contains(got, `"jsonrpc"`) || !strings.Contains(got, "id: <uuid>\ndata: {") {
+			t.Errorf("%s: not HTTP+JSON events:\n%s", tc.name, got)
 		}
 		switch {
 		case strings.Contains(tc.name, "panic"):
-			if !strings.Contains(got[1], `"status":"INTERNAL"`) || !strings.Contains(got[1], "ref <ref>") {
-				t.Errorf("%s: want an internal error with a reference as the last event:\n%s", tc.name, got[1])
+			if !strings.Contains(got, `"status":"INTERNAL"`) || !strings.Contains(got, "ref <ref>") {
+				t.Errorf("%s: want an internal error with a reference as the last event:\n%s", tc.name, got)
 			}
 		case tc.agent == "echo" || tc.agent == "chunks":
-			if !strings.Contains(got[1], "TASK_STATE_COMPLETED") || strings.Count(got[1], "id: <uuid>\ndata: ") < 3 {
-				t.Errorf("%s: want at least 3 events ending completed:\n%s", tc.name, got[1])
+			if !strings.Contains(got, "TASK_STATE_COMPLETED") || strings.Count(got, "id: <uuid>\ndata: ") < 3 {
+				t.Errorf("%s: want at least 3 events ending completed:\n%s", tc.name, got)
 			}
 		}
 	}
@@ -71,13 +54,12 @@ func TestRESTStreamFastPathAnswersAsTheSDK(t *testing.T) {
 	if streams < 8 {
 		t.Errorf("%d cases streamed, want 8 or more", streams)
 	}
-	a2aserver.SetFastRPC(b.srv, true)
 }
 
 // SubscribeToTask over HTTP+JSON (GET or POST …/tasks/{id}:subscribe)
-// takes the fast path as well, with the SDK's bytes; a task that cannot be
-// subscribed to is refused with an HTTP error before either.
-func TestRESTSubscribeFastPathAnswersAsTheSDK(t *testing.T) {
+// streams a live task; a task that cannot be subscribed to is refused
+// with an HTTP error before the stream opens.
+func TestRESTSubscribeStreams(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	send := func() string {
@@ -109,21 +91,19 @@ func TestRESTSubscribeFastPathAnswersAsTheSDK(t *testing.T) {
 		{"a finished task", http.MethodGet, false, "400 application/json|"},
 		{"an unknown task", http.MethodGet, false, "404 application/json|"},
 	} {
-		got := b.bothPaths(tc.name, tc.live, func() string {
-			id := "no-such-task"
-			switch {
-			case tc.live:
-				id = send()
-			case strings.Contains(tc.name, "finished"):
-				id = done
-			}
-			return strings.ReplaceAll(subscribe(tc.method, id, tc.live), id, "<id>")
-		})
-		if !strings.HasPrefix(got[1], tc.want) {
-			t.Errorf("%s: want an answer starting %q:\n%s", tc.name, tc.want, got[1])
+		id := "no-such-task"
+		switch {
+		case tc.live:
+			id = send()
+		case strings.Contains(tc.name, "finished"):
+			id = done
 		}
-		if tc.live && (!strings.Contains(got[1], "TASK_STATE_COMPLETED") || strings.Contains(got[1], `"jsonrpc"`)) {
-			t.Errorf("%s: want HTTP+JSON events up to the completed status:\n%s", tc.name, got[1])
+		got := strings.ReplaceAll(subscribe(tc.method, id, tc.live), id, "<id>")
+		if !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s: want an answer starting %q:\n%s", tc.name, tc.want, got)
+		}
+		if tc.live && (!strings.Contains(got, "TASK_STATE_COMPLETED") || strings.Contains(got, `"jsonrpc"`)) {
+			t.Errorf("%s: want HTTP+JSON events up to the completed status:\n%s", tc.name, got)
 		}
 	}
 }

@@ -7,14 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"log/slog"
 	"maps"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -22,6 +20,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"go.opentelemetry.io/otel/propagation"
 
+	"github.com/pactum/pactum/a2aserver/internal/wire"
 	"github.com/pactum/pactum/internal/bearer"
 	"github.com/pactum/pactum/task"
 )
@@ -171,17 +170,12 @@ func (o *Options) validate() error {
 	return nil
 }
 
-// endpoint is one agent's set of transports.
+// endpoint is one agent's handler and the dispatcher that serves it.
 type endpoint struct {
 	spec    task.AgentSpec
 	info    AgentInfo
 	handler *Handler
-	// v1RPC, v1REST, v0RPC and v0REST are the SDK transports over handler.
-	v1RPC, v1REST, v0RPC, v0REST http.Handler
-	// v1Replay, v1ReplayREST and v0Replay are the SDK's 1.0 JSON-RPC,
-	// 1.0 HTTP+JSON and 0.3 JSON-RPC transports that answer the errors of
-	// the fast paths (fastrpc.go, faststream.go).
-	v1Replay, v1ReplayREST, v0Replay http.Handler
+	wire    *dispatcher
 }
 
 // Server serves the configured agents over A2A: each at /agents/{name}/
@@ -195,12 +189,6 @@ type Server struct {
 	def    *endpoint
 	pusher *Pusher
 	log    *slog.Logger
-	// noFastRPC sends every SendMessage, SendStreamingMessage and
-	// SubscribeToTask through the SDK (tests compare).
-	noFastRPC atomic.Bool
-	// fastServed counts the requests the fast paths answered (tests check
-	// that they were taken).
-	fastServed atomic.Int64
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -215,37 +203,21 @@ func New(opts Options) (*Server, error) {
 	popts.Logger = opts.Logger
 	s := &Server{opts: opts, agents: map[string]*endpoint{}, log: opts.Logger}
 	s.pusher = NewPusher(opts.Coordinator, popts)
-	topts := []a2asrv.TransportOption{a2asrv.WithTransportPanicHandler(s.recovered)}
-	if opts.KeepAlive > 0 {
-		topts = append(topts, a2asrv.WithTransportKeepAlive(opts.KeepAlive))
-	}
 	for _, info := range opts.Agents {
 		spec, _ := opts.Coordinator.Agent(info.Name)
 		h, err := NewHandler(opts.Coordinator, info.Name, HandlerOptions{AllowPrivatePush: opts.AllowPrivatePush, Pusher: s.pusher, Logger: opts.Logger, VerifiedResult: opts.VerifiedResult})
 		if err != nil {
 			return nil, err
 		}
-		ep := &endpoint{
-			spec:    spec,
-			info:    info,
-			handler: h,
-			v1RPC:   a2asrv.NewJSONRPCHandler(h, topts...),
-			// The fast path's errors, answered in the SDK's form.
-			v1Replay:     a2asrv.NewJSONRPCHandler(replayRPC{}, topts...),
-			v1ReplayREST: a2asrv.NewRESTHandler(replayRPC{}, topts...),
-			v0Replay:     a2av0.NewJSONRPCHandler(replayRPC{}, topts...),
-			v1REST:       restRoutes(a2asrv.NewRESTHandler(h, topts...), ""),
-			v0RPC:        a2av0.NewJSONRPCHandler(h, topts...),
-			v0REST:       restRoutes(a2av0.NewRESTHandler(h, topts...), a2av0.RESTPathPrefix),
-		}
-		s.agents[info.Name] = ep
+		s.agents[info.Name] = &endpoint{spec: spec, info: info, handler: h,
+			wire: &dispatcher{h: h, keepAlive: opts.KeepAlive, recovered: s.recovered}}
 	}
 	s.def = s.agents[opts.DefaultAgent]
 	return s, nil
 }
 
-// recovered turns a panic in a request into an internal error; the SDK's
-// transports call it.
+// recovered turns a panic in a request into an internal error (logged
+// under a reference the caller sees).
 func (s *Server) recovered(r any) error {
 	ref := task.NewID()[:8]
 	s.log.Error("a2a request panicked", "ref", ref, "panic", r)
@@ -314,7 +286,7 @@ func (s *Server) unknownAgent(w http.ResponseWriter, name string) {
 		msg += "; the agents served are " + strings.Join(names, ", ") + " (each at /agents/NAME)"
 	}
 	err := a2a.NewError(a2a.ErrMethodNotFound, msg).WithErrorInfoMeta(map[string]string{"agents": strings.Join(names, ",")})
-	writeRESTError(w, http.StatusNotFound, "NOT_FOUND", err, msg)
+	wire.WriteStatus(w, http.StatusNotFound, "NOT_FOUND", err, msg)
 }
 
 // bearerScheme names the security scheme cards declare with Authenticate.
@@ -338,10 +310,10 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) *http.Requ
 		s.opts.Refused(!errors.Is(err, bearer.ErrNoToken))
 	}
 	if status := bearer.Refuse(w, err); status != http.StatusUnauthorized {
-		writeRESTError(w, status, "INVALID_ARGUMENT", a2a.ErrInvalidRequest, err.Error())
+		wire.WriteStatus(w, status, "INVALID_ARGUMENT", a2a.ErrInvalidRequest, err.Error())
 		return nil
 	}
-	writeRESTError(w, http.StatusUnauthorized, "UNAUTHENTICATED", a2a.ErrUnauthenticated, err.Error())
+	wire.WriteStatus(w, http.StatusUnauthorized, "UNAUTHENTICATED", a2a.ErrUnauthenticated, err.Error())
 	return nil
 }
 
@@ -358,7 +330,7 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint
 	rpc := sub == "/"
 	if rpc && r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeRPCError(w, http.StatusMethodNotAllowed, nil, a2a.NewError(a2a.ErrInvalidRequest,
+		wire.WriteRPCError(w, http.StatusMethodNotAllowed, nil, a2a.NewError(a2a.ErrInvalidRequest,
 			fmt.Sprintf("this is a JSON-RPC endpoint: send requests with POST, not %s (agent cards are at %s)", r.Method, mount+a2asrv.WellKnownAgentCardPath)))
 		return
 	}
@@ -380,134 +352,46 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint
 		return
 	}
 	w.Header().Set(a2a.SvcParamVersion, string(version))
-	// a2a-go's HTTP+JSON transports open the SSE stream before they call the
-	// handler, so an error would arrive as a stream event; the specification
-	// (and the official JS client) want an HTTP error. Answer the refusals
-	// that can be known up front here.
-	prefix := ""
+	b := wire.REST
 	if version != a2a.Version {
-		prefix = a2av0.RESTPathPrefix
+		b = wire.REST03
 	}
-	if err := checkRESTParams(r.Method, sub, prefix, r.URL.Query(), body, version != a2a.Version); err != nil {
-		writeA2ARESTError(w, err)
-		return
-	}
-	fast := version == a2a.Version && !s.noFastRPC.Load()
-	ctx := r.Context()
-	if id, ok := subscribeTarget(r.Method, sub, prefix); ok {
-		if err := ep.handler.checkSubscribable(r.Context(), id); err != nil {
-			writeA2ARESTError(w, err)
-			return
-		}
-		if fast && s.streamREST(w, r, ep, func(ctx context.Context) iter.Seq2[a2a.Event, error] {
-			return ep.handler.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: a2a.TaskID(id)})
-		}) {
-			s.fastServed.Add(1)
-			return
-		}
-	}
-	if version == a2a.Version && r.Method == http.MethodPost && sub == "/message:stream" {
-		var req a2a.SendMessageRequest
-		if json.Unmarshal(body, &req) == nil {
-			st, err := ep.handler.start(r.Context(), "SendStreamingMessage", &req, submitFollow)
-			if err != nil {
-				writeA2ARESTError(w, err)
-				return
-			}
-			// The stream ends the subscription; this, if the SDK never
-			// called the handler.
-			defer st.stop()
-			if fast && s.streamREST(w, r, ep, func(ctx context.Context) iter.Seq2[a2a.Event, error] {
-				return ep.handler.SendStreamingMessage(context.WithValue(ctx, startedKey{}, st), &req)
-			}) {
-				s.fastServed.Add(1)
-				return
-			}
-			ctx = context.WithValue(ctx, startedKey{}, st)
-		}
-	}
-	// The SDK's transport serves the rest, at the path below the agent's
-	// mount (cloned here, after the fast paths, so that a stream they
-	// answer does not keep a copy of the request for its lifetime).
-	r2 := r.Clone(ctx)
-	r2.URL.Path, r2.URL.RawPath = sub, ""
-	if version == a2a.Version {
-		// a2a-go's 1.0 REST client sends the ListTasks time filter as
-		// lastUpdatedAfter (the 0.3 name) while its server reads
-		// statusTimestampAfter; accept both.
-		if q := r2.URL.Query(); q.Has("lastUpdatedAfter") && !q.Has("statusTimestampAfter") {
-			q.Set("statusTimestampAfter", q.Get("lastUpdatedAfter"))
-			r2.URL.RawQuery = q.Encode()
-		}
-		ep.v1REST.ServeHTTP(w, r2)
-		return
-	}
-	ep.v0REST.ServeHTTP(w, r2)
+	ep.wire.serveREST(w, r, b, sub, body)
 }
 
 // serveJSONRPC serves a JSON-RPC request to ep: the envelope is checked
-// here (JSON-RPC 2.0 codes, ids echoed as sent, notifications answered
-// with 204), then the version's SDK handler serves it.
+// (JSON-RPC 2.0 codes, ids echoed as sent), the version negotiated, then
+// the dispatcher answers it.
 func (s *Server) serveJSONRPC(w http.ResponseWriter, r *http.Request, ep *endpoint, body []byte) {
-	q, refusal := parseRPCRequest(body)
+	q, refusal := wire.ParseRequest(body)
 	if refusal != nil {
-		writeRPCError(w, http.StatusOK, refusal.id, refusal.err)
+		wire.WriteRPCError(w, http.StatusOK, refusal.ID, refusal.Err)
 		return
 	}
 	requested := requestedVersion(r)
 	version, ok := negotiate(requested)
 	if !ok {
-		if q.notification() {
+		if q.Notification() {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		writeVersionNotSupported(w, true, requested, q.id)
+		writeVersionNotSupported(w, true, requested, q.ID)
 		return
 	}
 	w.Header().Set(a2a.SvcParamVersion, string(version))
-	if hint := crossVersionHint(version, q.method); hint != nil {
-		if q.notification() {
+	if hint := crossVersionHint(version, q.Method); hint != nil {
+		if q.Notification() {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		writeRPCError(w, http.StatusOK, q.id, hint)
+		wire.WriteRPCError(w, http.StatusOK, q.ID, hint)
 		return
 	}
-	if version == a2a.Version {
-		if !q.notification() && !s.noFastRPC.Load() {
-			switch {
-			case q.method == "SendMessage" && s.sendMessageFast(w, r, ep, q),
-				q.method == "SendStreamingMessage" && s.streamMessageFast(w, r, ep, q),
-				q.method == "SubscribeToTask" && s.subscribeFast(w, r, ep, q):
-				s.fastServed.Add(1)
-				return
-			}
-		}
-		serveRPC(w, r, ep.v1RPC, q, false)
-		return
+	b := wire.JSONRPC
+	if version != a2a.Version {
+		b = wire.JSONRPC03
 	}
-	if !q.notification() && !s.noFastRPC.Load() && s.legacyStreamFast(w, r, ep, q) {
-		s.fastServed.Add(1)
-		return
-	}
-	serveRPC(w, r, ep.v0RPC, q, true)
-}
-
-// subscribeTarget returns the task id of an HTTP+JSON SubscribeToTask
-// request (GET or POST {prefix}/tasks/{id}:subscribe).
-func subscribeTarget(method, path, prefix string) (string, bool) {
-	if method != http.MethodGet && method != http.MethodPost {
-		return "", false
-	}
-	rest, ok := strings.CutPrefix(path, prefix+"/tasks/")
-	if !ok {
-		return "", false
-	}
-	id, ok := strings.CutSuffix(rest, ":subscribe")
-	if !ok || id == "" || strings.Contains(id, "/") {
-		return "", false
-	}
-	return id, true
+	ep.wire.serveRPC(w, r, b, q)
 }
 
 // cardMaxAge is how long clients may cache a card (specification §8.6).
@@ -533,7 +417,7 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request, ep *endpoint,
 	case http.MethodGet, http.MethodHead:
 	default:
 		w.Header().Set("Allow", "GET, HEAD, OPTIONS")
-		writeRESTError(w, http.StatusMethodNotAllowed, "INVALID_ARGUMENT", a2a.ErrInvalidRequest, "agent cards are read with GET")
+		wire.WriteStatus(w, http.StatusMethodNotAllowed, "INVALID_ARGUMENT", a2a.ErrInvalidRequest, "agent cards are read with GET")
 		return
 	}
 	base := s.opts.BaseURL
@@ -558,7 +442,7 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request, ep *endpoint,
 		body, err = json.Marshal(card)
 	}
 	if err != nil {
-		writeA2ARESTError(w, internalError(r.Context(), s.log, "agent card", err))
+		wire.WriteError(w, wire.REST, nil, internalError(r.Context(), s.log, "agent card", err), "")
 		return
 	}
 	sum := sha256.Sum256(body)
@@ -574,34 +458,6 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request, ep *endpoint,
 		return
 	}
 	_, _ = w.Write(body)
-}
-
-// restRoutes puts the SDK's HTTP+JSON handler behind a mux that knows its
-// routes (prefix is "" for 1.0, "/v1" for 0.3), so that any other path gets
-// a JSON error instead of the SDK mux's plain-text 404.
-func restRoutes(h http.Handler, prefix string) http.Handler {
-	mux := http.NewServeMux()
-	for _, p := range []string{
-		"POST /message:send", "POST /message:stream", "GET /tasks", "GET /tasks/{idAndAction}", "POST /tasks/{idAndAction}",
-		"POST /tasks/{id}/pushNotificationConfigs", "GET /tasks/{id}/pushNotificationConfigs",
-		"GET /tasks/{id}/pushNotificationConfigs/{configId}", "DELETE /tasks/{id}/pushNotificationConfigs/{configId}",
-	} {
-		method, path, _ := strings.Cut(p, " ")
-		mux.Handle(method+" "+prefix+path, h)
-	}
-	if prefix == "" {
-		mux.Handle("GET /extendedAgentCard", h)
-	} else {
-		mux.Handle("GET "+prefix+"/card", h)
-	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		msg := fmt.Sprintf("no A2A %s HTTP+JSON route is %s %s", map[bool]string{true: "1.0", false: "0.3"}[prefix == ""], r.Method, r.URL.Path)
-		if prefix != "" {
-			msg += "; A2A 0.3 routes start with " + prefix + "/, and requests without an A2A-Version header are served as 0.3 (send A2A-Version: 1.0 for the 1.0 routes)"
-		}
-		writeRESTError(w, http.StatusNotFound, "NOT_FOUND", a2a.ErrMethodNotFound, msg)
-	})
-	return mux
 }
 
 // withTraceContext returns r with the W3C trace context of its traceparent

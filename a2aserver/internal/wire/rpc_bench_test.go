@@ -1,4 +1,4 @@
-package a2aserver
+package wire
 
 import (
 	"encoding/json"
@@ -11,16 +11,16 @@ import (
 var benchBody = []byte(`{"jsonrpc":"2.0","id":17,"method":"SendMessage","params":{"message":{"messageId":"bench-1795000000000000000-17","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`)
 
 // BenchmarkRPCDecode compares, on one SendMessage body, our JSON-RPC 2.0
-// envelope check (parseRPCRequest, run before a2a-go's handler) with the
-// decode a2a-go then does of the same body (the envelope, then params into
-// a2a.SendMessageRequest): the price of decoding every JSON-RPC body twice
-// (issue 15). Run: go test -run x -bench RPCDecode -benchmem ./a2aserver
+// envelope check (ParseRequest) with a plain decode of the same body (the
+// envelope, then params into a2a.SendMessageRequest, as a2a-go's
+// transport decodes it): what the strict check costs.
+// Run: go test -run x -bench RPCDecode -benchmem ./a2aserver/internal/wire
 func BenchmarkRPCDecode(b *testing.B) {
 	b.Run("envelope-check", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			q, refusal := parseRPCRequest(benchBody)
-			if refusal != nil || q.method != "SendMessage" {
+			q, refusal := ParseRequest(benchBody)
+			if refusal != nil || q.Method != "SendMessage" {
 				b.Fatalf("refused %v", refusal)
 			}
 		}

@@ -1,0 +1,100 @@
+package wire
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// Binding is one of the four ways the server speaks A2A.
+type Binding uint8
+
+const (
+	// JSONRPC is A2A 1.0 over JSON-RPC 2.0.
+	JSONRPC Binding = iota
+	// JSONRPC03 is A2A 0.3 over JSON-RPC 2.0.
+	JSONRPC03
+	// REST is A2A 1.0 over HTTP+JSON.
+	REST
+	// REST03 is A2A 0.3 over HTTP+JSON (proto JSON of google.a2a.v1,
+	// routes under /v1).
+	REST03
+)
+
+// RPC reports whether b is a JSON-RPC binding.
+func (b Binding) RPC() bool { return b == JSONRPC || b == JSONRPC03 }
+
+// Legacy reports whether b speaks A2A 0.3.
+func (b Binding) Legacy() bool { return b == JSONRPC03 || b == REST03 }
+
+// String names the binding as docs and messages do.
+func (b Binding) String() string {
+	switch b {
+	case JSONRPC:
+		return "A2A 1.0 JSON-RPC"
+	case JSONRPC03:
+		return "A2A 0.3 JSON-RPC"
+	case REST:
+		return "A2A 1.0 HTTP+JSON"
+	case REST03:
+		return "A2A 0.3 HTTP+JSON"
+	}
+	return "unknown binding"
+}
+
+// WriteResult writes a successful answer whose result is body (its JSON):
+// on JSON-RPC the response for id (nil body: no result member), on
+// HTTP+JSON the body itself (A2A 1.0 ends it with a newline, as 0.3 does
+// not). Every answer is application/json.
+func WriteResult(w http.ResponseWriter, b Binding, id json.RawMessage, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	switch b {
+	case JSONRPC, JSONRPC03:
+		out := AppendRPCResult(make([]byte, 0, len(body)+len(id)+40), id, body)
+		_, _ = w.Write(append(out, '\n'))
+	case REST:
+		if body != nil {
+			_, _ = w.Write(append(body, '\n'))
+		}
+	default:
+		_, _ = w.Write(body)
+	}
+}
+
+// WriteError writes err as b answers it: a JSON-RPC error response for id
+// (HTTP 200), or an HTTP+JSON google.rpc.Status body with the status the
+// error maps to (A2A 0.3 as application/problem+json, as a2a-go's 0.3
+// transport writes it). taskID, when not empty, is the task an HTTP+JSON
+// request named.
+func WriteError(w http.ResponseWriter, b Binding, id json.RawMessage, err error, taskID string) {
+	if b.RPC() {
+		WriteRPCError(w, http.StatusOK, id, err)
+		return
+	}
+	body, status := AppendRESTError(nil, err, taskID)
+	writeREST(w, b, status, body)
+}
+
+// WriteRPCError writes the JSON-RPC error response of err for id with an
+// HTTP status (200, but for a refusal before any method is known: a body
+// too large, a request to the endpoint with GET).
+func WriteRPCError(w http.ResponseWriter, status int, id json.RawMessage, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(AppendRPCError(nil, id, err), '\n'))
+}
+
+// WriteStatus writes an HTTP+JSON error with an HTTP status and
+// google.rpc code chosen by the caller and msg as its message (AppendStatus).
+func WriteStatus(w http.ResponseWriter, status int, grpc string, err error, msg string) {
+	writeREST(w, REST, status, AppendStatus(nil, status, grpc, err, msg))
+}
+
+func writeREST(w http.ResponseWriter, b Binding, status int, body []byte) {
+	ct := "application/json"
+	if b == REST03 {
+		ct = "application/problem+json"
+	}
+	w.Header().Set("Content-Type", ct)
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
