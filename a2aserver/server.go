@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/pactum/pactum/internal/bearer"
+	"github.com/pactum/pactum/push"
 	"github.com/pactum/pactum/task"
 )
 
@@ -76,7 +77,7 @@ type Options struct {
 	AllowPrivatePush bool
 	// Push tunes webhook delivery; its AllowPrivate and Logger are taken
 	// from AllowPrivatePush and Logger.
-	Push PusherOptions
+	Push push.Options
 	// Authenticate, when set, turns on bearer authentication: every request
 	// but the agent cards needs an "Authorization: Bearer TOKEN" header whose
 	// token Authenticate maps to an actor (ok false: unknown token). The
@@ -193,7 +194,7 @@ type Server struct {
 	opts   Options
 	agents map[string]*endpoint
 	def    *endpoint
-	pusher *Pusher
+	pusher *push.Pusher
 	log    *slog.Logger
 	// noFastRPC sends every SendMessage, SendStreamingMessage and
 	// SubscribeToTask through the SDK (tests compare).
@@ -214,7 +215,7 @@ func New(opts Options) (*Server, error) {
 	popts.AllowPrivate = opts.AllowPrivatePush
 	popts.Logger = opts.Logger
 	s := &Server{opts: opts, agents: map[string]*endpoint{}, log: opts.Logger}
-	s.pusher = NewPusher(opts.Coordinator, popts)
+	s.pusher = push.New(opts.Coordinator, popts)
 	topts := []a2asrv.TransportOption{a2asrv.WithTransportPanicHandler(s.recovered)}
 	if opts.KeepAlive > 0 {
 		topts = append(topts, a2asrv.WithTransportKeepAlive(opts.KeepAlive))
@@ -261,7 +262,7 @@ func (s *Server) Start(ctx context.Context) error { return s.pusher.Start(ctx) }
 func (s *Server) Stop(ctx context.Context) error { return s.pusher.Stop(ctx) }
 
 // Pusher returns the server's push notification deliverer.
-func (s *Server) Pusher() *Pusher { return s.pusher }
+func (s *Server) Pusher() *push.Pusher { return s.pusher }
 
 // RequestHandler returns the A2A request handler of the named agent, for
 // callers that mount it on other transports (gRPC, say).
