@@ -10,8 +10,9 @@
 //
 // Server puts the handlers behind the official transports of a2a-go
 // (JSON-RPC and HTTP+JSON, 1.0 and 0.3), negotiates the protocol version,
-// bounds request bodies and serves the agent cards. Pusher delivers task
-// events to the webhooks clients registered.
+// bounds request bodies and serves the agent cards. The push.Pusher it
+// runs (package push) delivers task events to the webhooks clients
+// registered.
 //
 // The wire mapping (state table, error table, envelope metadata) is
 // documented in docs/a2a.md.

@@ -11,6 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/pactum/pactum/internal/a2amap"
+	"github.com/pactum/pactum/push"
 	"github.com/pactum/pactum/task"
 )
 
@@ -25,7 +26,7 @@ type HandlerOptions struct {
 	AllowPrivatePush bool
 	// Pusher, when set, is told when a task's push configurations change so
 	// that it sees them at once.
-	Pusher *Pusher
+	Pusher *push.Pusher
 	// Logger receives internal errors in full (default: discard).
 	Logger *slog.Logger
 	// VerifiedResult, when set, returns the verified result of a task's
@@ -41,7 +42,7 @@ type Handler struct {
 	coord        *task.Coordinator
 	agent        string
 	allowPrivate bool
-	pusher       *Pusher
+	pusher       *push.Pusher
 	log          *slog.Logger
 	// verifiedResult is HandlerOptions.VerifiedResult.
 	verifiedResult func(ctx context.Context, t *task.Task) (any, error)
@@ -456,7 +457,7 @@ func (h *Handler) expectPush(ctx context.Context, c *task.PushConfig, taskID str
 	}
 	ann := *c
 	ann.TaskID = taskID
-	return h.pusher.expect(ctx, ann)
+	return h.pusher.Expect(ctx, ann)
 }
 
 // checkHistoryLength refuses a negative historyLength: the specification

@@ -6,13 +6,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"strings"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/pactum/pactum/internal/netguard"
 	"github.com/pactum/pactum/task"
 )
 
@@ -91,85 +89,6 @@ func TestNegotiate(t *testing.T) {
 	}
 }
 
-func TestValidatePushURL(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		url          string
-		allowPrivate bool
-		ok           bool
-	}{
-		{"https://hooks.example.com/a2a", false, true},
-		{"http://93.184.216.34:8080/x", false, true},
-		{"http://127.0.0.1/x", false, false},
-		{"http://127.0.0.1/x", true, true},
-		{"http://localhost:8080/x", false, false},
-		{"http://api.localhost/x", false, false},
-		{"http://LOCALHOST./x", false, false},
-		{"http://10.0.0.1/x", false, false},
-		{"http://172.16.5.4/x", false, false},
-		{"http://192.168.1.1/x", false, false},
-		{"http://169.254.169.254/latest/meta-data", false, false},
-		{"http://0.0.0.0/x", false, false},
-		{"http://[::1]/x", false, false},
-		{"http://[fe80::1]/x", false, false},
-		{"http://[fd00::1]/x", false, false},
-		{"http://[::ffff:127.0.0.1]/x", false, false},
-		{"ftp://example.com/x", true, false},
-		{"file:///etc/passwd", true, false},
-		{"http:///nohost", true, false},
-		{"", true, false},
-		{"https://" + strings.Repeat("a", 3000) + ".com", false, false},
-		// Every spelling a browser or resolver reads as an address.
-		{"http://2130706433:8080/x", false, false},
-		{"http://0x7f000001:8080/x", false, false},
-		{"http://127.1:8080/x", false, false},
-		{"http://0177.0.0.1/x", false, false},
-		{"http://0x7f.1/x", false, false},
-		{"http://127.0.0.1./x", false, false},
-		{"http://0/x", false, false},
-		{"http://0xa9fea9fe/latest/meta-data", false, false},
-		{"http://100.100.100.200/x", false, false},
-		{"http://1684301000/x", false, false},
-		{"http://[64:ff9b::a9fe:a9fe]/x", false, false},
-		{"http://[2002:7f00:1::]/x", false, false},
-		{"http://[::127.0.0.1]/x", false, false},
-		{"http://198.18.0.1/x", false, false},
-		{"http://２１３０７０６４３３/x", false, false},
-		{"http://134744072/x", false, true}, // 8.8.8.8
-		{"http://2130706433:8080/x", true, true},
-		// Not an address and not a name: refused whatever allowPrivate says.
-		{"http://1.2.3.256/x", true, false},
-		{"http://[fe80::1%25eth0]/x", true, false},
-	} {
-		_, err := validatePushURL(tc.url, tc.allowPrivate)
-		if (err == nil) != tc.ok {
-			t.Errorf("validatePushURL(%q, allowPrivate=%v) = %v, want ok=%v", tc.url, tc.allowPrivate, err, tc.ok)
-		}
-	}
-	if netguard.Check(netip.MustParseAddr("::ffff:10.0.0.1")) == nil || netguard.Check(netip.MustParseAddr("8.8.8.8")) != nil {
-		t.Error("netguard.Check misclassifies mapped private or public addresses")
-	}
-}
-
-func TestPushClientRefusesPrivateAddressesWhenDialing(t *testing.T) {
-	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	defer srv.Close()
-	resp, err := newPushClient(false).Post(srv.URL, "application/json", nil)
-	if err == nil {
-		resp.Body.Close()
-		t.Fatal("the guarded client reached a loopback server")
-	}
-	if !errors.Is(err, netguard.ErrBlocked) {
-		t.Fatalf("err = %v, want a netguard refusal", err)
-	}
-	resp, err = newPushClient(true).Post(srv.URL, "application/json", nil)
-	if err != nil {
-		t.Fatalf("allowPrivate client: %v", err)
-	}
-	resp.Body.Close()
-}
-
 func TestReadEnvelope(t *testing.T) {
 	t.Parallel()
 	e, err := readEnvelope(
@@ -204,38 +123,6 @@ func TestReadEnvelope(t *testing.T) {
 	} {
 		if _, err := readEnvelope(nil, bad); err == nil {
 			t.Errorf("readEnvelope(%v) accepted", bad)
-		}
-	}
-}
-
-// nopStore satisfies task.Store for tests that never touch it, but for the
-// Pusher's catch-up, which finds nothing owed.
-type nopStore struct{ task.Store }
-
-func (nopStore) PushBacklog(context.Context, task.PushBacklogParams) ([]task.PushBacklogItem, error) {
-	return nil, nil
-}
-
-func TestPusherLifecycle(t *testing.T) {
-	t.Parallel()
-	coord, err := task.NewCoordinator(task.Options{Store: nopStore{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := NewPusher(coord, PusherOptions{})
-	ctx := context.Background()
-	if err := p.Stop(ctx); err != nil {
-		t.Fatalf("stop before start: %v", err)
-	}
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(ctx); err == nil {
-		t.Fatal("a second Start succeeded")
-	}
-	for i := range 2 {
-		if err := p.Stop(ctx); err != nil {
-			t.Fatalf("stop #%d: %v", i+1, err)
 		}
 	}
 }

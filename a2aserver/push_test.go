@@ -15,8 +15,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/pactum/pactum/a2aserver"
 	"github.com/pactum/pactum/internal/syncbuf"
+	"github.com/pactum/pactum/push"
 	"github.com/pactum/pactum/task"
 )
 
@@ -103,7 +103,7 @@ func TestPushDelivery(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *setupConfig) {
 		c.opts.AllowPrivatePush = true
-		c.opts.Push = a2aserver.PusherOptions{InitialBackoff: 5 * time.Millisecond, MaxAttempts: 4}
+		c.opts.Push = push.Options{InitialBackoff: 5 * time.Millisecond, MaxAttempts: 4}
 	})
 	recv := newReceiver(t, "/hook")
 	ctx := testCtx(t)
@@ -395,7 +395,7 @@ func TestPushCatchUpAfterStop(t *testing.T) {
 		c.opts.AllowPrivatePush = true
 		// The first notification fails and is retried only after an hour:
 		// everything behind it is still queued at the stop.
-		c.opts.Push = a2aserver.PusherOptions{InitialBackoff: time.Hour, MaxBackoff: time.Hour, CatchUpGrace: time.Hour}
+		c.opts.Push = push.Options{InitialBackoff: time.Hour, MaxBackoff: time.Hour, CatchUpGrace: time.Hour}
 	})
 	recv := newReceiver(t, "/hook")
 	ctx := testCtx(t)
@@ -419,7 +419,7 @@ func TestPushCatchUpAfterStop(t *testing.T) {
 	}
 	before := len(recv.on("/hook"))
 
-	p := a2aserver.NewPusher(b.coord, a2aserver.PusherOptions{AllowPrivate: true, CatchUpGrace: time.Nanosecond, Logger: testLogger(t)})
+	p := push.New(b.coord, push.Options{AllowPrivate: true, CatchUpGrace: time.Nanosecond, Logger: testLogger(t)})
 	if err := p.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +473,7 @@ func TestPushOwedWhenSentWithMessage(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *setupConfig) {
 		c.opts.AllowPrivatePush = true
-		c.opts.Push = a2aserver.PusherOptions{InitialBackoff: time.Hour, MaxBackoff: time.Hour, CatchUpGrace: time.Hour}
+		c.opts.Push = push.Options{InitialBackoff: time.Hour, MaxBackoff: time.Hour, CatchUpGrace: time.Hour}
 	})
 	ctx := testCtx(t)
 	hook := newSwitchedHook(t)
@@ -494,7 +494,7 @@ func TestPushOwedWhenSentWithMessage(t *testing.T) {
 	}
 
 	hook.up.Store(true)
-	p := a2aserver.NewPusher(b.coord, a2aserver.PusherOptions{AllowPrivate: true, CatchUpGrace: time.Nanosecond, Logger: testLogger(t)})
+	p := push.New(b.coord, push.Options{AllowPrivate: true, CatchUpGrace: time.Nanosecond, Logger: testLogger(t)})
 	if err := p.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

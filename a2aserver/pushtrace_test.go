@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/pactum/pactum/a2aserver"
+	"github.com/pactum/pactum/push"
 	"github.com/pactum/pactum/task"
 )
 
@@ -54,7 +54,7 @@ func TestPushCarriesTheTasksTraceContext(t *testing.T) {
 			}
 			b := setup(t, func(c *setupConfig) {
 				c.opts.AllowPrivatePush = true
-				c.opts.Push = a2aserver.PusherOptions{TracerProvider: tp}
+				c.opts.Push = push.Options{TracerProvider: tp}
 			})
 			recv := newReceiver(t)
 			ctx := testCtx(t)

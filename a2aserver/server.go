@@ -22,6 +22,7 @@ import (
 
 	"github.com/pactum/pactum/a2aserver/internal/wire"
 	"github.com/pactum/pactum/internal/bearer"
+	"github.com/pactum/pactum/push"
 	"github.com/pactum/pactum/task"
 )
 
@@ -75,7 +76,7 @@ type Options struct {
 	AllowPrivatePush bool
 	// Push tunes webhook delivery; its AllowPrivate and Logger are taken
 	// from AllowPrivatePush and Logger.
-	Push PusherOptions
+	Push push.Options
 	// Authenticate, when set, turns on bearer authentication: every request
 	// but the agent cards needs an "Authorization: Bearer TOKEN" header whose
 	// token Authenticate maps to an actor (ok false: unknown token). The
@@ -187,7 +188,7 @@ type Server struct {
 	opts   Options
 	agents map[string]*endpoint
 	def    *endpoint
-	pusher *Pusher
+	pusher *push.Pusher
 	log    *slog.Logger
 }
 
@@ -202,7 +203,7 @@ func New(opts Options) (*Server, error) {
 	popts.AllowPrivate = opts.AllowPrivatePush
 	popts.Logger = opts.Logger
 	s := &Server{opts: opts, agents: map[string]*endpoint{}, log: opts.Logger}
-	s.pusher = NewPusher(opts.Coordinator, popts)
+	s.pusher = push.New(opts.Coordinator, popts)
 	for _, info := range opts.Agents {
 		spec, _ := opts.Coordinator.Agent(info.Name)
 		h, err := NewHandler(opts.Coordinator, info.Name, HandlerOptions{AllowPrivatePush: opts.AllowPrivatePush, Pusher: s.pusher, Logger: opts.Logger, VerifiedResult: opts.VerifiedResult})
@@ -233,7 +234,7 @@ func (s *Server) Start(ctx context.Context) error { return s.pusher.Start(ctx) }
 func (s *Server) Stop(ctx context.Context) error { return s.pusher.Stop(ctx) }
 
 // Pusher returns the server's push notification deliverer.
-func (s *Server) Pusher() *Pusher { return s.pusher }
+func (s *Server) Pusher() *push.Pusher { return s.pusher }
 
 // RequestHandler returns the A2A request handler of the named agent, for
 // callers that mount it on other transports (gRPC, say).

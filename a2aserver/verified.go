@@ -37,7 +37,7 @@ func (h *Handler) verified(ctx context.Context, t *task.Task) any {
 }
 
 // withVerified adds vr to metadata.pactum of meta, a task's or an event's
-// metadata as pactumMetadata built it.
+// metadata as internal/a2amap built it (under MetadataKey).
 func withVerified(meta map[string]any, vr any) {
 	if vr == nil || meta == nil {
 		return

@@ -100,8 +100,8 @@ func (m *Metrics) AuthRefused(endpoint string, invalid bool) {
 	m.refusals.WithLabelValues(endpoint, reason).Inc()
 }
 
-// PushDelivery counts one push notification's outcome (an
-// a2aserver.PusherOptions.Observe function): "delivered", "failed",
+// PushDelivery counts one push notification's outcome (a
+// push.Options.Observe function): "delivered", "failed",
 // "refused", "dropped" or "abandoned".
 func (m *Metrics) PushDelivery(outcome string) {
 	m.pushes.WithLabelValues(outcome).Inc()

@@ -1,11 +1,14 @@
 // Package a2amap maps between pactum's domain (package task) and the A2A 1.0
 // types of the official SDK (github.com/a2aproject/a2a-go/v2/a2a): messages,
-// parts, artifacts and artifact chunks (this file), and the one table of
-// lifecycle states to A2A task states (state.go).
+// parts, artifacts and artifact chunks (this file), the one table of
+// lifecycle states to A2A task states (state.go), and tasks and task events
+// as pactum publishes them, with their metadata.pactum (task.go).
 //
 // It is shared by everything in pactum that speaks A2A: the a2a agent
-// runtime (pactum as a client of a remote agent) and the A2A server (pactum
-// as the remote agent). The two directions are not symmetric on purpose:
+// runtime (pactum as a client of a remote agent), the A2A server (pactum
+// as the remote agent) and push-notification delivery (package push),
+// which sends webhooks the events streams carry. The two directions are not
+// symmetric on purpose:
 //
 //   - The From… functions take outside input (whatever a remote peer or a
 //     caller put on the wire) and return an error for anything the domain

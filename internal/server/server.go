@@ -31,6 +31,7 @@ import (
 	"github.com/pactum/pactum/mcpserver"
 	"github.com/pactum/pactum/metrics"
 	"github.com/pactum/pactum/policy"
+	"github.com/pactum/pactum/push"
 	"github.com/pactum/pactum/store"
 	"github.com/pactum/pactum/task"
 	"github.com/pactum/pactum/workflow"
@@ -267,7 +268,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	s.a2a, err = a2aserver.New(a2aserver.Options{
 		Coordinator: s.coord, Agents: infos, DefaultAgent: defaultAgent, BaseURL: cfg.BaseURL,
 		MaxBodyBytes: cfg.MaxBodyBytes, AllowPrivatePush: cfg.Push.AllowPrivate, Logger: log,
-		Push: a2aserver.PusherOptions{
+		Push: push.Options{
 			MaxAttempts: cfg.Push.MaxAttempts, Timeout: cfg.Push.Timeout.Duration,
 			Observe: s.metrics.PushDelivery,
 		},

@@ -1,4 +1,4 @@
-package a2aserver
+package push
 
 import (
 	"context"
@@ -47,7 +47,7 @@ func TestPushWarnsOnlyForDroppedEventsOfConfiguredTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs syncbuf.Buffer
-	p := NewPusher(coord, PusherOptions{Workers: 1, QueueSize: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	p := New(coord, Options{Workers: 1, QueueSize: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	ctx := context.Background()
 	if err := p.Start(ctx); err != nil {
 		t.Fatal(err)

@@ -1,10 +1,11 @@
-package a2aserver
+package a2amap_test
 
 import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/pactum/pactum/internal/a2amap"
 	"github.com/pactum/pactum/task"
 )
 
@@ -26,10 +27,10 @@ func TestPactumMetadataFamily(t *testing.T) {
 			map[string]any{"parentTaskId": "p0", "step": "nest", "children": 2}},
 	} {
 		for _, meta := range []map[string]any{
-			taskToA2A(&tc.t, 0, false).Metadata,
-			statusEvent(&tc.t, tc.t.UpdatedAt).Metadata,
+			a2amap.TaskToA2A(&tc.t, 0, false).Metadata,
+			a2amap.StatusEvent(&tc.t, tc.t.UpdatedAt).Metadata,
 		} {
-			m := meta[MetadataKey].(map[string]any)
+			m := meta[a2amap.MetadataKey].(map[string]any)
 			for _, k := range []string{"parentTaskId", "step", "children"} {
 				if got, want := m[k], tc.want[k]; got != want {
 					t.Errorf("%s: metadata.pactum.%s = %#v, want %#v", tc.name, k, got, want)
@@ -40,7 +41,7 @@ func TestPactumMetadataFamily(t *testing.T) {
 			}
 		}
 	}
-	if got := taskToA2A(&task.Task{State: task.StateWaiting}, 0, false).Status.State; got != a2a.TaskStateWorking {
+	if got := a2amap.TaskToA2A(&task.Task{State: task.StateWaiting}, 0, false).Status.State; got != a2a.TaskStateWorking {
 		t.Errorf("a waiting parent is %s over A2A, want %s", got, a2a.TaskStateWorking)
 	}
 }

@@ -1,4 +1,4 @@
-package a2aserver
+package push
 
 import (
 	"bytes"
@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/pactum/pactum/internal/a2amap"
 	"github.com/pactum/pactum/internal/backoff"
 	"github.com/pactum/pactum/internal/httpstatus"
 	"github.com/pactum/pactum/internal/netguard"
@@ -43,8 +44,8 @@ const (
 	pushResponseDrainLimit      int64 = 64 << 10
 )
 
-// PusherOptions configure a Pusher. Every field has a default.
-type PusherOptions struct {
+// Options configure a Pusher. Every field has a default.
+type Options struct {
 	// AllowPrivate lets webhooks reach addresses that are not globally
 	// routable (see package internal/netguard; default false: such
 	// destinations are refused when dialed).
@@ -74,8 +75,8 @@ type PusherOptions struct {
 	// provider, as the core's: a no-op unless the process set one).
 	TracerProvider trace.TracerProvider
 	// Observe, when set, is told the outcome of each delivery of one event
-	// to one webhook: one of the Push… outcome constants. It must not
-	// block.
+	// to one webhook: one of the outcome constants (Delivered, Failed,
+	// Refused, Dropped, Abandoned). It must not block.
 	Observe func(outcome string)
 	// CatchUpInterval is how often the Pusher looks for push
 	// configurations that were not sent their task's latest state (after
@@ -89,22 +90,22 @@ type PusherOptions struct {
 	CatchUpGrace time.Duration
 }
 
-// Outcomes of one delivery, as PusherOptions.Observe is told them.
+// Outcomes of one delivery, as Options.Observe is told them.
 const (
-	// PushDelivered: the webhook answered 2xx.
-	PushDelivered = "delivered"
-	// PushFailed: every attempt failed, or the webhook answered a status
+	// Delivered: the webhook answered 2xx.
+	Delivered = "delivered"
+	// Failed: every attempt failed, or the webhook answered a status
 	// that retrying cannot change.
-	PushFailed = "failed"
-	// PushRefused: the destination is not public (and AllowPrivate is
+	Failed = "failed"
+	// Refused: the destination is not public (and AllowPrivate is
 	// off), so it was never contacted.
-	PushRefused = "refused"
-	// PushDropped: the task's delivery queue was full.
-	PushDropped = "dropped"
-	// PushAbandoned: the Pusher stopped before the delivery succeeded or
+	Refused = "refused"
+	// Dropped: the task's delivery queue was full.
+	Dropped = "dropped"
+	// Abandoned: the Pusher stopped before the delivery succeeded or
 	// ran out of attempts; it was queued or being retried. The task's
 	// latest state is sent by a later catch-up, on this node or another.
-	PushAbandoned = "abandoned"
+	Abandoned = "abandoned"
 )
 
 // Attributes of a push delivery's span (and task.AttrTaskID).
@@ -114,6 +115,11 @@ const (
 	attrPushAttempt = attribute.Key("pactum.push.attempt")
 	attrHTTPStatus  = attribute.Key("http.response.status_code")
 )
+
+// tracerName is the instrumentation scope of the delivery spans: that of
+// package a2aserver, where push delivery used to live, so that traces keep
+// the scope they had.
+const tracerName = "github.com/pactum/pactum/a2aserver"
 
 // catchUpPage bounds one PushBacklog read.
 const catchUpPage = 100
@@ -138,7 +144,7 @@ const kindSnapshot task.EventKind = "snapshot"
 // whole, to every configuration left behind by a stop, a crash or a drop.
 type Pusher struct {
 	coord  *task.Coordinator
-	opts   PusherOptions
+	opts   Options
 	log    *slog.Logger
 	tracer trace.Tracer
 
@@ -179,10 +185,10 @@ type Pusher struct {
 	// need the same answer wait for instead of asking too.
 	anyCall *anyLookup
 	cache   map[string]cachedConfigs
-	pending map[string][]task.PushConfig // see expect
+	pending map[string][]task.PushConfig // see Expect
 	// pendingSent is the task seq sent to each pending configuration
 	// (task id → config id → seq): recorded before the configuration was
-	// stored, the mark did not stick; expect's cleanup records it again.
+	// stored, the mark did not stick; Expect's cleanup records it again.
 	pendingSent map[string]map[string]int
 
 	// queues holds the delivery queue of each task with deliveries under
@@ -214,8 +220,8 @@ type cachedConfigs struct {
 	at      time.Time
 }
 
-// NewPusher returns a Pusher for the tasks of coord; call Start to run it.
-func NewPusher(coord *task.Coordinator, opts PusherOptions) *Pusher {
+// New returns a Pusher for the tasks of coord; call Start to run it.
+func New(coord *task.Coordinator, opts Options) *Pusher {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Second
 	}
@@ -258,7 +264,7 @@ func NewPusher(coord *task.Coordinator, opts PusherOptions) *Pusher {
 		tp = otel.GetTracerProvider()
 	}
 	return &Pusher{
-		coord: coord, opts: opts, log: log, tracer: tp.Tracer("github.com/pactum/pactum/a2aserver"),
+		coord: coord, opts: opts, log: log, tracer: tp.Tracer(tracerName),
 		cache: map[string]cachedConfigs{}, pending: map[string][]task.PushConfig{}, pendingSent: map[string]map[string]int{}, queues: map[string]chan delivery{},
 		dropped: map[string]int{}, dropWake: make(chan struct{}, 1),
 		stopping: make(chan struct{}), catchUpSlots: make(chan struct{}, 4*opts.Workers),
@@ -303,7 +309,7 @@ func (p *Pusher) Start(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.started {
-		return errors.New("a2aserver: pusher already started")
+		return errors.New("push: pusher already started")
 	}
 	p.started = true
 	ctx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -371,9 +377,9 @@ func (p *Pusher) Stop(ctx context.Context) error {
 // affected configuration its task's latest state instead.
 func (p *Pusher) Abandoned() int64 { return p.abandoned.Load() }
 
-// observe reports a delivery outcome to PusherOptions.Observe.
+// observe reports a delivery outcome to Options.Observe.
 func (p *Pusher) observe(outcome string) {
-	if outcome == PushAbandoned {
+	if outcome == Abandoned {
 		p.abandoned.Add(1)
 	}
 	if p.opts.Observe != nil {
@@ -575,7 +581,7 @@ func (p *Pusher) handle(ctx context.Context, ev task.Event, l *laneState) {
 	if len(configs) == 0 {
 		return
 	}
-	out := eventToA2A(ev)
+	out := a2amap.EventToA2A(ev)
 	if out == nil {
 		return
 	}
@@ -610,7 +616,7 @@ func (p *Pusher) handle(ctx context.Context, ev task.Event, l *laneState) {
 				break
 			}
 		}
-		for _, a := range artifactEvents(stored, streamed[ev.TaskID]) {
+		for _, a := range a2amap.ArtifactEvents(stored, streamed[ev.TaskID]) {
 			events = append(events, a)
 		}
 	}
@@ -634,7 +640,7 @@ func (p *Pusher) enqueue(ctx context.Context, taskID string, d delivery) {
 		if d.release != nil {
 			d.release()
 		}
-		p.observe(PushDropped)
+		p.observe(Dropped)
 		p.log.Warn("push: delivery queue of task full; event dropped", "task", taskID, "config", d.config.ID, "kind", d.kind, "seq", d.seq)
 	}
 }
@@ -671,16 +677,16 @@ func (p *Pusher) deliverAll(ctx context.Context, taskID string, q chan delivery)
 	for {
 		select {
 		case d := <-q:
-			outcome := PushAbandoned
+			outcome := Abandoned
 			if ctx.Err() == nil {
 				outcome = p.deliver(ctx, d)
 			} else {
-				p.observe(PushAbandoned)
+				p.observe(Abandoned)
 			}
 			if d.release != nil {
 				d.release()
 			}
-			if outcome != PushAbandoned && d.marks() && d.seq > max(sent[d.config.ID], marked[d.config.ID]) {
+			if outcome != Abandoned && d.marks() && d.seq > max(sent[d.config.ID], marked[d.config.ID]) {
 				sent[d.config.ID] = d.seq
 			}
 			continue
@@ -705,7 +711,7 @@ func (p *Pusher) recordSent(ctx context.Context, taskID string, sent, marked map
 			continue // stopping: a later catch-up may send it again
 		}
 		// Before the mark, which does not stick to a configuration not
-		// stored yet: expect's cleanup, which runs once it is stored,
+		// stored yet: Expect's cleanup, which runs once it is stored,
 		// then records it.
 		p.notePendingSent(taskID, id, seq)
 		if err := p.coord.MarkPushDelivered(ctx, taskID, id, seq); err != nil {
@@ -719,7 +725,7 @@ func (p *Pusher) recordSent(ctx context.Context, taskID string, sent, marked map
 }
 
 // notePendingSent records that seq was sent to configuration id of a task
-// if that configuration is announced (expect) and not stored yet.
+// if that configuration is announced (Expect) and not stored yet.
 func (p *Pusher) notePendingSent(taskID, id string, seq int) {
 	p.cacheMu.Lock()
 	defer p.cacheMu.Unlock()
@@ -734,12 +740,12 @@ func (p *Pusher) notePendingSent(taskID, id string, seq int) {
 // that handlers invalidate when they change them: whether the store holds
 // any at all, and each task's.
 //
-// Configurations announced with expect are added until the store has them:
+// Configurations announced with Expect are added until the store has them:
 // they are read before the store, so that one stored meanwhile is seen in
 // one place or the other.
 func (p *Pusher) configs(ctx context.Context, taskID string) ([]task.PushConfig, error) {
 	p.cacheMu.Lock()
-	// A copy: expect's cleanup edits the slice under the lock, and this one
+	// A copy: Expect's cleanup edits the slice under the lock, and this one
 	// is read after it is released.
 	pending := slices.Clone(p.pending[taskID])
 	anyKnown := !p.anyAt.IsZero() && time.Since(p.anyAt) < pushConfigCacheTTL
@@ -832,14 +838,14 @@ func withPending(stored []task.PushConfig, pending []task.PushConfig) []task.Pus
 	return out
 }
 
-// expect announces a configuration that is about to be stored for a task
+// Expect announces a configuration that is about to be stored for a task
 // that may already be publishing events (a push configuration sent with the
 // message): the Pusher delivers to it from the first event on. Call the
 // returned function once the configuration is stored, or was not: it
 // records what was sent to the configuration meanwhile, so that a
 // configuration stored as owed (task.PushConfig.Owed) is not sent that
 // state again by the catch-up.
-func (p *Pusher) expect(ctx context.Context, c task.PushConfig) (done func()) {
+func (p *Pusher) Expect(ctx context.Context, c task.PushConfig) (done func()) {
 	p.cacheMu.Lock()
 	p.pending[c.TaskID] = append(p.pending[c.TaskID], c)
 	if p.pendingSent[c.TaskID] == nil {
@@ -885,19 +891,19 @@ func (p *Pusher) deliver(ctx context.Context, d delivery) (outcome string) {
 	defer func() { p.observe(outcome) }()
 	c := d.config
 	log := p.log.With("task", c.TaskID, "config", c.ID, "kind", d.kind, "seq", d.seq)
-	if _, err := validatePushURL(c.URL, p.opts.AllowPrivate); err != nil {
+	if _, err := ValidateURL(c.URL, p.opts.AllowPrivate); err != nil {
 		log.Warn("push: destination refused", "err", err)
-		return PushRefused
+		return Refused
 	}
 	var err error
 	for attempt := 1; attempt <= p.opts.MaxAttempts; attempt++ {
 		if err = p.post(ctx, d, attempt); err == nil {
-			return PushDelivered
+			return Delivered
 		}
 		var perm *permanentPushError
 		if errors.Is(err, errPrivateDestination) || errors.Is(err, netguard.ErrBlocked) {
 			log.Warn("push: destination refused", "err", err)
-			return PushRefused
+			return Refused
 		}
 		if errors.As(err, &perm) || ctx.Err() != nil || attempt == p.opts.MaxAttempts {
 			break
@@ -915,10 +921,10 @@ func (p *Pusher) deliver(ctx context.Context, d delivery) (outcome string) {
 		}
 	}
 	if ctx.Err() != nil {
-		return PushAbandoned
+		return Abandoned
 	}
 	log.Warn("push: delivery failed", "err", err)
-	return PushFailed
+	return Failed
 }
 
 // catchUpLoop runs catchUp at Start and every CatchUpInterval until Stop.
@@ -991,7 +997,7 @@ func (p *Pusher) catchUpTask(ctx context.Context, items []task.PushBacklogItem) 
 		}
 		return ctx.Err() == nil
 	}
-	body, err := json.Marshal(a2a.StreamResponse{Event: taskToA2A(t, 0, true)})
+	body, err := json.Marshal(a2a.StreamResponse{Event: a2amap.TaskToA2A(t, 0, true)})
 	if err != nil {
 		p.log.Error("push: encode task", "task", taskID, "err", err)
 		return true
@@ -1019,7 +1025,7 @@ func (p *Pusher) backoff(n int) time.Duration {
 
 // pushBackoff is the wait after a failed delivery attempt: InitialBackoff
 // doubling per attempt up to MaxBackoff, less up to a fifth at random.
-func pushBackoff(opts PusherOptions) backoff.Exponential {
+func pushBackoff(opts Options) backoff.Exponential {
 	return backoff.Exponential{Initial: opts.InitialBackoff, Max: opts.MaxBackoff, Jitter: 0.2}
 }
 

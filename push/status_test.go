@@ -1,4 +1,4 @@
-package a2aserver
+package push
 
 import (
 	"errors"
@@ -34,7 +34,7 @@ func TestPushStatusPolicy(t *testing.T) {
 		{status: 505},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(tc.status) }))
-		p := NewPusher(nil, PusherOptions{Timeout: 5 * time.Second, Client: srv.Client()})
+		p := New(nil, Options{Timeout: 5 * time.Second, Client: srv.Client()})
 		err := p.post(t.Context(), delivery{config: task.PushConfig{URL: srv.URL}, body: []byte(`{}`)}, 1)
 		srv.Close()
 		var perm *permanentPushError
