@@ -38,6 +38,15 @@ import (
 //   - A2A 0.3 JSON-RPC answers carry Content-Type application/json;
 //   - an HTTP+JSON stream refused before its first event is an HTTP error
 //     (a2a-go opens the stream first and sends the error as its event);
+//   - an HTTP+JSON error on a route that names a task carries its id
+//     (ErrorInfo metadata taskId), a refused stream's too;
+//   - an unknown method's MethodNotFound names the method and the binding;
+//   - a notification (a request without an id) runs and is answered 204
+//     No Content (JSON-RPC 2.0 §4.1; a2a-go answers it with "id":null);
+//   - absent params are served as {} (JSON-RPC 2.0 §4.2; a2a-go: a parse
+//     error);
+//   - an A2A 1.0 HTTP+JSON cancel reads the request's metadata from its
+//     body (a cancel reason), which a2a-go's transport ignores;
 //   - stream events are flushed when the task's follow waits, not one by
 //     one (task.WithFollowIdle), and a panic is an internal error on
 //     every operation.

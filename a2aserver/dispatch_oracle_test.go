@@ -305,12 +305,11 @@ var oracleExpectedDifferences = []oracleExpected{
 		},
 	},
 	{
-		// UNDECIDED: not in dispatch.go's list; it follows from the row
-		// above (an HTTP error on a task route names the task, as
-		// a2a-go's own GetTask and CancelTask errors do), but a2a-go's
-		// stream error events never carry it.
+		// It follows from the row above: an HTTP error on a task route
+		// names the task, as a2a-go's own GetTask and CancelTask errors
+		// do; a2a-go's stream error events never carry it.
 		regexp.MustCompile(`^rest(03)?/SubscribeToTask\((GET|POST)\)/first:`),
-		"UNDECIDED: the refused subscribe's HTTP error names the task (taskId in the ErrorInfo metadata); a2a-go's error event does not",
+		"the refused subscribe's HTTP error names the task (taskId in the ErrorInfo metadata); a2a-go's error event does not",
 		func(c *oracleCase, want, got *oracleAnswer) error {
 			taskID := []byte(`"taskId":"t1",`)
 			if bytes.Count(got.body, taskID) != 1 || bytes.Contains(want.body, taskID) {
@@ -351,9 +350,8 @@ var oracleExpectedDifferences = []oracleExpected{
 		},
 	},
 	{
-		// UNDECIDED: dispatch.go words the error, not in its list.
 		regexp.MustCompile(`^jsonrpc03/ListTasks/unknown-method$`),
-		"UNDECIDED: MethodNotFound whose message names the method and the binding (method \"tasks/list\" is not an A2A 0.3 JSON-RPC method); a2a-go: \"method not found\"",
+		"MethodNotFound whose message names the method and the binding (method \"tasks/list\" is not an A2A 0.3 JSON-RPC method); a2a-go: \"method not found\"",
 		func(c *oracleCase, want, got *oracleAnswer) error {
 			const pactumMsg, a2agoMsg = `"message":"method \"tasks/list\" is not an A2A 0.3 JSON-RPC method"`, `"message":"method not found"`
 			if !bytes.Contains(got.body, []byte(pactumMsg)) || !bytes.Contains(want.body, []byte(a2agoMsg)) {
@@ -364,10 +362,9 @@ var oracleExpectedDifferences = []oracleExpected{
 		},
 	},
 	{
-		// UNDECIDED: deliberate in pactum (JSON-RPC 2.0 §4.1, and
-		// TestNotificationsRun), not in dispatch.go's list.
+		// JSON-RPC 2.0 §4.1 (and TestNotificationsRun).
 		regexp.MustCompile(`/notification$`),
-		"UNDECIDED: a request without an id (a notification) runs and is answered 204 No Content with no body, as JSON-RPC 2.0 says; a2a-go answers 200 with the result and \"id\":null",
+		"a request without an id (a notification) runs and is answered 204 No Content with no body, as JSON-RPC 2.0 says; a2a-go answers 200 with the result and \"id\":null",
 		func(c *oracleCase, want, got *oracleAnswer) error {
 			if got.status != http.StatusNoContent || len(got.body) != 0 || len(got.header) != 0 {
 				return fmt.Errorf("pactum answered %d %v %s, want 204 with nothing", got.status, got.header, got.body)
@@ -381,10 +378,9 @@ var oracleExpectedDifferences = []oracleExpected{
 		},
 	},
 	{
-		// UNDECIDED: decodeParams decodes absent params as {}, not in
-		// dispatch.go's list.
+		// JSON-RPC 2.0 §4.2 lets a request omit params.
 		regexp.MustCompile(`/noparams$`),
-		"UNDECIDED: a request without params is served as with \"params\":{} (the answer a2a-go gives to that); a2a-go: ParseError (-32700, \"parse error: unexpected end of JSON input\") without calling the handler",
+		"a request without params is served as with \"params\":{} (the answer a2a-go gives to that); a2a-go: ParseError (-32700, \"parse error: unexpected end of JSON input\") without calling the handler",
 		func(c *oracleCase, want, got *oracleAnswer) error {
 			if !bytes.Contains(want.body, []byte(`"code":-32700`)) || len(want.calls) != 0 {
 				return fmt.Errorf("a2a-go did not refuse it: %s", want.body)
@@ -394,10 +390,8 @@ var oracleExpectedDifferences = []oracleExpected{
 		},
 	},
 	{
-		// UNDECIDED: restCancelTask reads the body's metadata (a
-		// cancel reason), not in dispatch.go's list.
 		regexp.MustCompile(`^rest/CancelTask\[body\]/`),
-		"UNDECIDED: the metadata in a CancelTask body reaches the handler (CancelTaskRequest.Metadata, as on JSON-RPC); a2a-go's HTTP+JSON transport ignores the body",
+		"the metadata in a CancelTask body reaches the handler (CancelTaskRequest.Metadata, as on JSON-RPC); a2a-go's HTTP+JSON transport ignores the body",
 		func(c *oracleCase, want, got *oracleAnswer) error {
 			meta := `,"metadata":{"reason":"\u003cb\u003e\u0026"}`
 			if len(got.calls) != 1 || !strings.Contains(got.calls[0], meta) {

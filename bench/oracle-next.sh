@@ -31,7 +31,7 @@ module=github.com/a2aproject/a2a-go/v2
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pactum-oracle-next.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-tar -C "$root" --exclude=./.git -cf - . | tar -C "$tmp" -xf -
+tar -C "$root" --exclude=./.git --exclude=node_modules -cf - . | tar -C "$tmp" -xf -
 cd "$tmp"
 
 current=$(go list -m -f '{{.Version}}' "$module")
