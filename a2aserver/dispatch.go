@@ -3,6 +3,7 @@ package a2aserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -230,11 +231,11 @@ func (x *exchange) stream(op operation) {
 	case x.notification:
 		x.w.WriteHeader(http.StatusNoContent)
 	case s != nil:
-		if err != nil && err != errGone {
+		if err != nil && !errors.Is(err, errGone) {
 			_ = s.Error(err)
 		}
 		s.Close()
-	case err == errGone:
+	case errors.Is(err, errGone):
 	case err != nil && !x.b.RPC():
 		x.fail(err)
 	case open():
@@ -247,7 +248,7 @@ func (x *exchange) stream(op operation) {
 
 // errGone ends a stream whose caller went away (or could not be streamed
 // to): nothing more is written.
-var errGone = fmt.Errorf("a2aserver: the stream's caller is gone")
+var errGone = errors.New("a2aserver: the stream's caller is gone")
 
 // events ranges over op's stream, handing each event's encoding to emit,
 // and returns the error the stream ends with (a panic's, as recovered
@@ -465,7 +466,7 @@ func matchREST(method, path string, b wire.Binding) (restRoute, restVars, error)
 		return nil, restVars{}, nil
 	}
 	segs := strings.Split(rest, "/")
-	if slices := len(segs); slices == 1 && segs[0] != "" {
+	if len(segs) == 1 && segs[0] != "" {
 		idAndAction := segs[0]
 		id, subscribe := strings.CutSuffix(idAndAction, ":subscribe")
 		switch method {
