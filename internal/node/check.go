@@ -3,13 +3,14 @@ package node
 import (
 	"context"
 	"fmt"
-	"github.com/pactum/pactum/workflow"
 	"slices"
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/config"
+	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/store"
 	"github.com/pactum/pactum/task"
+	"github.com/pactum/pactum/workflow"
 )
 
 // Check validates what config.Parse cannot: cfg's store DSN as the store
@@ -57,24 +58,13 @@ func Check(ctx context.Context, cfg *config.Config, baseDir string) error {
 
 // builtAgent is an agent of the configuration, its runtime, its
 // ToolSpec's check (nil without a toolspec) and its contract's gate (nil
-// without a contract).
+// without a contract): what agentSpec builds its specs from, as itself
+// and as a step of a run.
 type builtAgent struct {
 	config config.Agent
 	agent  agent.Agent
 	tool   task.Middleware
 	gate   task.Middleware
-}
-
-// steps returns b's pipeline steps in order: the ToolSpec check first (a
-// broken mapping is not worth a contract's checks), then the gate.
-func (b builtAgent) steps() []task.Middleware {
-	var out []task.Middleware
-	for _, m := range []task.Middleware{b.tool, b.gate} {
-		if m != nil {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // buildAgents builds the runtime of every agent of cfg, in order, and
@@ -102,7 +92,8 @@ func buildAgents(ctx context.Context, cfg *config.Config, baseDir string) (built
 		}
 		b := builtAgent{config: ac, agent: a}
 		if step != nil {
-			b.gate = gateFor(step, a, cfg.AgentSpec(ac, baseDir).BaseDir)
+			// File resources are looked for where the agent works.
+			b.gate = step.Middleware(contract.GateOptions{WorkDir: b.workDir(cfg, baseDir)})
 		}
 		tool, terr := tools.stepFor(cfg, ac, a)
 		if terr != nil {

@@ -135,17 +135,6 @@ func inlinePath(p string) string {
 	return p
 }
 
-// gateFor returns the pipeline step that checks an agent's attempts
-// against step, with file resources looked for in the agent runtime's
-// working directory (exec: its dir) or else baseDir.
-func gateFor(step *contract.CompiledStep, a any, baseDir string) task.Middleware {
-	dir := baseDir
-	if wd, ok := a.(interface{ WorkDir() string }); ok && wd.WorkDir() != "" {
-		dir = wd.WorkDir()
-	}
-	return step.Middleware(contract.GateOptions{WorkDir: dir})
-}
-
 // verifiedResult returns the verified result of t's newest checked
 // attempt (nil when none): from the evidence t carries when the
 // Coordinator just published it at an attempt's end (no read), else read

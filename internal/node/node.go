@@ -110,45 +110,37 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	var specs []task.AgentSpec
 	var infos []a2aserver.AgentInfo
 	gated := map[string]bool{} // agents with a contract
-	add := func(ac config.Agent, a agent.Agent, r task.Runner, steps []task.Middleware, gate task.Middleware) {
-		if a != nil {
-			s.agents = append(s.agents, a)
+	// add serves b as itself: its name and action, its own contract's
+	// gate (b.gate). r, when not nil, runs its attempts instead of its
+	// runtime (Extra.Runner).
+	add := func(b builtAgent, r task.Runner) {
+		ac := b.config
+		if b.agent != nil {
+			s.agents = append(s.agents, b.agent)
 		}
-		if r == nil {
-			r = agent.Runner(a)
-		}
-		dryRun, byDefault := cfg.DryRun(&ac)
-		if byDefault {
+		if _, byDefault := cfg.DryRun(&ac); byDefault {
 			log.Warn("sensitive agent runs as a simulation: no approval in policy.approvals covers its action, so tasks succeed without calling it; "+
 				"add an approval for the action to run it for real, or set dry_run: false to refuse calls instead",
 				"agent", ac.Name, "action", ac.Action)
 		}
-		specs = append(specs, task.AgentSpec{
-			Name: ac.Name, Action: ac.Action, Runner: r, Timeout: ac.Timeout.Duration,
-			Retry: task.RetryPolicy{
-				MaxAttempts: ac.Retry.MaxAttempts, InitialBackoff: ac.Retry.InitialBackoff.Duration,
-				MaxBackoff: ac.Retry.MaxBackoff.Duration, Jitter: ac.Retry.Jitter,
-			},
-			Sensitive: ac.Sensitive, DryRun: dryRun,
-		})
-		specs[len(specs)-1].Middleware = steps
-		if gate != nil {
+		specs = append(specs, agentSpec(cfg, b, r, b.gate, ""))
+		if b.gate != nil {
 			gated[ac.Name] = true
 		}
-		infos = append(infos, agentInfo(ac, agent.MetadataOf(a)))
+		infos = append(infos, agentInfo(ac, agent.MetadataOf(b.agent)))
 	}
 	// Every agent is built before any error is returned, so that all of
 	// them are reported, placed in the file (as Check does).
 	built, errs, err := buildAgents(ctx, cfg, baseDir)
 	for _, b := range built {
-		add(b.config, b.agent, nil, b.steps(), b.gate)
+		add(b, nil)
 	}
 	if err != nil {
 		return nil, err
 	}
 	defs, workflows, derrs, err := checkDefinitions(ctx, cfg, baseDir)
 	for _, b := range defs.built {
-		add(b.config, b.agent, nil, nil, nil)
+		add(b, nil) // a definition has neither a ToolSpec nor a contract
 	}
 	if err != nil {
 		return nil, err
@@ -180,7 +172,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		if e.Agent == nil && e.Runner == nil {
 			return nil, fmt.Errorf("agent %q (extra[%d]): neither an agent runtime nor a runner given", e.Config.Name, i)
 		}
-		add(e.Config, e.Agent, e.Runner, nil, nil)
+		add(builtAgent{config: e.Config, agent: e.Agent}, e.Runner)
 	}
 	if len(specs) == 0 {
 		return nil, errors.New("no agents configured")

@@ -10,7 +10,6 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/pactum/pactum/a2aserver"
-	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/task"
@@ -83,53 +82,28 @@ func loadContracts(cfg *config.Config, baseDir string, runs func(action string) 
 // runAgents returns the agents a served contract adds: the contract's own
 // (its runner is the run's decision logic, contract.Compiled.Runner) and a
 // virtual agent per step, named contract.StepAgent(id, step), that runs
-// the step's agent (its runtime, timeout, retry and dry run) behind the
-// step's gate, not the agent's own. Only the contract's agent is published
-// (its card); the steps' are reached only as children of a run.
+// the step's agent (agentSpec: its runtime, timeout, retry, dry run and
+// ToolSpec check) behind the step's gate, not the agent's own. Only the
+// contract's agent is published (its card); the steps' are reached only as
+// children of a run.
 func runAgents(sc servedContract, byName map[string]builtAgent, cfg *config.Config, baseDir string, coord func() *task.Coordinator) (run task.AgentSpec, steps []task.AgentSpec, info a2aserver.AgentInfo) {
 	id := sc.contract.ID
 	workDir := map[string]string{}
 	for _, s := range sc.contract.Steps {
-		b := byName[s.Agent]
-		dir := cfg.AgentSpec(b.config, baseDir).BaseDir
-		if wd, ok := b.agent.(interface{ WorkDir() string }); ok && wd.WorkDir() != "" {
-			dir = wd.WorkDir()
-		}
-		workDir[s.ID] = dir
+		workDir[s.ID] = byName[s.Agent].workDir(cfg, baseDir)
 	}
 	siblings := childrenOf(coord)
-	run = task.AgentSpec{
-		Name: id, Action: id, Timeout: config.DefaultAgentTimeout,
-		Retry: task.RetryPolicy{
-			MaxAttempts: config.DefaultRetryAttempts, InitialBackoff: config.DefaultInitialBackoff,
-			MaxBackoff: config.DefaultMaxBackoff, Jitter: config.DefaultJitter,
+	run = runAgentSpec(cfg, id, sc.compiled.Runner(contract.RunOptions{
+		MaxParallel: sc.entry.MaxParallel,
+		WorkDir:     func(s *contract.ContractStep) string { return workDir[s.ID] },
+		Verified: func(ctx context.Context, k *task.Task) (*contract.VerifiedResult, error) {
+			return stepVerified(ctx, coord(), k)
 		},
-		Runner: sc.compiled.Runner(contract.RunOptions{
-			MaxParallel: sc.entry.MaxParallel,
-			WorkDir:     func(s *contract.ContractStep) string { return workDir[s.ID] },
-			Verified: func(ctx context.Context, k *task.Task) (*contract.VerifiedResult, error) {
-				return stepVerified(ctx, coord(), k)
-			},
-		}),
-	}
+	}))
 	for _, s := range sc.contract.Steps {
-		b := byName[s.Agent]
-		ac := b.config
 		cs, _ := sc.compiled.Step(s.ID)
-		dryRun, _ := cfg.DryRun(&ac)
-		name := contract.StepAgent(id, s.ID)
-		steps = append(steps, task.AgentSpec{
-			Name: name, Action: name, Runner: agent.Runner(b.agent), Timeout: ac.Timeout.Duration,
-			Retry: task.RetryPolicy{
-				MaxAttempts: ac.Retry.MaxAttempts, InitialBackoff: ac.Retry.InitialBackoff.Duration,
-				MaxBackoff: ac.Retry.MaxBackoff.Duration, Jitter: ac.Retry.Jitter,
-			},
-			Sensitive: ac.Sensitive, DryRun: dryRun, ChildOnly: true,
-			// The agent's ToolSpec is checked here too: a contract's step
-			// calls the same tool.
-			Middleware: slices.DeleteFunc([]task.Middleware{b.tool, cs.RunGate(contract.GateOptions{WorkDir: workDir[s.ID]}, siblings)},
-				func(m task.Middleware) bool { return m == nil }),
-		})
+		gate := cs.RunGate(contract.GateOptions{WorkDir: workDir[s.ID]}, siblings)
+		steps = append(steps, agentSpec(cfg, byName[s.Agent], nil, gate, contract.StepAgent(id, s.ID)))
 	}
 	info = a2aserver.AgentInfo{
 		Name: id, Description: sc.contract.Description,

@@ -8,7 +8,6 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/pactum/pactum/a2aserver"
-	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/task"
 	"github.com/pactum/pactum/workflow"
@@ -35,14 +34,14 @@ func workflowAgents(reg *workflow.Registry, byName map[string]builtAgent, cfg *c
 	known := func(a string) bool { _, ok := byName[a]; return ok }
 	for _, w := range reg.List() {
 		if !slices.ContainsFunc(w.Agents(), func(a string) bool { return !known(a) }) {
-			spec, info := workflowRun(w, workflow.Runner(w, workflow.RunOptions{}))
+			spec, info := workflowRun(cfg, w, workflow.Runner(w, workflow.RunOptions{}))
 			out.runs = append(out.runs, spec)
 			out.infos = append(out.infos, info)
 			out.names = append(out.names, w.Name)
 		}
 	}
 	custom := &workflow.Workflow{Name: workflow.Custom, Description: "Runs the agents a run lists (metadata pactum.agents), in order, with validated handoffs and a final report"}
-	spec, info := workflowRun(custom, workflow.CustomRunner(known, workflow.RunOptions{}))
+	spec, info := workflowRun(cfg, custom, workflow.CustomRunner(known, workflow.RunOptions{}))
 	info.Skills = []a2a.AgentSkill{{
 		ID: workflow.Custom, Name: workflow.Custom, Tags: []string{"workflow"},
 		Description: `Runs the agents listed in the message's metadata {"pactum": {"agents": ["a", "b"]}} in order; the message's text is the task description.`,
@@ -58,39 +57,18 @@ func workflowAgents(reg *workflow.Registry, byName map[string]builtAgent, cfg *c
 	slices.Sort(names)
 	for _, n := range names {
 		b := byName[n]
-		ac := b.config
-		dir := cfg.AgentSpec(ac, baseDir).BaseDir
-		if wd, ok := b.agent.(interface{ WorkDir() string }); ok && wd.WorkDir() != "" {
-			dir = wd.WorkDir()
-		}
-		dryRun, _ := cfg.DryRun(&ac)
-		name := workflow.StepAgent(n)
-		out.steps = append(out.steps, task.AgentSpec{
-			Name: name, Action: name, Runner: agent.Runner(b.agent), Timeout: ac.Timeout.Duration,
-			Retry: task.RetryPolicy{
-				MaxAttempts: ac.Retry.MaxAttempts, InitialBackoff: ac.Retry.InitialBackoff.Duration,
-				MaxBackoff: ac.Retry.MaxBackoff.Duration, Jitter: ac.Retry.Jitter,
-			},
-			Sensitive: ac.Sensitive, DryRun: dryRun, ChildOnly: true,
-			// The handoff gate replaces the agent's own contract gate: a
-			// step's output is a handoff. Its ToolSpec is checked as ever.
-			Middleware: slices.DeleteFunc([]task.Middleware{b.tool, workflow.Gate(workflow.GateOptions{WorkDir: dir, Siblings: siblings})},
-				func(m task.Middleware) bool { return m == nil }),
-		})
+		// The handoff gate replaces the agent's own contract gate: a
+		// step's output is a handoff.
+		gate := workflow.Gate(workflow.GateOptions{WorkDir: b.workDir(cfg, baseDir), Siblings: siblings})
+		out.steps = append(out.steps, agentSpec(cfg, b, nil, gate, workflow.StepAgent(n)))
 	}
 	return out
 }
 
 // workflowRun is the run agent of w and its card.
-func workflowRun(w *workflow.Workflow, r task.Runner) (task.AgentSpec, a2aserver.AgentInfo) {
+func workflowRun(cfg *config.Config, w *workflow.Workflow, r task.Runner) (task.AgentSpec, a2aserver.AgentInfo) {
 	name := workflow.RunAgent(w.Name)
-	spec := task.AgentSpec{
-		Name: name, Action: name, Runner: r, Timeout: config.DefaultAgentTimeout,
-		Retry: task.RetryPolicy{
-			MaxAttempts: config.DefaultRetryAttempts, InitialBackoff: config.DefaultInitialBackoff,
-			MaxBackoff: config.DefaultMaxBackoff, Jitter: config.DefaultJitter,
-		},
-	}
+	spec := runAgentSpec(cfg, name, r)
 	info := a2aserver.AgentInfo{
 		Name: name, Description: w.Description,
 		InputModes:  []string{"text/plain"},
