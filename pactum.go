@@ -26,7 +26,7 @@ import (
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/function"
 	"github.com/pactum/pactum/config"
-	"github.com/pactum/pactum/internal/server"
+	"github.com/pactum/pactum/internal/node"
 	"github.com/pactum/pactum/task"
 )
 
@@ -35,7 +35,7 @@ type Option interface{ apply(*settings) }
 
 type settings struct {
 	cfg    *config.Config
-	extra  []server.Extra
+	extra  []node.Extra
 	logger *slog.Logger
 	ln     net.Listener
 	drain  time.Duration
@@ -89,7 +89,7 @@ func (a *AgentOption) apply(s *settings) {
 	} else if err != nil {
 		s.errs = append(s.errs, fmt.Errorf("pactum: agent %q: %w", cfg.Name, err))
 	}
-	s.extra = append(s.extra, server.Extra{Config: cfg, Agent: a.agent})
+	s.extra = append(s.extra, node.Extra{Config: cfg, Agent: a.agent})
 }
 
 // Describe sets the description shown on the agent's card.
@@ -235,7 +235,7 @@ func Serve(ctx context.Context, opts ...Option) error {
 	}
 	// An empty base directory resolves relative paths in a Config loaded
 	// from a file against that file's directory, as the command line does.
-	srv, err := server.New(ctx, s.cfg, "", s.extra, s.logger)
+	srv, err := node.New(ctx, s.cfg, "", s.extra, s.logger)
 	if err != nil {
 		if s.ln != nil {
 			_ = s.ln.Close()
@@ -259,7 +259,7 @@ func Serve(ctx context.Context, opts ...Option) error {
 		fmt.Fprintf(s.announce, "pactum: serving %s on http://%s (pactum.Quiet() silences this line)\n",
 			strings.Join(names, ", "), ln.Addr())
 	}
-	return srv.ServeUntil(ctx, ln, server.Shutdown{Drain: s.drain})
+	return srv.ServeUntil(ctx, ln, node.Shutdown{Drain: s.drain})
 }
 
 // Handler returns pactum as an http.Handler to mount in an existing server.
@@ -278,7 +278,7 @@ func Handler(ctx context.Context, opts ...Option) (http.Handler, error) {
 		// reached wherever its server is.
 		s.cfg.BaseURL = ""
 	}
-	srv, err := server.New(ctx, s.cfg, "", s.extra, s.logger)
+	srv, err := node.New(ctx, s.cfg, "", s.extra, s.logger)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +287,7 @@ func Handler(ctx context.Context, opts ...Option) (http.Handler, error) {
 		return nil, err
 	}
 	context.AfterFunc(ctx, func() {
-		if err := srv.Drain(server.Shutdown{Drain: s.drain}, nil); err != nil {
+		if err := srv.Drain(node.Shutdown{Drain: s.drain}, nil); err != nil {
 			s.logger.Warn("pactum: stop", "err", err)
 		}
 	})

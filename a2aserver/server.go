@@ -111,7 +111,7 @@ type Options struct {
 	// verifiedResult, and the task's last artifact as its own
 	// metadata.pactum.verifiedResult. ListTasks and intermediate status
 	// updates do not, so that they cost no extra read. The node sets it
-	// only for agents with a contract (internal/server).
+	// only for agents with a contract (internal/node).
 	VerifiedResult func(ctx context.Context, t *task.Task) (any, error)
 }
 

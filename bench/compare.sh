@@ -2,7 +2,7 @@
 # compare.sh: pactum against the in-memory servers of the official SDKs,
 # each in its own process on loopback, measured by the same Go client
 # (BenchmarkSendMessageExternal and BenchmarkSendStreamingMessageExternal
-# in internal/server):
+# in internal/node):
 #
 #   js      the official JS SDK's in-memory echo server (bench/js-baseline)
 #   a2ago   a2a-go v2's in-memory echo server (bench/a2ago-baseline)
@@ -71,7 +71,7 @@ for s in "${servers[@]}"; do
 	*) echo "unknown server $s (js, a2ago, pactum)" >&2; exit 2 ;;
 	esac
 done
-go test -c -o "$work/bench.test" "$root/internal/server"
+go test -c -o "$work/bench.test" "$root/internal/node"
 
 source "$root/bench/lib/node.sh"
 # Every port a stage will listen on is checked now, not only when its

@@ -418,7 +418,7 @@ func Parse(data []byte, filename string) (*Config, error) {
 // ParsePartial is Parse for a checker that reports every problem at once:
 // with errors it returns, beside them, the configuration as far as it could
 // be read, so that the checks that need a parsed configuration (such as
-// internal/server's Check: runtimes, contracts, definitions) can still
+// internal/node's Check: runtimes, contracts, definitions) can still
 // run on the parts that parsed. That configuration must not be served. The
 // configuration is nil only when data is not a YAML document.
 func ParsePartial(data []byte, filename string) (*Config, error) {

@@ -30,7 +30,7 @@ var (
 // or a step of a contract file: `contract: {file: contracts/x.yaml, step:
 // ID}`. Package config checks the keys and the values it can check alone
 // (the policy and strictness names, list shapes); the assertions are
-// decoded and compiled where the node is assembled (internal/server),
+// decoded and compiled where the node is assembled (internal/node),
 // through Config.ContractSpec, as runtimes are.
 type AgentContract struct {
 	// File is the contract file (`file`), relative to the configuration
@@ -110,7 +110,7 @@ func hasKey(ps []pair, key string) bool {
 	return false
 }
 
-// ContractSpec is what the code that builds gates (internal/server) needs
+// ContractSpec is what the code that builds gates (internal/node) needs
 // to build an agent's contract: the file and step, or a strict decoder of
 // the inline step, and a way to place its errors in the configuration.
 type ContractSpec struct {

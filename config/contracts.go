@@ -17,7 +17,7 @@ import (
 //	    max_parallel: 2
 //
 // Package config checks the entry's shape; the file is read, validated and
-// compiled where the node is assembled (internal/server), through
+// compiled where the node is assembled (internal/node), through
 // Config.ContractFile, as agents' contracts are.
 type Contract struct {
 	// File is the contract file as written (`file`, required), relative
@@ -61,7 +61,7 @@ func (w *walker) contract(n *yaml.Node, path string, i int) Contract {
 	return c
 }
 
-// ContractFile is what the code that serves contracts (internal/server)
+// ContractFile is what the code that serves contracts (internal/node)
 // needs of an entry of `contracts:`: its file, resolved, and a way to
 // place problems with it in the configuration.
 type ContractFile struct {

@@ -11,7 +11,7 @@ import (
 
 // TestNoProjectImports: package config parses files and nothing else; it
 // imports no other pactum package (in particular not agent, whose runtimes
-// are built and checked by internal/server), so that parsing a file can
+// are built and checked by internal/node), so that parsing a file can
 // never build, register or open anything. The one exception is
 // internal/yamlnode, a leaf that imports only the standard library and
 // go-yaml: the YAML walking config shares with package contract.

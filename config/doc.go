@@ -17,7 +17,7 @@
 // Package config imports no other pactum package: parsing never builds a
 // runtime or opens a store. Whether each agent's runtime type is linked in
 // and accepts its settings, and whether the store DSN is one its driver
-// would open, is checked where the node is assembled (internal/server: Check,
+// would open, is checked where the node is assembled (internal/node: Check,
 // which `pactum config check` runs, and New). Those checks place their
 // errors with Config.StoreError, AgentTypeError and AgentError, so they read
 // like parse errors: file:line:column and field path.

@@ -25,7 +25,7 @@ import (
 // `type: exec` agent is reported as settings for the wrong type rather than
 // as an unknown field. Parsing does not consult the runtime registry
 // (package agent): whether a type is registered is checked where runtimes
-// are built (internal/server: Check and New).
+// are built (internal/node: Check and New).
 var knownTypes = []string{"a2a", "echo", "exec", "mcp", "openai", "webhook"}
 
 // isTypeName reports whether key names a built-in runtime type.
@@ -270,7 +270,7 @@ func (w *walker) crossCheck(c *Config, root, agentsN, defaultAgentN *yaml.Node, 
 		}
 	} else if _, ok := names[c.DefaultAgent]; !ok {
 		if c.Definitions != nil {
-			// It may name a definition: internal/server decides.
+			// It may name a definition: internal/node decides.
 			c.deferredDefault = w.newError(defaultAgentN, "default_agent", nil, "unknown agent %q (agents: %s, or a definition's name)", c.DefaultAgent, quoteList(slices.Sorted(maps.Keys(names))))
 		} else {
 			w.errorf(defaultAgentN, "default_agent", "unknown agent %q (agents: %s)", c.DefaultAgent, quoteList(slices.Sorted(maps.Keys(names))))
@@ -294,7 +294,7 @@ func (w *walker) crossCheck(c *Config, root, agentsN, defaultAgentN *yaml.Node, 
 				e := w.newError(an.actions[j], index(an.path+".actions", j), nil, "unknown action %q (actions: %s)", act, quoteList(actionList))
 				if len(c.Contracts) > 0 || strings.HasPrefix(act, "workflow.") {
 					// It may name a contract or a workflow's run agent
-					// (workflow.NAME): internal/server decides.
+					// (workflow.NAME): internal/node decides.
 					e.Msg = fmt.Sprintf("unknown action %q (actions: %s, a served contract's id, or workflow.NAME of a workflow)", act, quoteList(actionList))
 					c.deferred = append(c.deferred, deferredAction{action: act, err: e})
 				} else {

@@ -9,7 +9,7 @@ import (
 )
 
 // The methods below place problems found after parsing, by code that builds
-// what the configuration describes (internal/server's Check and New), at
+// what the configuration describes (internal/node's Check and New), at
 // the position of the key they concern, so that they read like parse
 // errors: file:line:column and field path.
 

@@ -17,7 +17,7 @@ import (
 // RuntimeSpec is what a runtime needs to build agent a: its name and type,
 // a strict decoder of its settings and the directory that resolves relative
 // paths. It has exactly the fields of agent.Spec, in the same order, so the
-// code that builds runtimes (internal/server) converts it with
+// code that builds runtimes (internal/node) converts it with
 // agent.Spec(spec): package config does not import package agent, so that
 // parsing a file never builds or registers a runtime.
 type RuntimeSpec struct {

@@ -21,7 +21,7 @@ import (
 // Package config checks that each entry is a mapping with a unique
 // string tool_id (agents refer to it with `toolspec: ID`); the fields are
 // decoded and the assertions checked where the node is assembled
-// (internal/server), through Config.ToolSpecSource, as contracts are.
+// (internal/node), through Config.ToolSpecSource, as contracts are.
 type ToolSpecEntry struct {
 	// ID is the entry's tool_id ("" when it has none or it is not a
 	// string: an error already).
@@ -119,7 +119,7 @@ type toolSpecRef struct {
 	path string
 }
 
-// ToolSpecSource is what the code that checks ToolSpecs (internal/server)
+// ToolSpecSource is what the code that checks ToolSpecs (internal/node)
 // needs of an entry of `toolspecs:`: a strict decoder of the mapping and a
 // way to place problems with it in the configuration.
 type ToolSpecSource struct {

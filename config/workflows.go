@@ -12,7 +12,7 @@ import (
 // This file holds the `definitions:` and `workflows:` sections
 // (docs/workflows.md). Package config checks their shape; the definition
 // files are read, and workflow steps checked against them, where the node
-// is assembled (internal/server), which places its errors with the
+// is assembled (internal/node), which places its errors with the
 // methods below.
 
 // ReservedWorkflow is the workflow name no configured workflow may take:

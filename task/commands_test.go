@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pactum/pactum/task"
+	"github.com/pactum/pactum/task/clocktest"
 )
 
 func TestCancel(t *testing.T) {
@@ -81,16 +82,20 @@ func TestInputRequiredThenContinue(t *testing.T) {
 }
 
 // A task canceled by another process (pactum tasks cancel) is noticed by
-// the worker's lease renewal, and this node's subscribers hear of it.
+// the worker's lease renewal, and this node's subscribers hear of it. The
+// renewal is due a third of a lease into the attempt, on the
+// Coordinator's clock.
 func TestCancelFromAnotherProcessReachesSubscribers(t *testing.T) {
 	t.Parallel()
+	clock := clocktest.New(time.Now().UTC().Truncate(time.Second))
+	const leaseFor = 30 * time.Second
 	started := make(chan struct{}, 1)
 	block := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
 		started <- struct{}{}
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
-	b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "block", Runner: block}}, LeaseFor: 300 * time.Millisecond})
+	b := setup(t, task.Options{Clock: clock, Agents: []task.AgentSpec{{Name: "block", Runner: block}}, LeaseFor: leaseFor, PollInterval: 24 * time.Hour})
 	ctx := context.Background()
 	res, _ := b.coord.Submit(ctx, task.SubmitRequest{Envelope: envelope("block", "a", "x")})
 	<-started
@@ -106,6 +111,8 @@ func TestCancelFromAnotherProcessReachesSubscribers(t *testing.T) {
 	if _, err := other.Cancel(ctx, res.Task.ID, "from the command line"); err != nil {
 		t.Fatal(err)
 	}
+	// The attempt set its renewal's timer before it started.
+	clock.Advance(leaseFor / 3)
 	timeout := time.After(10 * time.Second)
 	for {
 		select {

@@ -11,6 +11,7 @@ import (
 	"github.com/pactum/pactum/store"
 	_ "github.com/pactum/pactum/store/sqlite"
 	"github.com/pactum/pactum/task"
+	"github.com/pactum/pactum/task/clocktest"
 )
 
 // bundle is what a coordinator test needs: a real SQLite store in a temp
@@ -158,6 +159,33 @@ func recv[T any](t *testing.T, ch <-chan T, what string) T {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("no %s", what)
 		panic("unreachable")
+	}
+}
+
+// timerSet waits (bounded) until clock has a timer set for when, so that
+// the Advance that follows fires it (clocktest.Clock.WaitForTimer); what
+// names the timer in the failure.
+func timerSet(t *testing.T, clock *clocktest.Clock, when time.Time, what string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := clock.WaitForTimer(ctx, when); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// waitUntil waits (bounded) until cond holds, checking it once at first
+// and again each time changed receives: no polling, changed says when to
+// look. what names the condition in the failure.
+func waitUntil(t *testing.T, changed <-chan struct{}, what string, cond func() bool) {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for !cond() {
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("still not %s", what)
+		}
 	}
 }
 

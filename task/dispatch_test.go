@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pactum/pactum/task"
+	"github.com/pactum/pactum/task/clocktest"
 )
 
 func TestStopDrainsRunningAttempts(t *testing.T) {
@@ -42,8 +43,11 @@ func TestStopDrainsRunningAttempts(t *testing.T) {
 // here).
 func TestBacklogRunsWhenAWorkerFrees(t *testing.T) {
 	t.Parallel()
+	started := make(chan struct{}, 5)
+	busy := make(chan struct{}) // closed once every task is submitted
 	slow := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
-		time.Sleep(20 * time.Millisecond)
+		started <- struct{}{}
+		<-busy
 		return &task.Result{}, nil
 	})
 	b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "slow", Runner: slow}}, Workers: 1, PollInterval: time.Hour})
@@ -56,7 +60,13 @@ func TestBacklogRunsWhenAWorkerFrees(t *testing.T) {
 			t.Fatal(err)
 		}
 		ids = append(ids, res.Task.ID)
+		if i == 0 {
+			recv(t, started, "the first attempt") // the one worker is busy
+		} else if res.Task.State != task.StateQueued {
+			t.Fatalf("task %d submitted while the worker was busy is %s, want queued", i, res.Task.State)
+		}
 	}
+	close(busy)
 	for _, id := range ids {
 		got, err := b.coord.Wait(ctx, id)
 		if err != nil {
@@ -86,20 +96,28 @@ func (s claimCounter) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Ta
 // run at the next poll.
 func TestPollClaimsOnlyWhenSomethingIsDue(t *testing.T) {
 	t.Parallel()
+	clock := clocktest.New(time.Now().UTC().Truncate(time.Second))
+	const poll = 5 * time.Millisecond
 	var claims atomic.Int64
 	echo := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
 		return &task.Result{}, nil
 	})
 	agents := []task.AgentSpec{{Name: "echo", Runner: echo}}
-	b := setupWrapped(t, task.Options{Agents: agents, PollInterval: 5 * time.Millisecond},
+	b := setupWrapped(t, task.Options{Clock: clock, Agents: agents, PollInterval: poll},
 		func(s task.Store) task.Store { return claimCounter{Store: s, n: &claims} })
-	time.Sleep(150 * time.Millisecond) // some thirty polls with nothing queued
+	// Thirty polls with nothing queued: each sets the timer of the next,
+	// a poll later, once it has read the store.
+	for n := 1; n <= 30; n++ {
+		timerSet(t, clock, clock.Now().Add(poll), fmt.Sprintf("the poll after poll %d", n))
+		clock.Advance(poll)
+	}
+	timerSet(t, clock, clock.Now().Add(poll), "the poll after poll 31")
 	if n := claims.Load(); n != 0 {
 		t.Fatalf("%d claims while nothing was queued, want none", n)
 	}
 	// Another process queues a task: a coordinator that was never started
 	// claims nothing itself.
-	other, err := task.NewCoordinator(task.Options{Store: b.store, Agents: agents})
+	other, err := task.NewCoordinator(task.Options{Store: b.store, Clock: clock, Agents: agents})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +130,7 @@ func TestPollClaimsOnlyWhenSomethingIsDue(t *testing.T) {
 	if res.Task.State != task.StateQueued {
 		t.Fatalf("the other process's task is %s, want queued", res.Task.State)
 	}
+	clock.Advance(poll) // the next poll
 	if got := wait(t, b, res.Task.ID); got.State != task.StateSucceeded {
 		t.Fatalf("the queued task ended %s, want succeeded", got.State)
 	}

@@ -2,11 +2,9 @@ package task_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/pactum/pactum/task"
 )
@@ -20,24 +18,6 @@ type countingStore struct {
 func (s *countingStore) GetTask(ctx context.Context, id string, historyLength int) (*task.Task, error) {
 	s.gets.Add(1)
 	return s.Store.GetTask(ctx, id, historyLength)
-}
-
-// waitStored waits (20 s at most) for a task that SubmitAndFollow may have
-// created speculatively (stored only once committed, perhaps with its
-// end) to be stored, then for it to settle.
-func waitStored(t *testing.T, b *bundle, id string) *task.Task {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		_, err := b.store.GetTask(context.Background(), id, 0)
-		if err == nil {
-			return wait(t, b, id)
-		}
-		if !errors.Is(err, task.ErrNotFound) || time.Now().After(deadline) {
-			t.Fatalf("task %s never stored: %v", id, err)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // SubmitAndFollow listens before the task exists: a task that streamed and
@@ -59,11 +39,23 @@ func TestSubmitAndFollowStartsFromTheSubmittedTask(t *testing.T) {
 		return cs
 	})
 	ctx := context.Background()
-	res, f, err := b.coord.SubmitAndFollow(ctx, task.SubmitRequest{Envelope: envelope("s", "a", "x")})
+	// The task is done before the sequence starts. It may be created
+	// speculatively (stored only once committed, perhaps with its end),
+	// and its final event is published once its end is stored: listen
+	// for that on the broker.
+	env := envelope("s", "a", "x")
+	env.TaskID = task.NewID()
+	events, unsubscribe := b.coord.Broker().Subscribe(env.TaskID)
+	defer unsubscribe()
+	res, f, err := b.coord.SubmitAndFollow(ctx, task.SubmitRequest{Envelope: env})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitStored(t, b, res.Task.ID) // the task is done before the sequence starts
+	for ev := recv(t, events, "an event of the task"); !ev.Final; ev = recv(t, events, "the task's final event") {
+	}
+	if got := wait(t, b, res.Task.ID); got.State != task.StateSucceeded {
+		t.Fatalf("task %s, want succeeded", got.State)
+	}
 	gets := cs.gets.Load()
 	items, err := collect(t, f.Follow(ctx), nil)
 	if err != nil {

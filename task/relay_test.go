@@ -97,7 +97,7 @@ func TestRelayResyncAnswersWaiterThatMissedEvents(t *testing.T) {
 		return &task.Result{}, nil
 	})
 	open, relay := memBackend(t)
-	a, _ := relaytest.TwoNodes(t, open, []task.AgentSpec{{Name: "gated", Runner: gated}})
+	a, b := relaytest.TwoNodes(t, open, []task.AgentSpec{{Name: "gated", Runner: gated}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res, err := a.Submit(ctx, task.SubmitRequest{Envelope: relaytest.Envelope("gated", "x")})
@@ -137,9 +137,16 @@ func TestRelayResyncAnswersWaiterThatMissedEvents(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("Follow never listened")
 	}
-	// Node B finishes the task while the relay drops everything.
+	// Node B finishes the task while the relay drops everything. B's own
+	// subscribers hear of it at once; node A's waiter must not return in
+	// the 300 ms that follow, having heard nothing. (Nothing marks the
+	// end of a wait that should not end: a window it is.)
+	onB, unsubscribe := b.Broker().Subscribe(res.Task.ID)
+	defer unsubscribe()
 	relay.deaf.Store(true)
 	close(release)
+	for ev := recv(t, onB, "node B's event"); !ev.Final; ev = recv(t, onB, "node B's final event") {
+	}
 	select {
 	case <-done:
 		t.Fatal("Wait returned although its node heard no final event")

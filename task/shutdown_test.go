@@ -62,7 +62,9 @@ func TestStopReleasesCutAttempt(t *testing.T) {
 			if n := b.coord.Drain(); n != 1 {
 				t.Errorf("Drain = %d running attempts; want 1", n)
 			}
-			sctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			// The drain's deadline has passed: Stop cuts the attempt
+			// at once.
+			sctx, cancel := context.WithDeadline(ctx, time.Now())
 			defer cancel()
 			if err := b.coord.Stop(sctx); !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("Stop = %v; want the drain's deadline", err)
@@ -94,13 +96,29 @@ func TestStopReleasesCutAttempt(t *testing.T) {
 	}
 }
 
+// notifyingBuffer is a syncbuf.Buffer that tells changed (without
+// blocking) of each write.
+type notifyingBuffer struct {
+	syncbuf.Buffer
+	changed chan struct{}
+}
+
+func (b *notifyingBuffer) Write(p []byte) (int, error) {
+	n, err := b.Buffer.Write(p)
+	select {
+	case b.changed <- struct{}{}:
+	default:
+	}
+	return n, err
+}
+
 // TestLogsSettledTasksAndTransitions: one info line per settled task with
 // its id, agent, state, duration and attempts, and a debug line per
 // transition.
 func TestLogsSettledTasksAndTransitions(t *testing.T) {
 	t.Parallel()
-	var buf syncbuf.Buffer
-	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	buf := &notifyingBuffer{changed: make(chan struct{}, 1)}
+	log := slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	fail := task.RunnerFunc(func(context.Context, *task.Request, task.Emit) (*task.Result, error) {
 		return nil, task.Permanent(errors.New("no such thing"))
 	})
@@ -119,12 +137,10 @@ func TestLogsSettledTasksAndTransitions(t *testing.T) {
 	}
 	okT, badT := wait(t, b, ok.Task.ID), wait(t, b, bad.Task.ID)
 	// Wait may read a task's end from the store before the worker that
-	// wrote it has logged it: wait (bounded) for both settled lines.
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if out := buf.String(); strings.Count(out, `"msg":"task settled"`) >= 2 {
-			break
-		}
-	}
+	// wrote it has logged it: wait for both settled lines.
+	waitUntil(t, buf.changed, "two settled lines in the log", func() bool {
+		return strings.Count(buf.String(), `"msg":"task settled"`) >= 2
+	})
 
 	settled := map[string]map[string]any{}
 	transitions := map[string][]string{}

@@ -2,6 +2,7 @@ package task_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -15,12 +16,37 @@ import (
 )
 
 // tracing returns a tracer provider that records every span in memory.
-func tracing(t *testing.T) (*sdktrace.TracerProvider, *tracetest.InMemoryExporter) {
+func tracing(t *testing.T) (*sdktrace.TracerProvider, *spanLog) {
 	t.Helper()
-	exp := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	spans := &spanLog{InMemoryExporter: tracetest.NewInMemoryExporter(), ended: make(chan struct{}, 1)}
+	// Processors run in the order given: the exporter has a span when
+	// the notifier tells of its end.
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans.InMemoryExporter), sdktrace.WithSpanProcessor(spans))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	return tp, exp
+	return tp, spans
+}
+
+// spanLog is the spans a tracer provider recorded, and a span processor
+// that tells ended (without blocking) each time one more ended.
+type spanLog struct {
+	*tracetest.InMemoryExporter
+	ended chan struct{}
+}
+
+func (l *spanLog) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (l *spanLog) OnEnd(sdktrace.ReadOnlySpan) {
+	select {
+	case l.ended <- struct{}{}:
+	default:
+	}
+}
+func (l *spanLog) Shutdown(context.Context) error   { return nil }
+func (l *spanLog) ForceFlush(context.Context) error { return nil }
+
+// waitSpans waits (bounded) until n spans named name have ended.
+func waitSpans(t *testing.T, spans *spanLog, name string, n int) {
+	t.Helper()
+	waitUntil(t, spans.ended, fmt.Sprintf("%d %q spans ended", n, name), func() bool { return len(spansNamed(spans, name)) >= n })
 }
 
 // incoming returns ctx with a remote caller's span context, as an edge
@@ -36,9 +62,9 @@ func incoming(t *testing.T) (context.Context, oteltrace.SpanContext) {
 }
 
 // spansNamed returns the ended spans named name.
-func spansNamed(exp *tracetest.InMemoryExporter, name string) []tracetest.SpanStub {
+func spansNamed(spans *spanLog, name string) []tracetest.SpanStub {
 	var out []tracetest.SpanStub
-	for _, s := range exp.GetSpans() {
+	for _, s := range spans.GetSpans() {
 		if s.Name == name {
 			out = append(out, s)
 		}
@@ -87,10 +113,7 @@ func TestTraceSpans(t *testing.T) {
 		t.Fatalf("run ended %s: %s", got.State, got.Reason)
 	}
 	// The last attempt's span ends just after its transition.
-	deadline := time.Now().Add(5 * time.Second)
-	for len(spansNamed(exp, "attempt run")) < 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitSpans(t, exp, "attempt run", 2)
 
 	sub := spansNamed(exp, "submit run")
 	if len(sub) != 1 {
@@ -193,10 +216,7 @@ func TestTraceContinuesAfterRestart(t *testing.T) {
 	if got := wait(t, b, res.Task.ID); got.State != task.StateSucceeded {
 		t.Fatalf("ended %s", got.State)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for len(spansNamed(exp2, "attempt echo")) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitSpans(t, exp2, "attempt echo", 1)
 	att := spansNamed(exp2, "attempt echo")
 	if len(att) != 1 {
 		t.Fatalf("%d attempt spans on the second node", len(att))

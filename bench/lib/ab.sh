@@ -33,7 +33,7 @@ trap 'exit 130' INT TERM
 git -C "$root" worktree add -q --detach "$work/then-src" "$rev"
 (cd "$work/then-src" && go build -o "$work/then" ./cmd/pactum)
 go build -o "$work/now" "$root/cmd/pactum"
-go test -c -o "$work/bench.test" "$root/internal/server"
+go test -c -o "$work/bench.test" "$root/internal/node"
 source "$root/bench/lib/node.sh"
 port_free "$port" "set AB_PORT"
 echo_config "$work/pactum.yaml" "$port" "sqlite://$work/bench.db"

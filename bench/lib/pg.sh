@@ -30,7 +30,7 @@
 # '&synchronous_commit=off' to see what the WAL flushes cost; not a setting
 # to measure pactum with). PG_LABEL prefixes the labels (default pg: pg-1, pg-3); PG_PACTUM_BIN
 # and PG_BENCH_BIN use a pactum binary and a client (go test -c of
-# internal/server) built elsewhere, e.g. from another commit for an A/B run.
+# internal/node) built elsewhere, e.g. from another commit for an A/B run.
 # Every client run has a 5-minute timeout; nodes and databases are removed
 # on exit, error or interrupt.
 #
@@ -57,7 +57,7 @@ pg_setup() {
 	if [[ -n ${PG_BENCH_BIN:-} ]]; then
 		cp "$PG_BENCH_BIN" "$pg_work/bench.test"
 	else
-		go test -c -o "$pg_work/bench.test" "$pg_root/internal/server"
+		go test -c -o "$pg_work/bench.test" "$pg_root/internal/node"
 	fi
 	if [[ ${PG_JS:-0} == 1 ]]; then
 		(cd "$pg_root/bench/js-baseline" && npm ci --silent --no-audit --no-fund >/dev/null)

@@ -25,7 +25,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 source "$root/bench/lib/node.sh"
 port_free "$port"
-go test -c -o "$work/bench.test" "$root/internal/server"
+go test -c -o "$work/bench.test" "$root/internal/node"
 echo_config "$work/pactum.yaml" "$port" "sqlite://$work/bench.db"
 "$bin" serve --config "$work/pactum.yaml" >"$work/pactum.log" 2>&1 &
 pid=$!

@@ -6,7 +6,7 @@
 // SQLite file, configured as bench/compare.sh configures it (echo agent,
 // audit on, 64 workers, log level error), then sends blocking SendMessage
 // requests (the request of BenchmarkSendMessageExternal in
-// internal/server) from -clients concurrent clients. At each count in -at
+// internal/node) from -clients concurrent clients. At each count in -at
 // (cumulative) it waits -settle with no load, then reads the server's
 // /proc/<pid>/status (VmRSS, VmHWM, RssAnon, RssFile), its /metrics (the Go
 // runtime's go_memstats_* and the store's succeeded-task count) and the

@@ -14,7 +14,7 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/config"
-	"github.com/pactum/pactum/internal/server"
+	"github.com/pactum/pactum/internal/node"
 )
 
 func newAgentsCmd() *cobra.Command {
@@ -78,7 +78,7 @@ func newConfigCmd() *cobra.Command {
 // definitions and workflows, then its contracts and ToolSpecs when it has
 // any ("2 agents, 3 agent definitions, 1 workflow, 1 contract").
 func configCounts(cfg *config.Config, baseDir string) (string, error) {
-	defs, _, _, err := server.Workflows(cfg, baseDir)
+	defs, _, _, err := node.Workflows(cfg, baseDir)
 	if err != nil {
 		return "", err
 	}
@@ -104,7 +104,7 @@ func configCounts(cfg *config.Config, baseDir string) (string, error) {
 // runtime each runs on) and the workflows with their agents: a parallel
 // phase in brackets, and the agents neither configured nor defined.
 func listWorkflows(out io.Writer, cfg *config.Config, baseDir string) error {
-	defs, reg, known, err := server.Workflows(cfg, baseDir)
+	defs, reg, known, err := node.Workflows(cfg, baseDir)
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func listWorkflows(out io.Writer, cfg *config.Config, baseDir string) error {
 
 // checkConfig reports every problem of the configuration file at path at
 // once, one per line in file order: what parsing finds and, on the parts
-// that parsed, what server.Check finds (runtimes, contracts, definitions).
+// that parsed, what node.Check finds (runtimes, contracts, definitions).
 // A check error inside a field parsing already refused is left out: it
 // says the same thing again.
 func checkConfig(ctx context.Context, path string) error {
@@ -177,7 +177,7 @@ func checkConfig(ctx context.Context, path string) error {
 	return all.Err()
 }
 
-// checkPartial runs server.Check; on a configuration that did not parse
+// checkPartial runs node.Check; on a configuration that did not parse
 // cleanly (partial) a panic in a check is a consequence of what parsing
 // already reported, and is dropped with that check's results.
 func checkPartial(ctx context.Context, cfg *config.Config, baseDir string, partial bool) (err error) {
@@ -188,7 +188,7 @@ func checkPartial(ctx context.Context, cfg *config.Config, baseDir string, parti
 			}
 		}()
 	}
-	return server.Check(ctx, cfg, baseDir)
+	return node.Check(ctx, cfg, baseDir)
 }
 
 // within reports whether field path p is field path of or inside it.

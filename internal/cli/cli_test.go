@@ -306,8 +306,8 @@ func TestCommandErrors(t *testing.T) {
 	}
 }
 
-// node is a running `pactum serve` (demo agents, SQLite in a temp dir).
-type node struct {
+// testNode is a running `pactum serve` (demo agents, SQLite in a temp dir).
+type testNode struct {
 	url    string // http://127.0.0.1:PORT
 	dsn    string // the store DSN, for the offline commands
 	dbPath string
@@ -322,11 +322,11 @@ type node struct {
 // serve starts `pactum serve` in a goroutine on a free loopback port and
 // waits until /readyz answers. It retries on another port if the one it
 // picked was taken meanwhile. extra are further serve arguments.
-func serve(t *testing.T, extra ...string) *node {
+func serve(t *testing.T, extra ...string) *testNode {
 	t.Helper()
 	dir := t.TempDir()
 	for try := 0; ; try++ {
-		n := &node{dbPath: filepath.Join(dir, "p.db"), stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, done: make(chan error, 1)}
+		n := &testNode{dbPath: filepath.Join(dir, "p.db"), stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, done: make(chan error, 1)}
 		n.dsn = "sqlite://" + n.dbPath
 		addr := freeAddr(t)
 		n.url = "http://" + addr
@@ -369,7 +369,7 @@ func freeAddr(t *testing.T) string {
 
 // waitReady polls /readyz until it answers 200, serve exits, or the
 // deadline passes.
-func (n *node) waitReady(within time.Duration) error {
+func (n *testNode) waitReady(within time.Duration) error {
 	client := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
@@ -393,7 +393,7 @@ func (n *node) waitReady(within time.Duration) error {
 }
 
 // stop cancels serve's context and waits (bounded) for it to return.
-func (n *node) stop() error {
+func (n *testNode) stop() error {
 	n.once.Do(func() {
 		n.cancel()
 		select {
@@ -406,7 +406,7 @@ func (n *node) stop() error {
 	return n.err
 }
 
-func (n *node) get(t *testing.T, path string) (int, string) {
+func (n *testNode) get(t *testing.T, path string) (int, string) {
 	t.Helper()
 	client := &http.Client{Timeout: 10 * time.Second}
 	resp, err := client.Get(n.url + path)
@@ -435,7 +435,7 @@ func sentTaskID(t *testing.T, out string) string {
 }
 
 // getTask runs `tasks get ID --json` and decodes it.
-func getTask(t *testing.T, n *node, id string) *task.Task {
+func getTask(t *testing.T, n *testNode, id string) *task.Task {
 	t.Helper()
 	out := mustRun(t, "tasks", "get", id, "--json", "--store", n.dsn)
 	var tk task.Task

@@ -14,7 +14,7 @@ import (
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/contract/trace"
-	"github.com/pactum/pactum/internal/server"
+	"github.com/pactum/pactum/internal/node"
 	"github.com/pactum/pactum/workflow"
 )
 
@@ -113,7 +113,7 @@ func findContract(cfg *config.Config, baseDir, id string, agents []string) (*con
 		}
 		ids = append(ids, c.ID)
 	}
-	_, reg, _, err := server.Workflows(cfg, baseDir)
+	_, reg, _, err := node.Workflows(cfg, baseDir)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func findWorkflow(cfg *config.Config, baseDir, name string, agents []string) (*w
 	if len(agents) > 0 {
 		return nil, fmt.Errorf("--agents is for workflow.custom; workflow %s has its own agents", name)
 	}
-	_, reg, _, err := server.Workflows(cfg, baseDir)
+	_, reg, _, err := node.Workflows(cfg, baseDir)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pactum/pactum/internal/server"
+	"github.com/pactum/pactum/internal/node"
 	"github.com/pactum/pactum/internal/telemetry"
 	"github.com/pactum/pactum/internal/version"
 	"github.com/pactum/pactum/store"
@@ -48,7 +48,7 @@ Client configuration (Claude Desktop and most others):
 				return err
 			}
 			defer flushTracing(stopTracing, log)
-			srv, err := server.New(cmd.Context(), cfg, baseDir, nil, log)
+			srv, err := node.New(cmd.Context(), cfg, baseDir, nil, log)
 			if err != nil {
 				return err
 			}
@@ -59,7 +59,7 @@ Client configuration (Claude Desktop and most others):
 				return err
 			}
 			runErr := srv.MCP().RunStdio(cmd.Context())
-			if err := srv.Drain(server.Shutdown{Drain: drain, Now: now, Hint: stopNowHint}, nil); err != nil && runErr == nil {
+			if err := srv.Drain(node.Shutdown{Drain: drain, Now: now, Hint: stopNowHint}, nil); err != nil && runErr == nil {
 				runErr = err
 			}
 			if runErr != nil && cmd.Context().Err() == nil {

@@ -17,7 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pactum/pactum/config"
-	"github.com/pactum/pactum/internal/server"
+	"github.com/pactum/pactum/internal/node"
 	"github.com/pactum/pactum/task"
 )
 
@@ -40,7 +40,7 @@ func TestPageSizeEveryEdge(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
-	srv, err := server.New(ctx, cfg, dir, nil, nil)
+	srv, err := node.New(ctx, cfg, dir, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/contract"
-	"github.com/pactum/pactum/internal/server"
+	"github.com/pactum/pactum/internal/node"
 	"github.com/pactum/pactum/internal/telemetry"
 	"github.com/pactum/pactum/internal/version"
 	"github.com/pactum/pactum/task"
@@ -89,7 +89,7 @@ Exit status: 0 when the run succeeded, 1 when it failed.`,
 // startNode builds and starts a node of cfg in this process, logging
 // errors only, for a command that runs something on it and exits (contract
 // run, run); stop drains it for up to 30s.
-func startNode(ctx context.Context, cmd *cobra.Command, cfg *config.Config, baseDir string) (srv *server.Server, stop func(), err error) {
+func startNode(ctx context.Context, cmd *cobra.Command, cfg *config.Config, baseDir string) (srv *node.Server, stop func(), err error) {
 	log, err := newLogger(cmd.ErrOrStderr(), cfg.Log.Format, "error")
 	if err != nil {
 		return nil, nil, err
@@ -98,7 +98,7 @@ func startNode(ctx context.Context, cmd *cobra.Command, cfg *config.Config, base
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err = server.New(ctx, cfg, baseDir, nil, log)
+	srv, err = node.New(ctx, cfg, baseDir, nil, log)
 	if err != nil {
 		flushTracing(stopTracing, log)
 		return nil, nil, err

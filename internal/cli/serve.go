@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pactum/pactum/config"
-	"github.com/pactum/pactum/internal/server"
+	"github.com/pactum/pactum/internal/node"
 	"github.com/pactum/pactum/internal/telemetry"
 	"github.com/pactum/pactum/internal/version"
 )
@@ -64,7 +64,7 @@ embedded SQLite store, so a first run shows something working at once.`,
 				return err
 			}
 			defer flushTracing(stopTracing, log)
-			srv, err := server.New(cmd.Context(), cfg, baseDir, nil, log)
+			srv, err := node.New(cmd.Context(), cfg, baseDir, nil, log)
 			if err != nil {
 				return err
 			}
@@ -76,7 +76,7 @@ embedded SQLite store, so a first run shows something working at once.`,
 			}
 			now, release := secondSignal()
 			defer release()
-			return srv.ServeUntil(cmd.Context(), nil, server.Shutdown{Drain: drain, Now: now, Hint: stopNowHint})
+			return srv.ServeUntil(cmd.Context(), nil, node.Shutdown{Drain: drain, Now: now, Hint: stopNowHint})
 		},
 	}
 	cf.register(cmd)

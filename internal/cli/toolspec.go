@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pactum/pactum/config"
-	"github.com/pactum/pactum/internal/server"
+	"github.com/pactum/pactum/internal/node"
 	"github.com/pactum/pactum/toolspec"
 )
 
@@ -123,7 +123,7 @@ func (f *catalogueFlags) catalogue() (*toolspec.Catalogue, error) {
 	}
 	files := slices.Clone(f.catalogues)
 	if f.cfg != nil {
-		files = append(files, server.CatalogueFiles(f.cfg, f.baseDir)...)
+		files = append(files, node.CatalogueFiles(f.cfg, f.baseDir)...)
 	}
 	cats := []*toolspec.Catalogue{toolspec.Default()}
 	for _, file := range files {
@@ -168,7 +168,7 @@ func (f *catalogueFlags) toolSpecs() ([]toolspec.ToolSpec, error) {
 		all = append(all, specs...)
 	}
 	if f.cfg != nil {
-		specs, err := server.ConfigToolSpecs(f.cfg)
+		specs, err := node.ConfigToolSpecs(f.cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -179,11 +179,11 @@ func (f *catalogueFlags) toolSpecs() ([]toolspec.ToolSpec, error) {
 
 // liveServers reads the server of every `mcp` agent of the --config
 // configuration (none without one).
-func (f *catalogueFlags) liveServers(ctx context.Context) ([]server.LiveServer, error) {
+func (f *catalogueFlags) liveServers(ctx context.Context) ([]node.LiveServer, error) {
 	if err := f.load(); err != nil || f.cfg == nil {
 		return nil, err
 	}
-	return server.LiveServers(ctx, f.cfg, f.baseDir)
+	return node.LiveServers(ctx, f.cfg, f.baseDir)
 }
 
 func readCatalogue(file string) (*toolspec.Catalogue, error) {
@@ -494,7 +494,7 @@ func verifyLive(cmd *cobra.Command, cf *catalogueFlags, l *toolspec.Lock, lockFi
 		return err
 	}
 	cur := &toolspec.Catalogue{}
-	byID := map[string]server.LiveServer{}
+	byID := map[string]node.LiveServer{}
 	n := 0
 	for _, s := range servers {
 		id := toolspec.LiveAdapterID(s.Agent)

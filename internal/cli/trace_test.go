@@ -55,7 +55,7 @@ contracts:
 var runLine = regexp.MustCompile(`(?m)^run ([0-9a-f-]{36}) of contract `)
 
 // runStore runs the contract at path for real, as the product does:
-// `pactum contract run` assembles a node (internal/server) from a
+// `pactum contract run` assembles a node (internal/node) from a
 // configuration serving the contract (its contracts list) on exec agents,
 // over a real SQLite file; the run is the contract's own runner
 // (contract.Compiled.Runner) and each step its virtual agent behind its

@@ -6,7 +6,7 @@
 //
 // Every read goes through the task.Coordinator, so the caller's visibility
 // and the core's page limits apply as they do on the A2A and MCP edges.
-// internal/server mounts the handler at /ui/.
+// internal/node mounts the handler at /ui/.
 package ui
 
 import (

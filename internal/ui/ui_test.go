@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/pactum/pactum/config"
-	"github.com/pactum/pactum/internal/server"
+	"github.com/pactum/pactum/internal/node"
 	"github.com/pactum/pactum/task"
 	"github.com/pactum/pactum/workflow"
 )
@@ -32,7 +32,7 @@ var roles = []string{"planner", "code-reviewer", "security-reviewer", "explorer"
 // bundle is a running node for the dashboard's tests.
 type bundle struct {
 	base  string
-	srv   *server.Server
+	srv   *node.Server
 	coord *task.Coordinator
 }
 
@@ -92,7 +92,7 @@ func setup(t *testing.T, auth bool) *bundle {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	srv, err := server.New(ctx, cfg, dir, nil, nil)
+	srv, err := node.New(ctx, cfg, dir, nil, nil)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -4,6 +4,8 @@
 package clocktest
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -19,6 +21,8 @@ type Clock struct {
 	mu     sync.Mutex
 	now    time.Time
 	timers map[*fakeTimer]bool
+	// set, when not nil, is closed when a timer is next set (WaitForTimer).
+	set chan struct{}
 }
 
 // New returns a Clock that reads now.
@@ -52,7 +56,7 @@ func (c *Clock) NewTimerAt(when time.Time) task.Timer {
 	if !when.After(c.now) {
 		t.fire()
 	} else {
-		c.timers[t] = true
+		c.add(t)
 	}
 	return t
 }
@@ -80,6 +84,52 @@ func (c *Clock) Advance(d time.Duration) {
 	for _, t := range due {
 		delete(c.timers, t)
 		t.fire()
+	}
+}
+
+// WaitForTimer blocks until a timer is set to fire at when (set by
+// NewTimer, NewTimerAt, AfterFunc or Reset, and neither fired nor stopped
+// since), or ctx ends. The code under test sets its timers from its own
+// goroutines, so a test cannot tell from the outside whether a timer it
+// expects has been set yet; Advance would then move the clock past a
+// timer set just after, which would wait a whole period more. Waiting for
+// the timer first makes each Advance fire what the test means it to.
+func (c *Clock) WaitForTimer(ctx context.Context, when time.Time) error {
+	for {
+		c.mu.Lock()
+		for t := range c.timers {
+			if t.when.Equal(when) {
+				c.mu.Unlock()
+				return nil
+			}
+		}
+		if c.set == nil {
+			c.set = make(chan struct{})
+		}
+		set := c.set
+		c.mu.Unlock()
+		select {
+		case <-set:
+		case <-ctx.Done():
+			c.mu.Lock()
+			var pending []time.Time
+			for t := range c.timers {
+				pending = append(pending, t.when)
+			}
+			now := c.now
+			c.mu.Unlock()
+			slices.SortFunc(pending, time.Time.Compare)
+			return fmt.Errorf("clocktest: no timer set for %v (now %v; timers set for %v): %w", when, now, pending, ctx.Err())
+		}
+	}
+}
+
+// add sets t, with the clock's lock held, and wakes WaitForTimer.
+func (c *Clock) add(t *fakeTimer) {
+	c.timers[t] = true
+	if c.set != nil {
+		close(c.set)
+		c.set = nil
 	}
 }
 
@@ -111,7 +161,7 @@ func (t *fakeTimer) Reset(d time.Duration) bool {
 	if d <= 0 {
 		t.fire()
 	} else {
-		t.clock.timers[t] = true
+		t.clock.add(t)
 	}
 	return active
 }

@@ -1,6 +1,9 @@
 package clocktest_test
 
 import (
+	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,5 +62,45 @@ func TestClock(t *testing.T) {
 	case <-at.C():
 	default:
 		t.Error("a timer at a past time did not fire at once")
+	}
+}
+
+// TestWaitForTimer: WaitForTimer returns once a timer is set for the
+// moment asked, whether it was set before the call or while it waited
+// (by another goroutine, as the code under test sets its timers), and
+// not for a timer set for another moment, nor one that fired or was
+// stopped; when ctx ends first it says which timers were set.
+func TestWaitForTimer(t *testing.T) {
+	start := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	c := clocktest.New(start)
+	ctx := context.Background()
+	c.NewTimer(time.Second)
+	if err := c.WaitForTimer(ctx, start.Add(time.Second)); err != nil {
+		t.Fatalf("a timer set before the call: %v", err)
+	}
+	set := make(chan struct{})
+	go func() {
+		<-set
+		tm := c.NewTimer(2 * time.Second)
+		tm.Reset(3 * time.Second) // Reset sets it too
+	}()
+	close(set)
+	if err := c.WaitForTimer(ctx, start.Add(3*time.Second)); err != nil {
+		t.Fatalf("a timer set while waiting: %v", err)
+	}
+
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	stopped := c.NewTimer(4 * time.Second)
+	stopped.Stop()
+	c.Advance(time.Second) // fires the timer set for start+1s
+	for _, when := range []time.Time{start.Add(time.Second), start.Add(4 * time.Second), start.Add(5 * time.Second)} {
+		err := c.WaitForTimer(short, when)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("WaitForTimer(%v) = %v, want the context's deadline: no timer is set for then", when, err)
+		}
+		if !strings.Contains(err.Error(), start.Add(3*time.Second).String()) {
+			t.Errorf("the error does not name the timer set: %v", err)
+		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
 
-// benchBody is the request internal/server's BenchmarkSendMessage sends.
+// benchBody is the request internal/node's BenchmarkSendMessage sends.
 var benchBody = []byte(`{"jsonrpc":"2.0","id":17,"method":"SendMessage","params":{"message":{"messageId":"bench-1795000000000000000-17","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`)
 
 // BenchmarkRPCDecode compares, on one SendMessage body, our JSON-RPC 2.0

@@ -11,22 +11,22 @@ import (
 
 	"github.com/pactum/pactum/agent/function"
 	"github.com/pactum/pactum/config"
-	"github.com/pactum/pactum/internal/server"
+	"github.com/pactum/pactum/internal/node"
 	"github.com/pactum/pactum/task"
 )
 
-// node is a real pactum node, assembled as `pactum serve` assembles it, on
+// testNode is a real pactum node, assembled as `pactum serve` assembles it, on
 // a loopback port over its own SQLite file.
-type node struct {
+type testNode struct {
 	url   string
-	srv   *server.Server
+	srv   *node.Server
 	store task.Store
 }
 
 // startNode starts a node named name (recorded on its execution records)
 // serving testdata/pactum.yaml and, given in code as pactum.Agent gives
 // one, the agent ask (askAgent). It stops when the test ends.
-func startNode(t *testing.T, name string) *node {
+func startNode(t *testing.T, name string) *testNode {
 	t.Helper()
 	base, err := os.ReadFile(filepath.Join("testdata", "pactum.yaml"))
 	if err != nil {
@@ -44,8 +44,8 @@ func startNode(t *testing.T, name string) *node {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	extra := []server.Extra{{Config: config.NewAgent("ask"), Agent: askAgent()}}
-	srv, err := server.New(ctx, cfg, dir, extra, nil)
+	extra := []node.Extra{{Config: config.NewAgent("ask"), Agent: askAgent()}}
+	srv, err := node.New(ctx, cfg, dir, extra, nil)
 	if err != nil {
 		cancel()
 		ln.Close()
@@ -59,7 +59,7 @@ func startNode(t *testing.T, name string) *node {
 			t.Errorf("node %s: %v", name, err)
 		}
 	})
-	return &node{url: "http://" + ln.Addr().String(), srv: srv, store: srv.Coordinator().Store()}
+	return &testNode{url: "http://" + ln.Addr().String(), srv: srv, store: srv.Coordinator().Store()}
 }
 
 // askAgent asks for a name on the first turn (input_required, the question

@@ -65,7 +65,7 @@ type a2aDriver struct {
 	clients map[string]*a2aclient.Client
 }
 
-func newA2ADriver(n *node) *a2aDriver {
+func newA2ADriver(n *testNode) *a2aDriver {
 	return &a2aDriver{base: n.url, coord: n.srv.Coordinator(), http: newHTTPClient(), clients: map[string]*a2aclient.Client{}}
 }
 
@@ -295,7 +295,7 @@ type mcpDriver struct {
 	mutate  func(tool string, args map[string]any)
 }
 
-func newMCPDriver(ctx context.Context, n *node, mutate func(string, map[string]any)) (*mcpDriver, error) {
+func newMCPDriver(ctx context.Context, n *testNode, mutate func(string, map[string]any)) (*mcpDriver, error) {
 	hc := newHTTPClient()
 	client := mcp.NewClient(&mcp.Implementation{Name: "pactum-parity", Version: "1"}, nil)
 	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: n.url + "/mcp", HTTPClient: hc}, nil)

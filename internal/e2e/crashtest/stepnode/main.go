@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/pactum/pactum/config"
-	"github.com/pactum/pactum/internal/server"
+	"github.com/pactum/pactum/internal/node"
 )
 
 func main() {
@@ -52,8 +52,8 @@ func run() error {
 	parent.Retry.MaxAttempts = 5
 	parent.Retry.InitialBackoff = config.D(100 * time.Millisecond)
 	parent.Retry.MaxBackoff = config.D(time.Second)
-	extra := []server.Extra{{Config: parent, Runner: plan{agent: "slow"}}}
-	srv, err := server.New(ctx, cfg, filepath.Dir(*cfgPath), extra, log)
+	extra := []node.Extra{{Config: parent, Runner: plan{agent: "slow"}}}
+	srv, err := node.New(ctx, cfg, filepath.Dir(*cfgPath), extra, log)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,174 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/pactum/pactum/a2aserver"
+	"github.com/pactum/pactum/config"
+	"github.com/pactum/pactum/contract"
+	"github.com/pactum/pactum/task"
+)
+
+// inlineStep is an agent's inline contract: one step, written under the
+// agent with the field names of a contract file's step.
+type inlineStep struct {
+	OnViolation contract.Violation           `yaml:"onViolation"`
+	Strictness  contract.Strictness          `yaml:"strictness"`
+	Assertions  []contract.ContractAssertion `yaml:"assertions"`
+	Creates     []string                     `yaml:"creates"`
+	Consumes    []string                     `yaml:"consumes"`
+	Resources   []contract.ContractResource  `yaml:"resources"`
+}
+
+// buildContract compiles agent ac's contract step, or returns nil when it
+// has none. Problems are placed in the configuration (an inline contract,
+// the file and step keys) or in the contract file (its own errors, with
+// file:line).
+func buildContract(cfg *config.Config, ac config.Agent, baseDir string) (*contract.CompiledStep, config.Errors) {
+	spec, ok := cfg.ContractSpec(ac, baseDir)
+	if !ok {
+		return nil, nil
+	}
+	if spec.Decode != nil {
+		return inlineContract(spec)
+	}
+	c, compiled, err := contract.LoadWith(spec.File, contract.ValidateOptions{KnownAgent: func(name string) bool {
+		_, ok := cfg.Agent(name)
+		return ok
+	}})
+	if err != nil {
+		var ces contract.Errors
+		if errors.As(err, &ces) && len(ces) > 0 && ces[0].File != "" {
+			out := make(config.Errors, len(ces))
+			for i, fe := range ces {
+				out[i] = &config.Error{File: fe.File, Line: fe.Line, Path: fe.Path, Msg: fe.Msg, Err: err}
+			}
+			return nil, out
+		}
+		return nil, config.Errors{spec.Error("file", err.Error(), err)}
+	}
+	step, ok := compiled.Step(spec.Step)
+	if !ok {
+		ids := make([]string, len(c.Steps))
+		for i, s := range c.Steps {
+			ids[i] = s.ID
+		}
+		return nil, config.Errors{spec.Error("step", fmt.Sprintf("contract %s has no step %q (steps: %s)", spec.File, spec.Step, strings.Join(ids, ", ")), nil)}
+	}
+	if a := step.Step().Agent; a != "" && a != ac.Name {
+		return nil, config.Errors{spec.Error("step", fmt.Sprintf("step %q of %s is for agent %q, not %q", spec.Step, spec.File, a, ac.Name), nil)}
+	}
+	return step, nil
+}
+
+// inlineContract decodes and compiles an inline contract: a contract
+// named after the agent with one step of the same name.
+func inlineContract(spec config.ContractSpec) (*contract.CompiledStep, config.Errors) {
+	var in inlineStep
+	if err := spec.Decode(&in); err != nil {
+		var es config.Errors
+		if errors.As(err, &es) {
+			return nil, es
+		}
+		return nil, config.Errors{spec.Error("", err.Error(), err)}
+	}
+	var errs config.Errors
+	if len(in.Assertions) == 0 {
+		errs = append(errs, spec.Error("assertions", "required: at least one assertion (type, message, check)", nil))
+	}
+	c := &contract.AgentContract{
+		Version: "1.0", ID: spec.Agent, Strictness: in.Strictness, Resources: in.Resources,
+		Steps: []contract.ContractStep{{
+			ID: spec.Agent, Agent: spec.Agent, Creates: in.Creates, Consumes: in.Consumes,
+			Assertions: in.Assertions, OnViolation: in.OnViolation,
+		}},
+	}
+	// The contract's id and its step's are the agent's name, which the
+	// configuration has checked already (with rules of its own).
+	var seen []string
+	for _, fe := range contract.Validate(c, contract.ValidateOptions{}) {
+		if fe.Path == "id" || fe.Path == "steps[0].id" || fe.Path == "steps[0].agent" {
+			continue
+		}
+		seen = append(seen, fe.Path)
+		errs = append(errs, spec.Error(inlinePath(fe.Path), fe.Msg, nil))
+	}
+	// Compile's errors about a field Validate reported already (an
+	// unknown check type) say the same again.
+	covered := func(p string) bool {
+		for _, q := range seen {
+			if p == q || strings.HasPrefix(p, q+".") || strings.HasPrefix(q, p+".") {
+				return true
+			}
+		}
+		return false
+	}
+	compiled, err := contract.Compile(c)
+	if err != nil {
+		var ces contract.Errors
+		if !errors.As(err, &ces) {
+			return nil, append(errs, spec.Error("", err.Error(), err))
+		}
+		for _, fe := range ces {
+			if !covered(fe.Path) {
+				errs = append(errs, spec.Error(inlinePath(fe.Path), fe.Msg, nil))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	step, _ := compiled.Step(spec.Agent)
+	return step, nil
+}
+
+// inlinePath turns a field path of the contract an inline step is made
+// into ("steps[0].assertions[1].check") into the inline one
+// ("assertions[1].check"): the step's fields are the contract's.
+func inlinePath(p string) string {
+	if rest, ok := strings.CutPrefix(p, "steps[0]"); ok {
+		return strings.TrimPrefix(rest, ".")
+	}
+	return p
+}
+
+// verifiedResult returns the verified result of t's newest checked
+// attempt (nil when none): from the evidence t carries when the
+// Coordinator just published it at an attempt's end (no read), else read
+// from its execution record; only agents with a contract are looked up,
+// so the others cost nothing.
+//
+// A served contract's run shows what its steps verified so far
+// (runResults).
+func verifiedResult(coord *task.Coordinator, gated map[string]bool, runs map[string]*contract.Compiled) func(ctx context.Context, t *task.Task) (any, error) {
+	return func(ctx context.Context, t *task.Task) (any, error) {
+		if c := runs[t.Agent]; c != nil {
+			if t.Children == 0 {
+				return nil, nil
+			}
+			return runResults(ctx, coord, c, t)
+		}
+		if !gated[t.Agent] || t.Attempt == 0 {
+			return nil, nil
+		}
+		if vr := contract.NewestJSONIn(t.LastEvidence); vr != nil {
+			// Passed on as the gate encoded it (json.Marshal): the
+			// answer's JSON carries it as is, without a decode, a new
+			// encode or, in SendMessage's answer, encoding/json's
+			// validating copy.
+			return a2aserver.CompactJSON(vr), nil
+		}
+		recs, err := coord.Timeline(ctx, t.ID)
+		if err != nil {
+			return nil, err
+		}
+		vr, err := contract.Newest(recs)
+		if vr == nil || err != nil {
+			return nil, err
+		}
+		return vr, nil
+	}
+}
