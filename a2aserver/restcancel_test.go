@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/pactum/pactum/task"
 )
 
 // An A2A 1.0 HTTP+JSON cancel (POST /tasks/{id}:cancel) may carry the
@@ -17,17 +15,7 @@ func TestRESTCancelReadsTheBody(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := testCtx(t)
-	send := func() string {
-		r := b.post("/agents/slow/message:send", "1.0", `{"configuration":{"returnImmediately":true},`+
-			`"message":{"messageId":"`+task.NewID()+`","role":"ROLE_USER","parts":[{"text":"hi"}]}}`)
-		tk, _ := r.json["task"].(map[string]any)
-		id, _ := tk["id"].(string)
-		if id == "" {
-			t.Fatalf("message:send: no task in %d %s", r.status, r.body)
-		}
-		b.waitStartedTask(id)
-		return id
-	}
+	send := b.startSlowREST
 	id := send()
 	for _, tc := range []struct{ body, want string }{
 		{`{"metadata":{"pactum":{"reson":"typo"}}}`, `"status":"INVALID_ARGUMENT"`},

@@ -62,17 +62,7 @@ func TestRESTStreams(t *testing.T) {
 func TestRESTSubscribeStreams(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	send := func() string {
-		r := b.post("/agents/slow/message:send", "1.0", `{"configuration":{"returnImmediately":true},`+
-			`"message":{"messageId":"`+task.NewID()+`","role":"ROLE_USER","parts":[{"text":"hi"}]}}`)
-		tk, _ := r.json["task"].(map[string]any)
-		id, _ := tk["id"].(string)
-		if id == "" {
-			t.Fatalf("message:send: no task in %d %s", r.status, r.body)
-		}
-		b.waitStartedTask(id)
-		return id
-	}
+	send := b.startSlowREST
 	// subscribe reads the stream of SubscribeToTask on id; with release
 	// it lets the slow agent finish once the first event has arrived.
 	subscribe := func(method, id string, release bool) string {
@@ -106,4 +96,20 @@ func TestRESTSubscribeStreams(t *testing.T) {
 			t.Errorf("%s: want HTTP+JSON events up to the completed status:\n%s", tc.name, got)
 		}
 	}
+}
+
+// startSlowREST submits a task to the "slow" agent over A2A 1.0 HTTP+JSON
+// (message:send, returning at once) and returns its id once its attempt
+// has started (the agent then waits on the gate).
+func (b *bundle) startSlowREST() string {
+	b.t.Helper()
+	r := b.post("/agents/slow/message:send", "1.0", `{"configuration":{"returnImmediately":true},`+
+		`"message":{"messageId":"`+task.NewID()+`","role":"ROLE_USER","parts":[{"text":"hi"}]}}`)
+	tk, _ := r.json["task"].(map[string]any)
+	id, _ := tk["id"].(string)
+	if id == "" {
+		b.t.Fatalf("message:send: no task in %d %s", r.status, r.body)
+	}
+	b.waitStartedTask(id)
+	return id
 }

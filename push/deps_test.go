@@ -1,7 +1,6 @@
 package push_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/pactum/pactum/internal/importcheck"
@@ -24,7 +23,6 @@ func TestImports(t *testing.T) {
 			"github.com/a2aproject/a2a-go/v2/a2a":
 			return true
 		}
-		return path == "go.opentelemetry.io/otel" ||
-			strings.HasPrefix(path, "go.opentelemetry.io/otel/") && !strings.HasPrefix(path, "go.opentelemetry.io/otel/sdk")
+		return importcheck.OTelAPI(path)
 	})
 }

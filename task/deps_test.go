@@ -1,7 +1,6 @@
 package task_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/pactum/pactum/internal/importcheck"
@@ -14,8 +13,6 @@ import (
 func TestCoreImports(t *testing.T) {
 	t.Parallel()
 	importcheck.Only(t, ".", "task", func(path string) bool {
-		return path == "github.com/pactum/pactum/internal/backoff" ||
-			path == "go.opentelemetry.io/otel" ||
-			strings.HasPrefix(path, "go.opentelemetry.io/otel/") && !strings.HasPrefix(path, "go.opentelemetry.io/otel/sdk")
+		return path == "github.com/pactum/pactum/internal/backoff" || importcheck.OTelAPI(path)
 	})
 }

@@ -32,3 +32,11 @@ func Only(t testing.TB, dir, name string, allowed func(path string) bool) {
 		}
 	}
 }
+
+// OTelAPI reports whether path is the OpenTelemetry API (go.opentelemetry.io/otel
+// and its packages), which the core and push may import, and not its SDK,
+// which only the binary's assembly sets up.
+func OTelAPI(path string) bool {
+	return path == "go.opentelemetry.io/otel" ||
+		strings.HasPrefix(path, "go.opentelemetry.io/otel/") && !strings.HasPrefix(path, "go.opentelemetry.io/otel/sdk")
+}
