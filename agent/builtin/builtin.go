@@ -1,5 +1,5 @@
 // Package builtin registers every runtime type that ships with pactum and
-// that configuration can select (a2a, echo, exec, mcp, openai, webhook).
+// that configuration can select (a2a, crewai, echo, exec, mcp, openai, webhook).
 // Import it for its side effect:
 //
 //	import _ "github.com/pactum/pactum/agent/builtin"
@@ -10,6 +10,7 @@ package builtin
 
 import (
 	_ "github.com/pactum/pactum/agent/a2a"
+	_ "github.com/pactum/pactum/agent/crewai"
 	_ "github.com/pactum/pactum/agent/echo"
 	_ "github.com/pactum/pactum/agent/exec"
 	_ "github.com/pactum/pactum/agent/mcp"
