@@ -74,7 +74,7 @@ type statusWire struct {
 	State       *string         `json:"state"`
 	CurrentTask string          `json:"current_task"`
 	TaskID      string          `json:"task_id"`
-	TaskOutput  string          `json:"task_output"`
+	TaskOutput  json.RawMessage `json:"task_output"`
 	Output      json.RawMessage `json:"output"`
 	Result      json.RawMessage `json:"result"`
 	Error       json.RawMessage `json:"error"`
@@ -137,7 +137,7 @@ func DecodeStatus(b []byte) (*Status, error) {
 		}
 	case AwaitingFeedback:
 		s.Task = firstNonEmpty(w.TaskID, w.CurrentTask)
-		s.TaskOutput = firstNonEmpty(w.TaskOutput, text(w.Output))
+		s.TaskOutput = firstNonEmpty(text(w.TaskOutput), text(w.Output))
 		if n := len(res.Tasks); n > 0 {
 			last := res.Tasks[n-1]
 			s.Task = firstNonEmpty(s.Task, last.TaskID)
