@@ -109,8 +109,8 @@ type Settings struct {
 	// fails; the task's retry policy then kicks the crew off again.
 	// Default: 5.
 	MaxPollFailures int `yaml:"max_poll_failures"`
-	// Timeout bounds each HTTP call. The whole attempt is bounded by the
-	// task's timeout. Default: 30s.
+	// Timeout bounds each HTTP call. A whole attempt, polling included,
+	// is bounded by the agent's own timeout. Default: 30s.
 	Timeout time.Duration `yaml:"timeout"`
 	// MaxResponseBytes bounds a response body; a larger one fails the
 	// attempt permanently. Default: 4194304 (4 MiB).
