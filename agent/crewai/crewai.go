@@ -249,7 +249,7 @@ func (r *Runtime) Invoke(ctx context.Context, req *task.Request) (*task.Result, 
 		if err := r.resume(ctx, p, req.Message); err != nil {
 			return nil, err
 		}
-		return r.poll(ctx, p.KickoffID)
+		return r.poll(ctx, p.KickoffID, true)
 	}
 	inputs, err := r.inputs(req)
 	if err != nil {
@@ -264,7 +264,7 @@ func (r *Runtime) Invoke(ctx context.Context, req *task.Request) (*task.Result, 
 	if err != nil {
 		return nil, err
 	}
-	return r.poll(ctx, id)
+	return r.poll(ctx, id, false)
 }
 
 // pausedFrom returns the paused execution that the task's latest agent
@@ -439,7 +439,10 @@ func (r *Runtime) resume(ctx context.Context, p paused, answer task.Message) err
 }
 
 // poll reads the execution's status until it ends, pauses, or ctx ends.
-func (r *Runtime) poll(ctx context.Context, id string) (*task.Result, error) {
+// resumed says the attempt resumed a paused execution: its failure is
+// then permanent, since a retry would resume (and find failed) the same
+// execution again, and a new kickoff would lose the feedback given.
+func (r *Runtime) poll(ctx context.Context, id string, resumed bool) (*task.Result, error) {
 	wait := backoff.Exponential{Initial: r.s.PollInterval, Max: r.s.MaxPollInterval, Jitter: 0.2}
 	failures := 0
 	for n := 1; ; n++ {
@@ -470,9 +473,13 @@ func (r *Runtime) poll(ctx context.Context, id string) (*task.Result, error) {
 		case Completed:
 			return r.result(id, st)
 		case Failed:
+			err := task.Errorf(task.CodeAgentFailed, "crewai %s: kickoff %s failed: %s", r.host, id, clip(st.Error))
+			if resumed {
+				return nil, task.Permanent(err)
+			}
 			// The document gives no reason to think the same inputs
 			// fail again; the task's retry policy decides.
-			return nil, task.Errorf(task.CodeAgentFailed, "crewai %s: kickoff %s failed: %s", r.host, id, clip(st.Error))
+			return nil, err
 		case AwaitingFeedback:
 			return r.question(id, st), nil
 		}

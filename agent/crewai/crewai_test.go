@@ -416,3 +416,26 @@ func TestConfigErrorsAtLine(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestErrorAfterResumeIsPermanent: a retry cannot run a resumed execution
+// again, so its failure ends the task.
+func TestErrorAfterResumeIsPermanent(t *testing.T) {
+	t.Parallel()
+	srv := crewaitest.New(t, token, crewaitest.Steps(
+		crewaitest.Step{Status: crewaitest.StatusPending, Task: "research_task", Output: "Draft"},
+		crewaitest.Step{Status: crewaitest.StatusError, Output: "LLM quota exceeded"},
+	))
+	r := build(t, srv, "")
+	req := agenttest.Request("AI")
+	res, err := r.Invoke(t.Context(), req)
+	if err != nil || !res.InputRequired {
+		t.Fatalf("first attempt: %+v, %v", res, err)
+	}
+	ans := task.Message{ID: "a1", Role: task.RoleUser, Parts: []task.Part{task.TextPart("ok")}}
+	req.History = append(req.History, *res.Message, ans)
+	req.Message = ans
+	_, err = r.Invoke(t.Context(), req)
+	if !task.IsPermanent(err) || task.ErrorCode(err) != task.CodeAgentFailed || !strings.Contains(err.Error(), "LLM quota exceeded") {
+		t.Errorf("err = %v (permanent %v)", err, task.IsPermanent(err))
+	}
+}
