@@ -410,10 +410,17 @@ func TestConfigErrorsAtLine(t *testing.T) {
 	y = "agents:\n  - name: crew\n    type: crewai\n    crewai:\n      url: https://crew.example.com\n      output: yaml\n"
 	c, err = config.Parse([]byte(y), "pactum.yaml")
 	if err == nil {
-		_, err = agent.New(t.Context(), agent.Spec(c.AgentSpec(c.Agents[0], "")))
+		// The node places a runtime's error as config.AgentError does.
+		if _, err = agent.New(t.Context(), agent.Spec(c.AgentSpec(c.Agents[0], ""))); err != nil {
+			err = c.AgentError(c.Agents[0], err).Err()
+		}
 	}
-	if err == nil || !strings.Contains(err.Error(), "output: must be text or json") {
+	if err == nil || !strings.Contains(err.Error(), `pactum.yaml:6:15: agents[0].crewai.output: must be text or json (got "yaml")`) {
 		t.Errorf("err = %v", err)
+	}
+	y = "agents:\n  - name: crew\n    type: echo\n    crewai:\n      url: https://crew.example.com\n"
+	if _, err = config.Parse([]byte(y), "pactum.yaml"); err == nil || !strings.Contains(err.Error(), `pactum.yaml:4:5: agents[0].crewai: settings for runtime type "crewai"`) {
+		t.Errorf("crewai: under an echo agent: %v", err)
 	}
 }
 
