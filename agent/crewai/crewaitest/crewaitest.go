@@ -33,8 +33,10 @@
 package crewaitest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -97,6 +99,7 @@ type Server struct {
 	faults   map[string][]int
 	calls    map[string]int
 	nextID   int
+	wire     bytes.Buffer
 }
 
 type execution struct {
@@ -141,6 +144,32 @@ func (s *Server) Resumes() []Resume {
 	return slices.Clone(s.resumes)
 }
 
+// Transcript returns every exchange so far: for each call, its method,
+// path, whether it carried the right bearer token, its body, then the
+// response's status and body. The token itself is never written.
+func (s *Server) Transcript() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wire.String()
+}
+
+// recorder keeps what a handler writes, for the transcript.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) WriteHeader(status int) {
+	r.status = status
+	r.ResponseWriter.WriteHeader(status)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
+}
+
 // Calls returns the number of calls of route received so far.
 func (s *Server) Calls(route string) int {
 	s.mu.Lock()
@@ -159,6 +188,27 @@ func writeError(w http.ResponseWriter, status int, title, msg string) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+	s.route(rec, r)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	auth := "no token"
+	switch h := r.Header.Get("Authorization"); {
+	case h == "Bearer "+s.Token:
+		auth = "Bearer <token>"
+	case h != "":
+		auth = "Bearer <another token>"
+	}
+	fmt.Fprintf(&s.wire, "> %s %s (%s)\n", r.Method, r.URL.Path, auth)
+	if len(body) > 0 {
+		fmt.Fprintf(&s.wire, "> %s\n", bytes.TrimSpace(body))
+	}
+	fmt.Fprintf(&s.wire, "< %d %s\n\n", rec.status, bytes.TrimSpace(rec.body.Bytes()))
+}
+
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	var route string
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/inputs":
