@@ -1,6 +1,6 @@
 // Package builtin registers every runtime type that ships with pactum and
-// that configuration can select (a2a, echo, exec, mcp, openai, webhook).
-// Import it for its side effect:
+// that configuration can select (a2a, echo, exec, langgraph, mcp, openai,
+// webhook). Import it for its side effect:
 //
 //	import _ "github.com/pactum/pactum/agent/builtin"
 //
@@ -12,6 +12,7 @@ import (
 	_ "github.com/pactum/pactum/agent/a2a"
 	_ "github.com/pactum/pactum/agent/echo"
 	_ "github.com/pactum/pactum/agent/exec"
+	_ "github.com/pactum/pactum/agent/langgraph"
 	_ "github.com/pactum/pactum/agent/mcp"
 	_ "github.com/pactum/pactum/agent/openai"
 	_ "github.com/pactum/pactum/agent/webhook"
