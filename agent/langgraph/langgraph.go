@@ -673,4 +673,3 @@ func truncate(s string) string {
 	}
 	return s
 }
-
