@@ -126,9 +126,9 @@ func (s Settings) validate() error {
 			return fmt.Errorf("api_key_env: the value of %s holds a line break or NUL", s.APIKeyEnv)
 		}
 	}
-	for i, m := range s.StreamModes {
+	for _, m := range s.StreamModes {
 		if !slices.Contains(streamModes, m) {
-			return fmt.Errorf("stream_modes[%d]: unknown mode %q (known: %s)", i, m, strings.Join(streamModes, ", "))
+			return fmt.Errorf("stream_modes: unknown mode %q (known: %s)", m, strings.Join(streamModes, ", "))
 		}
 	}
 	switch s.Output {
