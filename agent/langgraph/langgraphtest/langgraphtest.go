@@ -52,10 +52,20 @@ var (
 	installErr  error
 )
 
-// Start starts a server and registers its end with t.Cleanup.
+// Start starts a server of the test graphs and registers its end with
+// t.Cleanup.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	s, err := start(t.TempDir())
+	return StartWith(t, nil)
+}
+
+// StartWith starts a server of the graphs in files (file name → content:
+// langgraph.json, the graphs' modules; nil for the test graphs) and
+// registers its end with t.Cleanup. The graphs can import the pinned npm
+// packages (@langchain/langgraph, @langchain/core).
+func StartWith(t testing.TB, files map[string][]byte) *Server {
+	t.Helper()
+	s, err := start(t.TempDir(), files)
 	if err != nil {
 		if Missing(err) {
 			missing(t, err.Error())
@@ -70,7 +80,7 @@ func Start(t testing.TB) *Server {
 // several tests share; the caller stops it. Missing(err) tells a missing
 // dependency from a failure.
 func StartIn(dir string) (*Server, error) {
-	return start(dir)
+	return start(dir, nil)
 }
 
 // errMissing marks a missing dependency.
@@ -82,7 +92,7 @@ func (e errMissing) Error() string { return e.why }
 // PACTUM_REQUIRE_INTEROP=1).
 func Missing(err error) bool { _, ok := err.(errMissing); return ok }
 
-func start(dir string) (*Server, error) {
+func start(dir string, files map[string][]byte) (*Server, error) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		return nil, errMissing{fmt.Sprintf("node is not on PATH (%v)", err)}
@@ -97,11 +107,20 @@ func start(dir string) (*Server, error) {
 	}
 	// The graphs run from a copy, so that the server's own files
 	// (.langgraph_api) stay out of the repository.
-	for _, f := range []string{"graph.js", "langgraph.json", "package.json"} {
-		b, err := os.ReadFile(filepath.Join(testdata(), "graphs", f))
-		if err != nil {
-			return nil, err
+	if files == nil {
+		files = map[string][]byte{}
+		for _, f := range []string{"graph.js", "langgraph.json", "package.json"} {
+			b, err := os.ReadFile(filepath.Join(testdata(), "graphs", f))
+			if err != nil {
+				return nil, err
+			}
+			files[f] = b
 		}
+	}
+	if _, ok := files["package.json"]; !ok {
+		files["package.json"] = []byte(`{"private": true, "type": "module"}`)
+	}
+	for f, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
 			return nil, err
 		}
