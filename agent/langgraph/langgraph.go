@@ -29,7 +29,8 @@
 // the message it answers. Before starting a run an attempt looks for the
 // run of its turn: one still pending or running is joined (its stream
 // followed to the end), one that finished successfully gives its answer
-// from the thread's state. So an attempt that pactum lost (a crash, a
+// from the last checkpoint it wrote (the thread's history filtered by
+// pactum_turn). So an attempt that pactum lost (a crash, a
 // kill -9) is not run twice: the next attempt completes the same run.
 //
 // # Errors
@@ -51,6 +52,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -197,7 +199,7 @@ func (r *Runtime) Metadata() agent.Metadata {
 	return agent.Metadata{
 		Type:        Type,
 		Description: fmt.Sprintf("LangGraph assistant %q at %s", r.s.Assistant, r.host),
-		Streaming:   true,
+		Streaming:   slices.Contains(r.s.StreamModes, "messages-tuple") || slices.Contains(r.s.StreamModes, "messages"),
 		InputModes:  in,
 		OutputModes: out,
 	}
@@ -286,7 +288,7 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (r
 	if err := r.ensureThread(ctx, thread, req); err != nil {
 		return nil, err
 	}
-	found, status, err := r.findRun(ctx, thread, turn)
+	found, status, foundState, err := r.findRun(ctx, thread, turn)
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +338,7 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (r
 	if err := stream.Close(); err != nil {
 		return nil, err
 	}
-	return r.finish(ctx, req, thread, rn, artID)
+	return r.finish(ctx, req, thread, turn, rn, foundState, artID)
 }
 
 // runRequest is the body of a run.
@@ -472,40 +474,56 @@ type threadState struct {
 	} `json:"tasks"`
 }
 
-// findRun looks for the run of turn: one pending or running on the thread,
-// else the run that wrote the thread's latest state if it succeeded. It
-// returns "" when the turn has no such run.
-func (r *Runtime) findRun(ctx context.Context, thread, turn string) (id, status string, err error) {
-	for _, st := range []string{"running", "pending"} {
+// findRun looks for the run of turn: one pending or running on the
+// thread, else the run that wrote the turn's latest checkpoint if it
+// succeeded (then st is that checkpoint's state). It returns "" when the
+// turn has no such run.
+func (r *Runtime) findRun(ctx context.Context, thread, turn string) (id, status string, st *threadState, err error) {
+	for _, want := range []string{"running", "pending"} {
 		var runs []runInfo
-		if err := r.call(ctx, http.MethodGet, "/threads/"+thread+"/runs?limit=100&status="+st, nil, &runs); err != nil {
-			return "", "", err
+		if err := r.call(ctx, http.MethodGet, "/threads/"+thread+"/runs?limit=100&status="+want, nil, &runs); err != nil {
+			return "", "", nil, err
 		}
 		for _, ru := range runs {
 			if ru.Metadata[metaTurn] == turn && (ru.Status == "running" || ru.Status == "pending") {
-				return ru.RunID, ru.Status, nil
+				return ru.RunID, ru.Status, nil, nil
 			}
 		}
 	}
-	var st threadState
-	if err := r.call(ctx, http.MethodGet, "/threads/"+thread+"/state", nil, &st); err != nil {
-		return "", "", err
+	st, err = r.turnState(ctx, thread, turn)
+	if err != nil || st == nil {
+		return "", "", nil, err
 	}
 	runID, _ := st.Metadata["run_id"].(string)
-	if st.Metadata[metaTurn] != turn || runID == "" {
-		return "", "", nil
+	if runID == "" {
+		return "", "", nil, nil
 	}
 	var ru runInfo
 	if err := r.call(ctx, http.MethodGet, "/threads/"+thread+"/runs/"+runID, nil, &ru); err != nil {
 		if task.ErrorCode(err) == task.CodeUnsupported {
-			return "", "", nil // 404: the run was deleted
+			return "", "", nil, nil // 404: the run was deleted
 		}
-		return "", "", err
+		return "", "", nil, err
 	}
 	if ru.Status == "success" {
-		return runID, ru.Status, nil
+		return runID, ru.Status, st, nil
 	}
-	return "", "", nil
+	return "", "", nil, nil
+}
+
+// turnState returns the latest checkpoint that a run of turn wrote on the
+// thread, or nil when there is none. Later runs of other tasks may have
+// moved the thread on; the turn's own checkpoint still holds its outcome.
+func (r *Runtime) turnState(ctx context.Context, thread, turn string) (*threadState, error) {
+	var states []threadState
+	body := map[string]any{"limit": 1, "metadata": map[string]any{metaTurn: turn}}
+	if err := r.call(ctx, http.MethodPost, "/threads/"+thread+"/history", body, &states); err != nil {
+		return nil, err
+	}
+	if len(states) == 0 || states[0].Metadata[metaTurn] != turn {
+		return nil, nil
+	}
+	return &states[0], nil
 }
 
 // follow reads a run stream to its end, recording what it says in rn and
@@ -549,7 +567,7 @@ func (r *Runtime) follow(ctx context.Context, method, path string, body any, rn 
 }
 
 // finish maps the run's outcome onto a result or an error.
-func (r *Runtime) finish(ctx context.Context, req *task.Request, thread string, rn *run, artID string) (*task.Result, error) {
+func (r *Runtime) finish(ctx context.Context, req *task.Request, thread, turn string, rn *run, st *threadState, artID string) (*task.Result, error) {
 	status, err := r.settledStatus(ctx, thread, rn.ID)
 	if err != nil {
 		return nil, err
@@ -578,11 +596,16 @@ func (r *Runtime) finish(ctx context.Context, req *task.Request, thread string, 
 		return nil, task.Errorf(task.CodeAgentFailed, "langgraph %s: run %s reported an error: %s", r.host, rn.ID, truncate(rn.Err.String()))
 	}
 	if rn.Values == nil {
-		// Joined late, or found finished: the thread's state is the
-		// outcome.
-		var st threadState
-		if err := r.call(ctx, http.MethodGet, "/threads/"+thread+"/state", nil, &st); err != nil {
-			return nil, err
+		// Joined late, or found finished: the turn's last checkpoint is
+		// the outcome.
+		if st == nil {
+			var err error
+			if st, err = r.turnState(ctx, thread, turn); err != nil {
+				return nil, err
+			}
+			if st == nil {
+				return nil, task.Errorf(task.CodeAgentFailed, "langgraph %s: run %s succeeded but left no checkpoint", r.host, rn.ID)
+			}
 		}
 		if err := json.Unmarshal(st.Values, &rn.Values); err != nil {
 			return nil, task.Errorf(task.CodeAgentFailed, "langgraph %s: thread state: values: %v", r.host, err)

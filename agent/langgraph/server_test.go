@@ -385,6 +385,11 @@ func TestAttemptAfterCrashTakesTheFinishedRun(t *testing.T) {
 	startLostRun(t, b, req)
 	thread := ThreadID(t.Name(), "ctx-done")
 	waitRuns(t, b.url, thread, "success")
+	// Another task of the conversation runs meanwhile and moves the
+	// thread on.
+	if _, err := b.r.Invoke(b.ctx, request("task-other", "ctx-done", "other")); err != nil {
+		t.Fatal(err)
+	}
 
 	req.Attempt = 2
 	res, err := b.r.Invoke(b.ctx, req)
@@ -394,8 +399,8 @@ func TestAttemptAfterCrashTakesTheFinishedRun(t *testing.T) {
 	if got := agenttest.ResultText(t, res); got != "You said: hi" {
 		t.Errorf("answer = %q", got)
 	}
-	if got := threadRuns(t, b.url, thread); len(got) != 1 {
-		t.Errorf("runs = %q, want the one run", got)
+	if got := threadRuns(t, b.url, thread); len(got) != 2 {
+		t.Errorf("runs = %q, want the lost run and the other task's", got)
 	}
 }
 
