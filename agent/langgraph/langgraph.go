@@ -46,6 +46,7 @@ package langgraph
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -543,9 +544,19 @@ func (r *Runtime) follow(ctx context.Context, method, path string, body any, rn 
 		}
 	}
 	known := rn.ID
+	var emitErr error // a chunk the core could not take
+	write := func(text string) error {
+		emitErr = stream.Write(text)
+		return emitErr
+	}
 	err = readSSE(resp.Body, func(ev event) error {
-		if err := rn.handle(ev, stream.Write); err != nil {
-			return err
+		if err := rn.handle(ev, write); err != nil {
+			if emitErr != nil {
+				return err
+			}
+			// What the server sent cannot be read: its answer would not
+			// be either. The task's retry policy decides.
+			return task.Errorf(task.CodeAgentFailed, "langgraph %s: run stream: %v", r.host, err)
 		}
 		if rn.ID != known {
 			known = rn.ID
@@ -553,17 +564,21 @@ func (r *Runtime) follow(ctx context.Context, method, path string, body any, rn 
 		}
 		return nil
 	})
-	if err != nil {
-		if ierr := r.interrupted(ctx, "run stream"); ierr != nil {
-			return ierr
-		}
-		if task.ErrorCode(err) != "" {
-			return err
-		}
-		// A stream cut short: the run goes on; the next attempt joins it.
-		return task.Errorf(task.CodeUnavailable, "langgraph %s: run stream: %w", r.host, err)
+	var te *task.Error
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return r.interrupted(ctx, "run stream")
+	case emitErr != nil:
+		return emitErr
+	case errors.Is(err, errEventTooLarge):
+		return task.Errorf(task.CodeAgentFailed, "langgraph %s: run stream: %w", r.host, err)
+	case errors.As(err, &te):
+		return err
 	}
-	return nil
+	// A stream cut short: the run goes on; the next attempt joins it.
+	return task.Errorf(task.CodeUnavailable, "langgraph %s: run stream: %w", r.host, err)
 }
 
 // finish maps the run's outcome onto a result or an error.
