@@ -157,7 +157,7 @@ func (r *run) handle(ev event, chunk chunkFunc) error {
 			if err != nil {
 				return fmt.Errorf("values event: %w", err)
 			}
-			r.Interrupts = its
+			r.addInterrupts(its)
 			if len(v) == 1 {
 				return nil
 			}
@@ -174,7 +174,7 @@ func (r *run) handle(ev event, chunk chunkFunc) error {
 			if err != nil {
 				return fmt.Errorf("updates event: %w", err)
 			}
-			r.Interrupts = its
+			r.addInterrupts(its)
 		}
 	case "messages":
 		// messages-tuple: [message chunk, metadata].
@@ -229,6 +229,23 @@ func (r *run) handle(ev event, chunk chunkFunc) error {
 		r.Err = &e
 	}
 	return nil
+}
+
+// addInterrupts records interrupts not seen before: parallel nodes report
+// theirs in separate updates, and the final values repeat them.
+func (r *run) addInterrupts(its []interrupt) {
+	for _, it := range its {
+		seen := false
+		for _, have := range r.Interrupts {
+			if have.ID == it.ID && (it.ID != "" || bytes.Equal(have.Value, it.Value)) {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			r.Interrupts = append(r.Interrupts, it)
+		}
+	}
 }
 
 func emit(chunk chunkFunc, text string) error {

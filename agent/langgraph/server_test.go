@@ -429,3 +429,39 @@ func TestAPIKeyIsSent(t *testing.T) {
 		t.Errorf("the error shows the key: %v", err)
 	}
 }
+
+// TestSeveralInterrupts: with two interrupts pending the question is the
+// first; its answer resumes that one by id, the other asks next.
+func TestSeveralInterrupts(t *testing.T) {
+	b := setup(t, "pair", "")
+	req := request("task-pair", "ctx-pair", "go")
+	res, err := b.r.Invoke(b.ctx, req)
+	if err != nil {
+		t.Fatalf("Invoke: %v", err)
+	}
+	if !res.InputRequired {
+		t.Fatalf("result = %+v, want input_required", res)
+	}
+	first := res.Message.Text()
+	req = answerTo(req, res.Message, task.TextPart("A"))
+	res, err = b.r.Invoke(b.ctx, req)
+	if err != nil {
+		t.Fatalf("Invoke (first answer): %v", err)
+	}
+	if !res.InputRequired || res.Message.Text() == first {
+		t.Fatalf("after answering %q: result = %+v (%q), want the other question", first, res, res.Message.Text())
+	}
+	req.Message.ID = "task-pair-answer-2"
+	req = answerTo(req, res.Message, task.TextPart("B"))
+	res, err = b.r.Invoke(b.ctx, req)
+	if err != nil {
+		t.Fatalf("Invoke (second answer): %v", err)
+	}
+	want := "first=A, second=B"
+	if first == "Second question?" {
+		want = "first=B, second=A"
+	}
+	if got := agenttest.ResultText(t, res); got != want {
+		t.Errorf("answer = %q, want %q", got, want)
+	}
+}

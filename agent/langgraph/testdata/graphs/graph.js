@@ -66,3 +66,24 @@ export const fail = new StateGraph(MessagesAnnotation)
   .addEdge(START, "fail")
   .addEdge("fail", END)
   .compile();
+
+// pair asks two questions at once, from two nodes that run in parallel,
+// and answers with both replies.
+import { Annotation } from "@langchain/langgraph";
+const PairState = Annotation.Root({
+  ...MessagesAnnotation.spec,
+  replies: Annotation({ reducer: (a, b) => a.concat(b), default: () => [] }),
+});
+const askFirst = async () => ({ replies: [`first=${interrupt("First question?")}`] });
+const askSecond = async () => ({ replies: [`second=${interrupt("Second question?")}`] });
+const joinReplies = async (state) => ({ messages: [new AIMessage([...state.replies].sort().join(", "))] });
+export const pair = new StateGraph(PairState)
+  .addNode("first", askFirst)
+  .addNode("second", askSecond)
+  .addNode("join", joinReplies)
+  .addEdge(START, "first")
+  .addEdge(START, "second")
+  .addEdge("first", "join")
+  .addEdge("second", "join")
+  .addEdge("join", END)
+  .compile();
