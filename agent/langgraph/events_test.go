@@ -172,3 +172,34 @@ func FuzzRunStream(f *testing.F) {
 		}
 	})
 }
+
+// FuzzThreadState feeds arbitrary bytes to the reading of a thread's
+// history (what an attempt reads after joining a run or finding it
+// finished): it must not panic.
+func FuzzThreadState(f *testing.F) {
+	f.Add([]byte(`[{"values":{"messages":[{"content":"hi","type":"human"},{"content":[{"type":"text","text":"Hello"}],"type":"ai"}]},"metadata":{"pactum_turn":"t/m","run_id":"r"},"tasks":[]}]`))
+	f.Add([]byte(`[{"values":{"messages":[]},"metadata":{"pactum_turn":"t/m"},"tasks":[{"interrupts":[{"id":"a","value":{"q":1}}]}]}]`))
+	f.Add([]byte(`[{"values":[],"metadata":null,"tasks":null}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var states []threadState
+		if json.Unmarshal(data, &states) != nil || len(states) == 0 {
+			return
+		}
+		st := states[0]
+		rn := &run{ID: "r"}
+		if json.Unmarshal(st.Values, &rn.Values) != nil {
+			return
+		}
+		for _, tk := range st.Tasks {
+			rn.addInterrupts(tk.Interrupts)
+		}
+		r := &Runtime{s: Settings{Output: OutputText}, host: "fuzz"}
+		if len(rn.Interrupts) > 0 {
+			_, _ = r.question(request("t", "c", "x"), "thread", rn)
+			return
+		}
+		if _, err := r.answer(rn.Values, "id"); err != nil {
+			t.Errorf("answer: %v", err)
+		}
+	})
+}

@@ -627,7 +627,7 @@ func (r *Runtime) finish(ctx context.Context, req *task.Request, thread, turn st
 		}
 		rn.Interrupts = nil
 		for _, t := range st.Tasks {
-			rn.Interrupts = append(rn.Interrupts, t.Interrupts...)
+			rn.addInterrupts(t.Interrupts)
 		}
 	}
 	if len(rn.Interrupts) > 0 {
