@@ -103,8 +103,15 @@ func TestStreamsChunksAndAnswers(t *testing.T) {
 		t.Errorf("%d chunks, want one per character", len(chunks))
 	}
 
-	// The next task of the conversation continues the same thread.
-	res, err = b.r.Invoke(b.ctx, request("task-stream-2", "ctx-stream", "again"))
+	// The next task of the conversation continues the same thread, also
+	// on another runtime of the agent (another node, or after a restart):
+	// nothing but the agent's name and the context id is needed.
+	other, err := New(b.r.s, WithName(t.Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	res, err = other.Invoke(b.ctx, request("task-stream-2", "ctx-stream", "again"))
 	if err != nil {
 		t.Fatalf("Invoke: %v", err)
 	}
