@@ -267,3 +267,71 @@ func TestLangGraphKill9MidRun(t *testing.T) {
 		t.Errorf("the attempt after the restart neither joined nor took the run; log:\n%s", logs)
 	}
 }
+
+// TestLangGraphAnswerAfterRestart: a graph's interrupt asks the caller
+// through pactum; pactum restarts; the caller's answer resumes the same
+// thread's run.
+func TestLangGraphAnswerAfterRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a LangGraph Agent Server and pactum; skipped with -short")
+	}
+	lg := langgraphtest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	addr := nodeproc.FreeAddr(t)
+	cfgPath := filepath.Join(dir, "pactum.yaml")
+	logPath := filepath.Join(dir, "pactum.log")
+	if err := os.WriteFile(cfgPath, []byte(langgraphConfig(addr, filepath.Join(dir, "pactum.db"), "ask", lg.URL, "ask")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := nodeproc.Build(t, nodeproc.Pactum)
+	srv := nodeproc.Start(t, bin, addr, logPath, "serve", "--config", cfgPath)
+	c := nodeproc.Client(t, ctx, addr, "ask")
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, ok := res.(*a2a.Task)
+	if !ok || tk.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("SendMessage = %+v, want a task in input_required", res)
+	}
+	if q := taskStatusText(tk); q != "What is your name?" {
+		t.Errorf("question = %q", q)
+	}
+	srv.Stop()
+
+	srv = nodeproc.Start(t, bin, addr, logPath, "serve", "--config", cfgPath)
+	defer srv.Stop()
+	c = nodeproc.Client(t, ctx, addr, "ask")
+	answer := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Ada"))
+	answer.TaskID, answer.ContextID = tk.ID, tk.ContextID
+	res, err = c.SendMessage(ctx, &a2a.SendMessageRequest{Message: answer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, ok := res.(*a2a.Task)
+	if !ok || done.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("answer = %+v, want the task completed", res)
+	}
+	if got := taskText(done); got != "Hello, Ada!" {
+		t.Errorf("answer = %q", got)
+	}
+	thread := langgraph.ThreadID("ask", tk.ContextID)
+	if msgs, want := lgMessages(t, lg.URL, thread), []string{"human: hi", "ai: Hello, Ada!"}; strings.Join(msgs, "|") != strings.Join(want, "|") {
+		t.Errorf("thread messages = %q, want %q", msgs, want)
+	}
+}
+
+func taskStatusText(tk *a2a.Task) string {
+	if tk.Status.Message == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range tk.Status.Message.Parts {
+		if p != nil {
+			b.WriteString(p.Text())
+		}
+	}
+	return b.String()
+}
