@@ -391,9 +391,24 @@ func (r *Runtime) runBody(req *task.Request, thread, turn string) (*runRequest, 
 		}
 		return nil, task.Permanent(task.Errorf(task.CodeInvalidArgument, "langgraph: the message has no data part, and input is %q", InputData))
 	default:
-		body.Input = map[string]any{"messages": []map[string]any{{"role": "user", "content": req.Message.Text()}}}
+		body.Input = map[string]any{"messages": []map[string]any{{"role": "user", "content": messageContent(req.Message)}}}
 	}
 	return body, nil
+}
+
+// messageContent is a message as one user message's content: its text
+// parts and data parts (as JSON text) in order, joined by blank lines.
+func messageContent(m task.Message) string {
+	var out []string
+	for _, p := range m.Parts {
+		switch p.Kind {
+		case task.PartText:
+			out = append(out, p.Text)
+		case task.PartData:
+			out = append(out, string(p.Data))
+		}
+	}
+	return strings.Join(out, "\n\n")
 }
 
 // resumeValue is the caller's answer as command.resume: its data when the

@@ -75,9 +75,10 @@ type Settings struct {
 	// none), or "state", the final state as a data part. Default "text".
 	Output string `yaml:"output"`
 	// Input is how the caller's message becomes the run's input:
-	// "messages", the message's text as {"messages":[{"role":"user",
-	// "content":TEXT}]}, or "data", the message's first data part (a JSON
-	// object) as it is. Default "messages".
+	// "messages", the message as {"messages":[{"role":"user",
+	// "content":TEXT}]} (TEXT: its text parts and data parts, as JSON
+	// text, joined by blank lines), or "data", the message's first data
+	// part (a JSON object) as it is. Default "messages".
 	Input string `yaml:"input"`
 	// Timeout bounds one attempt, from creating the thread to the end of
 	// the run. When it expires the run is canceled on the server and the

@@ -2,6 +2,7 @@ package langgraph
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -103,5 +104,39 @@ func TestCancelWithoutRunIsNoop(t *testing.T) {
 	}
 	if err := r.Cancel(context.Background(), "unknown"); err != nil {
 		t.Errorf("Cancel = %v", err)
+	}
+}
+
+func TestRunBody(t *testing.T) {
+	t.Parallel()
+	r, err := New(Settings{URL: "http://127.0.0.1:1", Assistant: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := request("t", "c", "look at this")
+	req.Message.Parts = append(req.Message.Parts, task.DataPart([]byte(`{"k":1}`)))
+	body, err := r.runBody(req, "thread", "t/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(body)
+	want := `{"assistant_id":"a","input":{"messages":[{"content":"look at this\n\n{\"k\":1}","role":"user"}]},"stream_mode":["values","messages-tuple","updates"],"metadata":{"pactum_task":"t","pactum_turn":"t/m"},"multitask_strategy":"enqueue","on_disconnect":"continue"}`
+	if string(raw) != want {
+		t.Errorf("body = %s\nwant   %s", raw, want)
+	}
+
+	d, err := New(Settings{URL: "http://127.0.0.1:1", Assistant: "a", Input: InputData})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err = d.runBody(req, "thread", "t/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := json.Marshal(body.Input); string(raw) != `{"k":1}` {
+		t.Errorf("data input = %s", raw)
+	}
+	if _, err := d.runBody(request("t", "c", "text only"), "thread", "t/m"); !task.IsPermanent(err) || task.ErrorCode(err) != task.CodeInvalidArgument {
+		t.Errorf("text for data input: %v, want a permanent invalid_argument", err)
 	}
 }
