@@ -57,6 +57,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -151,7 +152,12 @@ type Runtime struct {
 }
 
 // remoteRun names a run on the server.
-type remoteRun struct{ thread, run string }
+type remoteRun struct {
+	thread, run string
+	// canceled is shared by the attempt and Cancel, so that the run is
+	// canceled once when both see the attempt end early.
+	canceled *atomic.Bool
+}
 
 // New returns a runtime for s, or an error naming the setting that is
 // wrong. It reads the API key from the environment now. No network call is
@@ -236,7 +242,11 @@ func (r *Runtime) Cancel(ctx context.Context, taskID string) error {
 	return r.cancelRun(ctx, rr)
 }
 
+// cancelRun cancels rr on the server, once.
 func (r *Runtime) cancelRun(ctx context.Context, rr remoteRun) error {
+	if rr.canceled != nil && !rr.canceled.CompareAndSwap(false, true) {
+		return nil
+	}
 	err := r.call(ctx, http.MethodPost, "/threads/"+rr.thread+"/runs/"+rr.run+"/cancel?action=interrupt", nil, nil)
 	if task.ErrorCode(err) == task.CodeUnsupported {
 		err = nil // 404: the run is gone
@@ -297,6 +307,7 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (r
 	artID := derivedID(req, "output")
 	stream := answer.NewStream(emit, artID, artifactName)
 	rn := &run{ID: found}
+	canceled := &atomic.Bool{}
 	defer func() {
 		r.mu.Lock()
 		delete(r.active, req.TaskID)
@@ -306,7 +317,7 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (r
 			// a retry does not run beside it.
 			cctx, cc := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 			defer cc()
-			if cerr := r.cancelRun(cctx, remoteRun{thread, rn.ID}); cerr != nil {
+			if cerr := r.cancelRun(cctx, remoteRun{thread, rn.ID, canceled}); cerr != nil {
 				log.Warn("langgraph: could not cancel the run", "run", rn.ID, "error", cerr)
 			}
 		}
@@ -314,7 +325,7 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (r
 	track := func() {
 		if rn.ID != "" {
 			r.mu.Lock()
-			r.active[req.TaskID] = remoteRun{thread, rn.ID}
+			r.active[req.TaskID] = remoteRun{thread, rn.ID, canceled}
 			r.mu.Unlock()
 		}
 	}
