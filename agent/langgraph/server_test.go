@@ -325,8 +325,9 @@ func TestCancelCancelsTheRun(t *testing.T) {
 }
 
 func TestTimeoutCancelsTheRun(t *testing.T) {
-	b := setup(t, "slow", "timeout: 1s\n")
-	_, err := b.r.Invoke(b.ctx, request("task-timeout", "ctx-timeout", "hi"))
+	// The answer takes about 8 s to write; the attempt may take 3.
+	b := setup(t, "slow", "timeout: 3s\n")
+	_, err := b.r.Invoke(b.ctx, request("task-timeout", "ctx-timeout", "an answer that takes its time"))
 	if task.ErrorCode(err) != task.CodeTimeout || task.IsPermanent(err) {
 		t.Fatalf("error = %v, want a retryable timeout", err)
 	}
