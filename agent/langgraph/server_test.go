@@ -302,7 +302,7 @@ func TestCancelCancelsTheRun(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := agent.Runner(b.r).Run(ctx, request("task-cancel", "ctx-cancel", "hi"), emit)
+		_, err := agent.Runner(b.r).Run(ctx, request("task-cancel", "ctx-cancel", "an answer that takes its time"), emit)
 		done <- err
 	}()
 	select {
