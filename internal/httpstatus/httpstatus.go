@@ -1,6 +1,6 @@
 // Package httpstatus is pactum's one policy for what an HTTP response
-// status means to an outbound call that got it (the a2a, mcp and webhook
-// runtimes, push-notification delivery): success, worth another call, or
+// status means to an outbound call that got it (the a2a, langgraph, mcp
+// and webhook runtimes, push-notification delivery): success, worth another call, or
 // a failure that no retry can fix.
 // docs/runtimes.md shows the policy as a table; change both together.
 package httpstatus

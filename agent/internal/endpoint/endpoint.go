@@ -1,6 +1,6 @@
 // Package endpoint checks and shows the URL of a remote endpoint that an
-// agent's configuration names (the a2a, mcp, webhook and openai
-// runtimes), so all of them refuse the same URLs with the same words and
+// agent's configuration names (the a2a, langgraph, mcp, webhook and
+// openai runtimes), so all of them refuse the same URLs with the same words and
 // never show a URL's secrets.
 package endpoint
 
