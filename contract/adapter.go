@@ -192,3 +192,17 @@ func JSONKind(raw json.RawMessage) string {
 	}
 	return ""
 }
+
+// Document is one file of a workflow, by name (used in errors) and
+// content.
+type Document struct {
+	Name string
+	Data []byte
+}
+
+// Documents is a workflow given as several files, such as a CrewAI
+// project's agents.yaml and tasks.yaml. An adapter whose workflow spans
+// files accepts it in ToContract and Detects (adapters whose workflow is
+// one document accept a Documents of one); errors about a file's content
+// name the file (and line, for YAML).
+type Documents []Document
