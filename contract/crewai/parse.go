@@ -136,7 +136,7 @@ func every(m *yaml.Node, fields ...string) bool {
 // mapping, and agents:, when present, an agents mapping).
 func classify(m *yaml.Node) Kind {
 	if t := field(m, "tasks"); t != nil && every(t, "description", "expected_output") {
-		if a := field(m, "agents"); a == nil || every(a, "role", "goal") {
+		if a := field(m, "agents"); a == nil || a.Kind == yaml.MappingNode && len(a.Content) == 0 || every(a, "role", "goal") {
 			return OneFile
 		}
 	}
