@@ -365,8 +365,9 @@ func teamHash(team Team, ps []Component) string {
 // ToContract gives back the team's component (autogenTeam) with its
 // participants in their places (autogenParticipant, autogenIndex). Any
 // other contract gives a RoundRobinGroupChat of one AssistantAgent per
-// step (name the step's agent, else its id, made an identifier;
-// description the step's), in the steps' order, ending on a
+// step (name the step's agent, else its id, made an identifier, with
+// "_2", "_3", … on a name taken; description the step's), in the steps'
+// order, ending on a
 // TextMentionTermination of the last step's first contains check, if it
 // has one.
 func FromContract(c *contract.AgentContract) (Team, error) {
@@ -402,6 +403,7 @@ func FromContract(c *contract.AgentContract) (Team, error) {
 		p     any
 	}
 	var ps []placed
+	names := map[string]bool{}
 	for i, st := range c.Steps {
 		idx, ok := convert.Int(st.Metadata, MetaIndex)
 		if !ok {
@@ -417,7 +419,7 @@ func FromContract(c *contract.AgentContract) (Team, error) {
 		}
 		ps = append(ps, placed{idx, map[string]any{
 			"provider": Assistant, "component_type": "agent", "version": 1, "component_version": 1, "label": "AssistantAgent",
-			"config": map[string]any{"name": identifier(name), "description": st.Description},
+			"config": map[string]any{"name": convert.Unique(names, identifier(name)), "description": st.Description},
 		}})
 	}
 	slices.SortStableFunc(ps, func(a, b placed) int { return a.index - b.index })

@@ -166,7 +166,8 @@ func TestFromOtherContract(t *testing.T) {
 	t.Parallel()
 	c := &contract.AgentContract{Version: "1.0", ID: "x", Steps: []contract.ContractStep{
 		{ID: "draft", Agent: "writer-1", Description: "writes"},
-		{ID: "review", Agent: "critic", DependsOn: []string{"draft"}, Assertions: []contract.ContractAssertion{{Type: contract.Assert, Message: "m", Check: contract.Check{Type: "contains", Value: "LGTM"}}}},
+		{ID: "again", Agent: "writer-1", DependsOn: []string{"draft"}},
+		{ID: "review", Agent: "critic", DependsOn: []string{"again"}, Assertions: []contract.ContractAssertion{{Type: contract.Assert, Message: "m", Check: contract.Check{Type: "contains", Value: "LGTM"}}}},
 	}}
 	team, err := autogen.FromContract(c)
 	if err != nil {
@@ -176,7 +177,7 @@ func TestFromOtherContract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back.Steps[0].ID != "writer_1" || back.Steps[1].ID != "critic" || back.Steps[1].Assertions[0].Check.Value != "LGTM" {
+	if back.Steps[0].ID != "writer_1" || back.Steps[1].ID != "writer_1_2" || back.Steps[2].ID != "critic" || back.Steps[2].Assertions[0].Check.Value != "LGTM" {
 		t.Fatalf("%s", jsonOf(t, back))
 	}
 }
