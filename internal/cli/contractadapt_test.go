@@ -2,9 +2,12 @@ package cli_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pactum/pactum/internal/e2e/mdblock"
 )
 
 // adapterTestdata is where the adapters' sample inputs are.
@@ -169,5 +172,51 @@ func TestContractExport(t *testing.T) {
 		if code != 1 || stdout != "" || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d\nstdout %s\nstderr %s\nwant %s", tc.args, code, stdout, stderr, tc.want)
 		}
+	}
+}
+
+// TestContractAdaptersDoc runs the lines of docs/contracts.md's
+// import/detect/export example with the real binary, from a directory
+// that sees the repository's examples, and compares what they print with
+// what the doc shows.
+func TestContractAdaptersDoc(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "contracts.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := mdblock.Extract(string(doc), "<!-- adapters:begin -->", "<!-- adapters:end -->", "sh", "the adapters example's")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := mdblock.Extract(string(doc), "<!-- adapters-output:begin -->", "<!-- adapters-output:end -->", "text", "the adapters example's output")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := pactumBinary(t)
+	dir := t.TempDir()
+	examples, err := filepath.Abs(filepath.Join("..", "..", "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(examples, filepath.Join(dir, "examples")); err != nil {
+		t.Fatal(err)
+	}
+	var got strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(script), "\n") {
+		args := strings.Fields(line)
+		if args[0] != "pactum" {
+			t.Fatalf("%q: the example runs pactum only", line)
+		}
+		cmd := exec.Command(bin, args[1:]...)
+		cmd.Dir = dir
+		var stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &got, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, stderr.String())
+		}
+	}
+	if got.String() != want {
+		t.Fatalf("the example printed:\n%s\ndocs/contracts.md shows:\n%s", got.String(), want)
 	}
 }
