@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/contract/adapters"
+	"github.com/pactum/pactum/contract/langgraph"
 )
 
 // The protocol adapters from the command line: import a protocol's
@@ -307,4 +309,55 @@ func encodeWorkflow(protocol string, w any) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+func newContractTraceCmd() *cobra.Command {
+	var from, out string
+	cmd := &cobra.Command{
+		Use:   "trace FILE --from PROTOCOL",
+		Short: "Make a trace pactum verify judges from a protocol's record of a run (a LangGraph thread's history)",
+		Long: `Trace reads a protocol's record of a run and writes it as a pactum trace
+(docs/contracts.md, "The trace format"), for "pactum verify" to check
+against the contract "pactum contract import" made of the workflow:
+
+  - langgraph: a thread's history as the Agent Server returns it
+    (POST /threads/THREAD_ID/history): the run is the trace's task, each
+    node that ran a child running the node's step, its state update its
+    answer.
+
+The trace goes to --out (default: standard output).`,
+		Example: `  curl -s -X POST $SERVER/threads/$THREAD/history -H 'content-type: application/json' -d '{}' > history.json
+  pactum contract trace history.json --from langgraph --out run.json
+  pactum verify --contract graph.contract.yaml --trace run.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if from != "langgraph" {
+				return fmt.Errorf("--from: %q has no run record pactum reads (supported: langgraph)", from)
+			}
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			h, err := langgraph.DecodeHistory(data)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			tr, err := langgraph.HistoryTrace(h, time.Now())
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			var b bytes.Buffer
+			if err := tr.Encode(&b); err != nil {
+				return err
+			}
+			if out == "" {
+				_, err := cmd.OutOrStdout().Write(b.Bytes())
+				return err
+			}
+			return os.WriteFile(out, b.Bytes(), 0o644)
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "langgraph", "the protocol of the record: langgraph")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "file to write the trace to (default: standard output)")
+	return cmd
 }

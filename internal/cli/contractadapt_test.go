@@ -220,3 +220,47 @@ func TestContractAdaptersDoc(t *testing.T) {
 		t.Fatalf("the example printed:\n%s\ndocs/contracts.md shows:\n%s", got.String(), want)
 	}
 }
+
+// TestContractTrace: a LangGraph thread's history (as the real Agent
+// Server returned it) becomes a trace pactum verify judges.
+func TestContractTrace(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	history := adapterTestdata("langgraph", "testdata", "history.json")
+	run := filepath.Join(dir, "run.json")
+	if code, stdout, stderr := runMain("contract", "trace", history, "--from", "langgraph", "--out", run); code != 0 || stdout != "" || stderr != "" {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	good := filepath.Join(dir, "report.yaml")
+	writeFile(t, good, `version: "1.0"
+id: report
+protocol: langgraph
+steps:
+  - id: research
+    agent: research
+    assertions:
+      - {type: assert, message: it found facts, check: {type: contains, value: "facts:"}}
+  - id: write
+    agent: write
+    dependsOn: [research]
+    assertions:
+      - {type: assert, message: it wrote a report, check: {type: regex, pattern: "^# Report"}}
+`)
+	code, stdout, stderr := runMain("verify", "--contract", good, "--trace", run)
+	if code != 0 || !strings.Contains(stdout, "passed: 2 of 2 steps passed") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	writeFile(t, bad, strings.Replace(readFile(t, good), "^# Report", "^# Summary", 1))
+	if code, stdout, _ := runMain("verify", "--contract", bad, "--trace", run); code == 0 || !strings.Contains(stdout, "step write     failed") {
+		t.Fatalf("exit %d\nstdout %s", code, stdout)
+	}
+	if code, _, stderr := runMain("contract", "trace", history, "--from", "crewai"); code != 1 || !strings.Contains(stderr, `--from: "crewai" has no run record pactum reads (supported: langgraph)`) {
+		t.Fatalf("exit %d\nstderr %s", code, stderr)
+	}
+	notJSON := filepath.Join(dir, "h.json")
+	writeFile(t, notJSON, `{"not": "a list"}`)
+	if code, _, stderr := runMain("contract", "trace", notJSON); code != 1 || !strings.HasPrefix(stderr, "pactum: "+notJSON+": langgraph: history: ") {
+		t.Fatalf("exit %d\nstderr %s", code, stderr)
+	}
+}
