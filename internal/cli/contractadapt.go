@@ -115,6 +115,10 @@ func readWorkflow(files []string, r *contract.Registry, from string) (any, error
 	if json.Valid(data) {
 		return data, nil
 	}
+	var probe yaml.Node
+	if err := yaml.Unmarshal(data, &probe); err != nil {
+		return nil, fmt.Errorf("%s: neither JSON nor YAML: %w", files[0], err)
+	}
 	// A protocol whose format is JSON, written as YAML: converted when
 	// only the conversion is claimed (CrewAI reads its YAML itself, and
 	// keeps its lines for errors).
@@ -194,7 +198,10 @@ func placeErr(files []string, protocol string, err error) error {
 		}
 		return es
 	}
-	return fmt.Errorf("%s: %w", strings.Join(files, ", "), err)
+	if len(files) > 1 {
+		return err // the adapter read named Documents: its errors name the file
+	}
+	return fmt.Errorf("%s: %w", files[0], err)
 }
 
 func newContractDetectCmd() *cobra.Command {

@@ -76,6 +76,8 @@ func TestContractImportErrors(t *testing.T) {
 	cycle := filepath.Join(dir, "cycle.yaml")
 	writeFile(t, cycle, "tasks:\n  a: {description: d, expected_output: e, agent: w, context: [b]}\n  b: {description: d, expected_output: e, agent: w, context: [a]}\n")
 	team := adapterTestdata("autogen", "testdata", "round_robin.json")
+	broken := filepath.Join(dir, "broken.yaml")
+	writeFile(t, broken, "a: [\n")
 	cases := []struct {
 		args []string
 		want string
@@ -88,6 +90,8 @@ func TestContractImportErrors(t *testing.T) {
 		{[]string{team, team, "--from", "autogen"}, "pactum: autogen reads one file, not 2\n"},
 		{[]string{cycle}, "pactum: the contract " + cycle + " maps to is not valid:\n(output):"},
 		{[]string{filepath.Join(dir, "missing.json")}, "no such file or directory"},
+		{[]string{broken}, "pactum: " + broken + ": neither JSON nor YAML: yaml: line 1: did not find expected node content\n"},
+		{[]string{broken, adapterTestdata("crewai", "testdata", "agents.yaml"), "--from", "crewai"}, "pactum: crewai: " + broken + ": yaml: line 1: did not find expected node content\n"},
 	}
 	for _, tc := range cases {
 		code, stdout, stderr := runMain(append([]string{"contract", "import"}, tc.args...)...)
