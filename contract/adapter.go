@@ -8,19 +8,21 @@ import (
 )
 
 // ProtocolAdapter converts one protocol's description of a piece of agent
-// work (an A2A task, an MCP tool sequence, a Specwright spec) to and from a
-// contract, and translates between the protocol's execution output and
-// contract resources. Adapters live in subpackages of contract
-// (contract/a2a, contract/mcp, contract/specwright) so that protocol SDKs
-// stay out of this package; each also offers typed functions, so Go users
-// do not pass any.
+// work (an A2A task, an MCP tool sequence, a Specwright spec, a LangGraph
+// graph, a CrewAI project, an AutoGen team) to and from a contract, and
+// translates between the protocol's execution output and contract
+// resources. Adapters live in subpackages of contract (contract/a2a,
+// contract/mcp, contract/specwright, contract/langgraph, contract/crewai,
+// contract/autogen) so that protocol SDKs stay out of this package;
+// each also offers typed functions, so Go users do not pass any.
 //
 // The any-typed methods accept the adapter's own Go types (a value or a
 // pointer) and, for ToContract, the same shape as JSON: []byte,
-// json.RawMessage or a decoded map[string]any. Anything else is an error
+// json.RawMessage or a decoded map[string]any (and, for an adapter whose
+// workflow spans files, Documents). Anything else is an error
 // wrapping ErrUnsupportedInput.
 type ProtocolAdapter interface {
-	// Protocol names the protocol ("a2a", "mcp", "specwright"); it is the
+	// Protocol names the protocol ("a2a", "mcp", "langgraph", …); it is the
 	// contract's protocol field and the registry's key.
 	Protocol() string
 	// Version is the protocol version the adapter speaks ("1.0").
@@ -192,3 +194,17 @@ func JSONKind(raw json.RawMessage) string {
 	}
 	return ""
 }
+
+// Document is one file of a workflow, by name (used in errors) and
+// content.
+type Document struct {
+	Name string
+	Data []byte
+}
+
+// Documents is a workflow given as several files, such as a CrewAI
+// project's agents.yaml and tasks.yaml. An adapter whose workflow spans
+// files accepts it in ToContract and Detects (adapters whose workflow is
+// one document accept a Documents of one); errors about a file's content
+// name the file (and line, for YAML).
+type Documents []Document

@@ -12,6 +12,6 @@
 // a CompiledStep's gates are task pipeline steps (task.Middleware).
 //
 // The package imports task and the libraries of its checks only; protocol
-// adapters (A2A, MCP, Specwright) live in subpackages so that protocol
-// SDKs stay out of it.
+// adapters (A2A, MCP, Specwright, LangGraph, CrewAI, AutoGen) live in
+// subpackages so that protocol SDKs and file formats stay out of it.
 package contract

@@ -9,7 +9,8 @@ type AgentContract struct {
 	// ID names the contract (a configured contract is served under it).
 	ID string `json:"id" yaml:"id"`
 	// Protocol names the protocol the contract was made from or for
-	// ("a2a", "mcp", "specwright"; empty for pactum's own).
+	// ("a2a", "autogen", "crewai", "langgraph", "mcp", "specwright"; empty
+	// for pactum's own).
 	Protocol    string `json:"protocol,omitempty" yaml:"protocol,omitempty"`
 	Description string `json:"description,omitempty" yaml:"description,omitempty"`
 	// Strictness says which failed assertions fail a step (default loose).

@@ -1,5 +1,5 @@
-// Package adapters gathers pactum's built-in protocol adapters (a2a, mcp,
-// specwright) in a registry. It exists because contract cannot import its
+// Package adapters gathers pactum's built-in protocol adapters (a2a,
+// autogen, crewai, langgraph, mcp, specwright) in a registry. It exists because contract cannot import its
 // own subpackages.
 package adapters
 
@@ -9,13 +9,16 @@ import (
 
 	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/contract/a2a"
+	"github.com/pactum/pactum/contract/autogen"
+	"github.com/pactum/pactum/contract/crewai"
+	"github.com/pactum/pactum/contract/langgraph"
 	"github.com/pactum/pactum/contract/mcp"
 	"github.com/pactum/pactum/contract/specwright"
 )
 
 // Builtin returns the built-in adapters, in protocol order.
 func Builtin() []contract.ProtocolAdapter {
-	return []contract.ProtocolAdapter{a2a.New(), mcp.New(), specwright.New()}
+	return []contract.ProtocolAdapter{a2a.New(), autogen.New(), crewai.New(), langgraph.New(), mcp.New(), specwright.New()}
 }
 
 // New returns a new registry holding the built-in adapters. Registering

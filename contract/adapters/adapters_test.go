@@ -3,6 +3,8 @@ package adapters_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,7 +31,7 @@ const (
 
 func TestDefault(t *testing.T) {
 	r := adapters.Default()
-	if got := strings.Join(r.Protocols(), ","); got != "a2a,mcp,specwright" {
+	if got := strings.Join(r.Protocols(), ","); got != "a2a,autogen,crewai,langgraph,mcp,specwright" {
 		t.Fatalf("Protocols = %s", got)
 	}
 	if adapters.Default() != r {
@@ -112,6 +114,12 @@ func FuzzDetect(f *testing.F) {
 		`{"spec": {"id": "s", "contract": "{\"types\": [{}]}"}, "chunks": [{"id": "c", "assertions": [{"check": {"type": "regex", "pattern": "("}}]}]}`,
 	} {
 		f.Add([]byte(s))
+	}
+	f.Add([]byte(graphJSON))
+	for _, p := range []string{"crewai/testdata/crew.yaml", "crewai/testdata/tasks.yaml", "autogen/testdata/swarm.json"} {
+		if b, err := os.ReadFile(filepath.Join("..", p)); err == nil {
+			f.Add(b)
+		}
 	}
 	r, err := adapters.New()
 	if err != nil {

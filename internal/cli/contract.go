@@ -13,7 +13,8 @@ import (
 
 func newContractCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "contract", Short: "Work with contract files"}
-	cmd.AddCommand(newContractCheckCmd(), newContractRunCmd(), newContractShowCmd())
+	cmd.AddCommand(newContractCheckCmd(), newContractRunCmd(), newContractShowCmd(),
+		newContractImportCmd(), newContractDetectCmd(), newContractExportCmd(), newContractTraceCmd())
 	return cmd
 }
 

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/pactum/pactum/contract"
 )
 
 // JSON returns v as decoded JSON (map[string]any, []any, string, float64,
@@ -148,4 +150,34 @@ func InferSchema(v any) map[string]any {
 		return map[string]any{"type": "boolean"}
 	}
 	return map[string]any{"type": "null"}
+}
+
+// ContextText lists resources earlier steps created for a step's prompt:
+// "Context from previous steps:" then, for each, "- ID: TYPE (FORMAT)"
+// and its content (its text, else its data as JSON) indented below. The
+// adapters whose protocols take text (LangGraph messages, CrewAI inputs,
+// AutoGen tasks) share it.
+func ContextText(available []contract.Resource) string {
+	var b strings.Builder
+	b.WriteString("Context from previous steps:")
+	if len(available) == 0 {
+		b.WriteString(" none")
+	}
+	for _, r := range available {
+		format := r.Format
+		if format == "" {
+			format = "unknown format"
+		}
+		fmt.Fprintf(&b, "\n- %s: %s (%s)", r.ID, r.Type, format)
+		content := r.Text
+		if content == "" && r.Data != nil {
+			if j, err := json.Marshal(r.Data); err == nil {
+				content = string(j)
+			}
+		}
+		if content != "" {
+			b.WriteString("\n  " + strings.ReplaceAll(content, "\n", "\n  "))
+		}
+	}
+	return b.String()
 }
