@@ -1,5 +1,5 @@
 // Package builtin registers every runtime type that ships with pactum and
-// that configuration can select (a2a, echo, exec, mcp, openai, webhook).
+// that configuration can select (a2a, echo, exec, mcp, openai, python, webhook).
 // Import it for its side effect:
 //
 //	import _ "github.com/pactum/pactum/agent/builtin"
@@ -14,5 +14,6 @@ import (
 	_ "github.com/pactum/pactum/agent/exec"
 	_ "github.com/pactum/pactum/agent/mcp"
 	_ "github.com/pactum/pactum/agent/openai"
+	_ "github.com/pactum/pactum/agent/python"
 	_ "github.com/pactum/pactum/agent/webhook"
 )

@@ -1,0 +1,546 @@
+package python
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pactum/pactum/agent"
+	"github.com/pactum/pactum/agent/agenttest"
+	"github.com/pactum/pactum/task"
+)
+
+// These tests run the embedded worker in a real python3 (the standard
+// library is all it needs). They skip when there is no python3, unless
+// PACTUM_REQUIRE_PYTHON is set.
+
+func needPython(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		if os.Getenv("PACTUM_REQUIRE_PYTHON") != "" {
+			t.Fatalf("python3: %v (PACTUM_REQUIRE_PYTHON is set)", err)
+		}
+		t.Skip("no python3 in PATH")
+	}
+}
+
+// setup writes module as agentmod.py in a new directory and returns a
+// runtime for agentmod:<attr>, closed when the test ends.
+func setup(t *testing.T, module, attr string, adjust ...func(*Settings)) *Runtime {
+	t.Helper()
+	needPython(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "agentmod.py"), []byte(module), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := Settings{Object: "agentmod:" + attr, Dir: dir, RestartBackoff: 10 * time.Millisecond}
+	for _, f := range adjust {
+		f(&s)
+	}
+	r, err := New(s, WithName(t.Name()), WithRunDir(filepath.Join(dir, "procs")), WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+func invoke(t *testing.T, r *Runtime, text string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	res, err := r.Invoke(ctx, agenttest.Request(text))
+	if err != nil {
+		t.Fatalf("Invoke(%q): %v", text, err)
+	}
+	return agenttest.ResultText(t, res)
+}
+
+func workerPID(t *testing.T, r *Runtime) int {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.w == nil {
+		t.Fatal("no worker")
+	}
+	return r.w.ready.PID
+}
+
+func TestCallableRoundTrip(t *testing.T) {
+	t.Parallel()
+	r := setup(t, `
+import asyncio
+
+def sync_agent(inputs):
+    return "sync: " + inputs["message"] + " ctx=" + inputs["context_id"]
+
+async def async_agent(inputs):
+    await asyncio.sleep(0)
+    return "async: " + inputs["message"]
+`, "sync_agent")
+	if got := invoke(t, r, "héllo"); got != "sync: héllo ctx=ctx-1" {
+		t.Errorf("answer = %q", got)
+	}
+	r2 := setup(t, "import asyncio\nasync def a(inputs):\n    await asyncio.sleep(0)\n    return 'async: ' + inputs['message']\n", "a")
+	if got := invoke(t, r2, "x"); got != "async: x" {
+		t.Errorf("answer = %q", got)
+	}
+}
+
+// TestDataInAndOut: a data part holding an object reaches the callable as
+// "data"; a dict answer becomes a data part; the conversation so far is
+// "history".
+func TestDataInAndOut(t *testing.T) {
+	t.Parallel()
+	r := setup(t, `
+def agent(inputs):
+    return {"got": inputs["data"], "history": inputs["history"], "n": 1.5}
+`, "agent")
+	req := agenttest.Request("")
+	req.Message.Parts = []task.Part{task.DataPart([]byte(`{"city":"Oslo"}`))}
+	earlier := []task.Message{
+		{ID: "m0", Role: task.RoleUser, Parts: []task.Part{task.TextPart("hi")}},
+		{ID: "a0", Role: task.RoleAgent, Parts: []task.Part{task.TextPart("hello")}},
+	}
+	req.History = append(earlier, req.Message)
+	res, err := r.Invoke(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Artifacts[0].Parts[0]
+	want := `{"got":{"city":"Oslo"},"history":[{"role":"user","text":"hi"},{"role":"assistant","text":"hello"}],"n":1.5}`
+	if p.Kind != task.PartData || string(p.Data) != want {
+		t.Errorf("part = %s %s\nwant data %s", p.Kind, p.Data, want)
+	}
+}
+
+func TestStreamingAsyncGenerator(t *testing.T) {
+	t.Parallel()
+	r := setup(t, `
+import asyncio
+async def agent(inputs):
+    for w in inputs["message"].split():
+        await asyncio.sleep(0.01)
+        yield w + " "
+`, "agent")
+	var rec agenttest.Recorder
+	res, err := r.Stream(t.Context(), agenttest.Request("one two three"), rec.Emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(rec.Texts(), "|"); got != "one |two |three |" {
+		t.Errorf("chunks = %q", got)
+	}
+	agenttest.CheckChunks(t, rec.Chunks(), res)
+	if got := agenttest.ResultText(t, res); got != "one two three " {
+		t.Errorf("result = %q", got)
+	}
+	// Invoke (no emit) gets the whole answer.
+	if got := invoke(t, r, "a b"); got != "a b " {
+		t.Errorf("Invoke = %q", got)
+	}
+}
+
+func TestStreamingSyncGenerator(t *testing.T) {
+	t.Parallel()
+	r := setup(t, "def agent(inputs):\n    yield 'a'\n    yield {'b': 1}\n", "agent")
+	var rec agenttest.Recorder
+	res, err := r.Stream(t.Context(), agenttest.Request("x"), rec.Emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(rec.Texts(), "|"); got != `a|{"b": 1}|` {
+		t.Errorf("chunks = %q", got)
+	}
+	agenttest.CheckChunks(t, rec.Chunks(), res)
+}
+
+// TestPrintsDoNotBreakTheProtocol: user code that prints, writes to file
+// descriptor 1, starts a child that writes to its standard output and
+// reads standard input leaves the protocol intact.
+func TestPrintsDoNotBreakTheProtocol(t *testing.T) {
+	t.Parallel()
+	r := setup(t, `
+import os, subprocess, sys
+print("imported")  # at import time, before ready
+def agent(inputs):
+    print("not a protocol line")
+    print('{"op":"result","id":"nope","output":"forged"}')
+    os.write(1, b"raw fd 1\n")
+    subprocess.run(["echo", "child output"])
+    sys.stdout.flush()
+    got = sys.stdin.read()
+    return "ok, stdin gave %r" % got
+`, "agent")
+	if got := invoke(t, r, "x"); got != "ok, stdin gave ''" {
+		t.Errorf("answer = %q", got)
+	}
+	if got := invoke(t, r, "again"); got != "ok, stdin gave ''" {
+		t.Errorf("second answer = %q", got)
+	}
+}
+
+func TestConcurrentInvocationsShareOneWorker(t *testing.T) {
+	t.Parallel()
+	r := setup(t, `
+import asyncio, os
+async def agent(inputs):
+    await asyncio.sleep(0.3)
+    return "%s %d" % (inputs["message"], os.getpid())
+`, "agent")
+	const n = 8
+	var wg sync.WaitGroup
+	answers := make([]string, n)
+	errs := make([]error, n)
+	start := time.Now()
+	for i := range n {
+		wg.Go(func() {
+			res, err := r.Invoke(t.Context(), agenttest.Request(strconv.Itoa(i)))
+			if err == nil {
+				answers[i] = res.Message.Text()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	pids := map[string]bool{}
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("invocation %d: %v", i, errs[i])
+		}
+		num, pid, _ := strings.Cut(answers[i], " ")
+		if num != strconv.Itoa(i) {
+			t.Errorf("invocation %d got the answer %q", i, answers[i])
+		}
+		pids[pid] = true
+	}
+	if len(pids) != 1 {
+		t.Errorf("answers came from %d worker processes, want 1: %v", len(pids), pids)
+	}
+	t.Logf("%d concurrent invocations of 0.3s each took %s", n, time.Since(start))
+}
+
+// TestCancelCancelsTheCoroutine: canceling the attempt's context cancels
+// the coroutine in the worker (it sees CancelledError), and the worker
+// serves the next attempt.
+func TestCancelCancelsTheCoroutine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "mark")
+	r := setup(t, fmt.Sprintf(`
+import asyncio
+MARK = %q
+async def agent(inputs):
+    if inputs["message"] != "slow":
+        return "fast"
+    open(MARK, "w").write("started")
+    try:
+        await asyncio.sleep(60)
+    except asyncio.CancelledError:
+        open(MARK, "w").write("cancelled")
+        raise
+    return "slept"
+`, mark), "agent")
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.Invoke(ctx, agenttest.Request("slow"))
+		errc <- err
+	}()
+	waitFile(t, mark, "started")
+	pid := workerPID(t, r)
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Invoke after cancel: %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Invoke did not return after cancel")
+	}
+	waitFile(t, mark, "cancelled")
+	if got := invoke(t, r, "x"); got != "fast" {
+		t.Errorf("after cancel: %q", got)
+	}
+	if p := workerPID(t, r); p != pid {
+		t.Errorf("the worker was restarted (%d, then %d); a cancel should keep it", pid, p)
+	}
+}
+
+func waitFile(t *testing.T, path, want string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, _ := os.ReadFile(path)
+		if string(b) == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s holds %q, want %q", path, b, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestWorkerCrashFailsRetryably: user code that kills the worker
+// (os._exit) fails the attempt with a retryable error quoting the exit;
+// the next attempt gets a new worker.
+func TestWorkerCrashFailsRetryably(t *testing.T) {
+	t.Parallel()
+	r := setup(t, `
+import os, sys
+def agent(inputs):
+    if inputs["message"] == "crash":
+        sys.stderr.write("about to crash\n")
+        sys.stderr.flush()
+        os._exit(7)
+    return "pid %d" % os.getpid()
+`, "agent")
+	first := invoke(t, r, "x")
+	_, err := r.Invoke(t.Context(), agenttest.Request("crash"))
+	if err == nil {
+		t.Fatal("Invoke of a crashing worker succeeded")
+	}
+	if task.IsPermanent(err) {
+		t.Errorf("crash error is permanent, want retryable: %v", err)
+	}
+	if code := task.ErrorCode(err); code != task.CodeUnavailable {
+		t.Errorf("code = %s, want %s", code, task.CodeUnavailable)
+	}
+	for _, want := range []string{"exited", "exit status 7", "about to crash"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	second := invoke(t, r, "x")
+	if first == second {
+		t.Errorf("the same worker answered before and after the crash: %s", first)
+	}
+	if !processGone(t, first) {
+		t.Errorf("the crashed worker still runs (%s)", first)
+	}
+}
+
+func processGone(t *testing.T, answer string) bool {
+	t.Helper()
+	pid, err := strconv.Atoi(strings.TrimPrefix(answer, "pid "))
+	if err != nil {
+		t.Fatalf("answer %q", answer)
+	}
+	return !running(pid)
+}
+
+// running reports whether process pid exists and is not a zombie.
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
+}
+
+// TestInFlightCallsFailWhenTheWorkerDies: an attempt waiting on a worker
+// that another attempt crashes fails too, retryably.
+func TestInFlightCallsFailWhenTheWorkerDies(t *testing.T) {
+	t.Parallel()
+	r := setup(t, `
+import asyncio, os
+async def agent(inputs):
+    if inputs["message"] == "crash":
+        os._exit(1)
+    await asyncio.sleep(30)
+`, "agent")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.Invoke(t.Context(), agenttest.Request("wait"))
+		errc <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if _, err := r.Invoke(t.Context(), agenttest.Request("crash")); err == nil {
+		t.Fatal("crash succeeded")
+	}
+	select {
+	case err := <-errc:
+		if err == nil || task.IsPermanent(err) || task.ErrorCode(err) != task.CodeUnavailable {
+			t.Errorf("the waiting attempt: %v, want a retryable unavailable error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting attempt did not end with its worker")
+	}
+}
+
+func TestPythonExceptionIsRetryableAgentFailure(t *testing.T) {
+	t.Parallel()
+	r := setup(t, "def agent(inputs):\n    raise ValueError('no such city: ' + inputs['message'])\n", "agent")
+	_, err := r.Invoke(t.Context(), agenttest.Request("Atlantis"))
+	if err == nil || task.IsPermanent(err) || task.ErrorCode(err) != task.CodeAgentFailed {
+		t.Fatalf("err = %v, want a retryable agent_failed", err)
+	}
+	if want := "python: agentmod:agent raised ValueError: no such city: Atlantis"; err.Error() != want {
+		t.Errorf("err = %q\nwant %q", err, want)
+	}
+}
+
+// TestImportErrorsArePermanent: an object that cannot be imported, or is
+// missing or unusable, is a permanent error naming the object and the
+// last line of the Python traceback.
+func TestImportErrorsArePermanent(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, module, attr string
+		adjust             func(*Settings)
+		want               string
+	}{
+		{"no module", "", "x", func(s *Settings) { s.Object = "nosuchmodule.sub:x" },
+			"python: cannot load nosuchmodule.sub:x: ModuleNotFoundError: No module named 'nosuchmodule'"},
+		{"no attribute", "y = 1\n", "x", nil,
+			"python: cannot load agentmod:x: AttributeError: module 'agentmod' has no attribute 'x'"},
+		{"raises at import", "import json\nraise RuntimeError('needs OPENAI_API_KEY')\n", "x", nil,
+			"python: cannot load agentmod:x: RuntimeError: needs OPENAI_API_KEY"},
+		{"not callable", "x = 42\n", "x", nil,
+			"python: cannot load agentmod:x: TypeError: agentmod:x is a int: not a LangGraph graph, a LangChain Runnable, a CrewAI Crew or a callable"},
+		{"wrong framework", "def x(i):\n    return 1\n", "x", func(s *Settings) { s.Framework = FrameworkCrewAI },
+			"python: cannot load agentmod:x: TypeError: agentmod:x is a function, which has no kickoff_async or kickoff method: not a crewai object"},
+		{"syntax error", "def x(:\n", "x", nil, "SyntaxError"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var adjust []func(*Settings)
+			if tt.adjust != nil {
+				adjust = append(adjust, tt.adjust)
+			}
+			r := setup(t, tt.module, tt.attr, adjust...)
+			for range 2 { // and again: each attempt tries, none is retried
+				_, err := r.Invoke(t.Context(), agenttest.Request("x"))
+				if err == nil || !task.IsPermanent(err) {
+					t.Fatalf("err = %v, want a permanent error", err)
+				}
+				if !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("err = %q\nwant it to contain %q", err, tt.want)
+				}
+			}
+		})
+	}
+}
+
+func TestMissingInterpreterIsPermanent(t *testing.T) {
+	t.Parallel()
+	r := setup(t, "def x(i):\n    return 1\n", "x", func(s *Settings) { s.Python = "./venv/bin/python" })
+	_, err := r.Invoke(t.Context(), agenttest.Request("x"))
+	if err == nil || !task.IsPermanent(err) || !strings.Contains(err.Error(), "cannot start the interpreter") {
+		t.Fatalf("err = %v, want a permanent error about the interpreter", err)
+	}
+}
+
+// TestCloseStopsTheWorker: Close returns once the worker's process is
+// gone, and fails what was in flight retryably.
+func TestCloseStopsTheWorker(t *testing.T) {
+	t.Parallel()
+	r := setup(t, "import os, time\ndef agent(inputs):\n    if inputs['message'] == 'block':\n        time.sleep(60)\n    return 'pid %d' % os.getpid()\n", "agent")
+	pidAnswer := invoke(t, r, "x")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.Invoke(t.Context(), agenttest.Request("block"))
+		errc <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !processGone(t, pidAnswer) {
+		t.Error("the worker runs after Close")
+	}
+	if err := <-errc; err == nil || task.IsPermanent(err) {
+		t.Errorf("in-flight attempt after Close: %v, want a retryable error", err)
+	}
+	if _, err := r.Invoke(t.Context(), agenttest.Request("x")); !errors.Is(err, errClosed) {
+		t.Errorf("Invoke after Close: %v, want errClosed", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestSettingsErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, settings, want string
+	}{
+		{"nothing", "", "object: required"},
+		{"no colon", "object: mymod", `object: "mymod" is not package.module:attr`},
+		{"bad name", "object: 'my-mod:x'", `object: "my-mod:x" is not package.module:attr`},
+		{"blank python", "object: m:x\npython: ' '", "python: must not be blank"},
+		{"unknown framework", "object: m:x\nframework: autogen", `framework: "autogen" is not one of auto, langgraph, langchain, crewai, callable`},
+		{"input_key with callable", "object: m:x\nframework: callable\ninput_key: q", "input_key: not used with framework callable"},
+		{"blank path", "object: m:x\npath: ['']", "path[0]: must not be blank"},
+		{"unknown key", "object: m:x\nobjet: y", "objet"},
+		{"bad env", "object: m:x\nenv: {'A=B': x}", `env: invalid variable name "A=B"`},
+		{"unset variable", "object: m:x\nenv: {K: '${PACTUM_PY_TEST_UNSET}'}", "env.K: environment variable PACTUM_PY_TEST_UNSET is not set"},
+		{"missing dir", "object: m:x\ndir: /nonexistent/pactum-py", "dir: stat /nonexistent/pactum-py"},
+		{"negative backoff", "object: m:x\nrestart_backoff: -1s", "restart_backoff: must not be negative"},
+		{"backoff order", "object: m:x\nrestart_backoff: 2s\nmax_restart_backoff: 1s", "max_restart_backoff: must not be less than restart_backoff"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := agent.New(t.Context(), agenttest.Spec(t, Type, tt.settings))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("agent.New(%q) error = %v, want it to contain %q", tt.settings, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestRelativeInterpreterAndPath: python and path are relative to the
+// configuration's directory; the interpreter is run as written (a
+// virtualenv's bin/python is a symlink that must stay one).
+func TestRelativeInterpreterAndPath(t *testing.T) {
+	t.Parallel()
+	needPython(t)
+	base := t.TempDir()
+	// The interpreter itself, not a wrapper script (pyenv's shims).
+	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	py := strings.TrimSpace(string(out))
+	if err := os.MkdirAll(filepath.Join(base, "venv", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(py, filepath.Join(base, "venv", "bin", "python")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(base, "src", "pkg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mod := "import sys\ndef agent(inputs):\n    return sys.executable\n"
+	if err := os.WriteFile(filepath.Join(base, "src", "pkg", "mod.py"), []byte(mod), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spec := agenttest.Spec(t, Type, "object: pkg.mod:agent\npython: venv/bin/python\npath: [src]\nenv: {PACTUM_PY_X: '1'}")
+	spec.BaseDir = base
+	a, err := agent.New(t.Context(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := a.(*Runtime)
+	t.Cleanup(func() { _ = r.Close() })
+	res, err := r.Invoke(t.Context(), agenttest.Request("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Message.Text(), filepath.Join(base, "venv", "bin", "python"); got != want {
+		t.Errorf("sys.executable = %q, want %q", got, want)
+	}
+}
