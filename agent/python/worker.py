@@ -192,11 +192,34 @@ class LangGraph(Shape):
         # the part that extends what was sent before.
         last, state = "", None
         async for state in self.obj.astream(inputs, config=config, stream_mode="values"):
+            if not self.output_key and not answered(state, self.messages_key):
+                continue  # the input state, a tool's result: no answer yet
             out = self.output(state)
             if isinstance(out, str) and out and out != last:
                 chunk(out[len(last):] if out.startswith(last) else out)
                 last = out
         return self.output(state) if state is not None else ""
+
+
+def role(m):
+    """The role of a chat message: a dict's "role", a pair's first
+    item, a LangChain message's .type ("human", "ai", "tool")."""
+    if isinstance(m, dict):
+        return m.get("role") or m.get("type")
+    if isinstance(m, (list, tuple)) and len(m) == 2:
+        return m[0]
+    return getattr(m, "type", None)
+
+
+def answered(state, key):
+    """Whether a LangGraph state's last message is an answer: not the
+    user's (the input state comes first) nor a tool's."""
+    if not isinstance(state, dict):
+        return True
+    msgs = state.get(key)
+    if not isinstance(msgs, (list, tuple)) or not msgs:
+        return False
+    return role(msgs[-1]) not in ("user", "human", "tool")
 
 
 class LangChain(Shape):
