@@ -17,9 +17,9 @@
 //
 // The protocol is JSON lines (protocol.go). pactum writes
 // {"op":"invoke","id":…,"stream":bool,"input":{"text","data","history",
-// "context_id","task_id"}} and {"op":"cancel","id":…}; the worker writes
-// {"op":"chunk","id","text"}, {"op":"result","id","output"} (any JSON
-// value), {"op":"error","id","error","type","traceback"} and
+// "context_id","task_id","resume"}} and {"op":"cancel","id":…}; the
+// worker writes {"op":"chunk","id","text"}, {"op":"result","id","output",
+// "input_required"} (any JSON value, a question when input_required), {"op":"error","id","error","type","traceback"} and
 // {"op":"canceled","id"}. The worker moves file descriptors 0 and 1
 // aside for the protocol and points them at /dev/null and standard error,
 // so what user code prints (or reads) cannot break it; standard error is
@@ -49,6 +49,11 @@
 //   - anything callable: called with one dict {"message", "data",
 //     "history", "context_id", "task_id"}; an async generator or a
 //     generator streams its items.
+//
+// A LangGraph interrupt() (a result with __interrupt__) and an exception
+// whose class is named InputRequired pause the task for input with the
+// value as the question; the reply resumes a graph with a checkpointer
+// through langgraph.types.Command(resume=…) (input.Resume).
 //
 // A data part holding a JSON object is passed as the inputs themselves
 // (the state, the chain's input dict, the crew's inputs). The answer is

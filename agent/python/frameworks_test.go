@@ -168,3 +168,63 @@ func TestStreamingShapes(t *testing.T) {
 		})
 	}
 }
+
+// TestInputRequired: a LangGraph interrupt() and an InputRequired
+// exception pause the task for input with the question; the reply resumes
+// the graph's thread with Command(resume=…) (langgraph.types is a
+// stand-in too) or reaches a callable as the next message.
+func TestInputRequired(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		attr, question, reply, want string
+		stream                      bool
+	}{
+		{"interrupting_graph", "Which city?", "Oslo", "booked for Oslo in thread ctx-1", false},
+		{"interrupting_graph", "Which city?", "Rome", "booked for Rome in thread ctx-1", true},
+		{"asking_agent", `{"choices":["Oslo","Rome"],"question":"Which city?"}`, "Rome",
+			`going to Rome after {"choices":["Oslo","Rome"],"question":"Which city?"}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.attr, func(t *testing.T) {
+			t.Parallel()
+			r := standin(t, tt.attr)
+			run := func(req *task.Request) *task.Result {
+				t.Helper()
+				var res *task.Result
+				var err error
+				if tt.stream {
+					var rec agenttest.Recorder
+					res, err = r.Stream(t.Context(), req, rec.Emit)
+				} else {
+					res, err = r.Invoke(t.Context(), req)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			req := agenttest.Request("book a trip")
+			res := run(req)
+			if !res.InputRequired || len(res.Artifacts) != 0 {
+				t.Fatalf("result = %+v, want a question", res)
+			}
+			if got := task.Render(*res.Message); got != tt.question {
+				t.Errorf("question = %q, want %q", got, tt.question)
+			}
+			// The core appends the question to the history, then the reply.
+			q := *res.Message
+			q.Role = task.RoleAgent
+			reply := task.Message{ID: "msg-2", Role: task.RoleUser, Parts: []task.Part{task.TextPart(tt.reply)}}
+			req2 := agenttest.Request(tt.reply)
+			req2.Message = reply
+			req2.History = []task.Message{req.Message, q, reply}
+			res = run(req2)
+			if res.InputRequired {
+				t.Fatalf("the reply was asked again: %+v", res)
+			}
+			if got := agenttest.ResultText(t, res); got != tt.want {
+				t.Errorf("answer = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -45,6 +45,10 @@ type input struct {
 	History   []turn `json:"history,omitempty"`
 	ContextID string `json:"context_id,omitempty"`
 	TaskID    string `json:"task_id,omitempty"`
+	// Resume says Text answers the question the object asked (an
+	// input_required result): a LangGraph graph with a checkpointer
+	// resumes its thread with it.
+	Resume bool `json:"resume,omitempty"`
 }
 
 // turn is one earlier message of the conversation.
@@ -61,6 +65,10 @@ type reply struct {
 	Text string `json:"text,omitempty"`
 	// Output is a result's answer: a JSON value.
 	Output json.RawMessage `json:"output,omitempty"`
+	// InputRequired says a result's Output is a question to the caller:
+	// the task waits for the reply (a LangGraph interrupt(), an
+	// InputRequired exception).
+	InputRequired bool `json:"input_required,omitempty"`
 	// Error is an error's or a fatal's message (the last line of the
 	// Python traceback); Type the exception's class.
 	Error     string `json:"error,omitempty"`

@@ -241,7 +241,7 @@ func (r *Runtime) wait(ctx context.Context, w *worker, id string, c *call, emit 
 				if err := stream.Close(); err != nil {
 					return nil, err
 				}
-				return r.result(id, rp.Output)
+				return r.result(id, rp.Output, rp.InputRequired)
 			case opError:
 				r.succeeded() // the worker works; the object failed
 				if ctx.Err() != nil {
@@ -264,10 +264,15 @@ func (r *Runtime) wait(ctx context.Context, w *worker, id string, c *call, emit 
 	}
 }
 
+// questionKey marks, in its metadata, the agent message of a question
+// the object asked, so that the reply is recognized as its answer
+// (input.Resume).
+const questionKey = "pactum.python.question"
+
 // result maps the worker's output, a JSON value, onto the attempt's
 // result: a string as text, an object or array as data, null as empty
-// text.
-func (r *Runtime) result(id string, out json.RawMessage) (*task.Result, error) {
+// text; a question pauses the task for input.
+func (r *Runtime) result(id string, out json.RawMessage, ask bool) (*task.Result, error) {
 	v, err := answer.Decode(out)
 	if err != nil {
 		return nil, task.Permanent(task.Errorf(task.CodeAgentFailed, "python: %s: output: %w", r.s.Object, err))
@@ -275,7 +280,15 @@ func (r *Runtime) result(id string, out json.RawMessage) (*task.Result, error) {
 	if v == nil {
 		v = ""
 	}
-	res, err := answer.Value(id, artifactName, v)
+	var res *task.Result
+	if ask {
+		res, err = answer.Question(v)
+		if err == nil {
+			res.Message.Metadata = map[string]any{questionKey: true}
+		}
+	} else {
+		res, err = answer.Value(id, artifactName, v)
+	}
 	if err != nil {
 		return nil, task.Permanent(task.Errorf(task.CodeAgentFailed, "python: %s: output: %w", r.s.Object, err))
 	}
@@ -505,6 +518,9 @@ func inputOf(req *task.Request) *input {
 	h := req.History
 	if n := len(h); n > 0 && (h[n-1].ID == req.Message.ID || h[n-1].Role == task.RoleUser) {
 		h = h[:n-1]
+	}
+	if n := len(h); n > 0 && h[n-1].Role == task.RoleAgent && h[n-1].Metadata[questionKey] == true {
+		in.Resume = true
 	}
 	for _, m := range h {
 		role := "user"

@@ -127,6 +127,32 @@ def chunk_text(c, output_key):
     return ""
 
 
+class Ask:
+    """An answer that is a question: the task waits for the caller's
+    reply (input_required)."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+def interrupt_of(state):
+    """The question of a LangGraph state that stopped at interrupt():
+    the value of its first __interrupt__ entry; None when it did not."""
+    if not isinstance(state, dict):
+        return None
+    intr = state.get("__interrupt__")
+    if not intr:
+        return None
+    first = intr[0] if isinstance(intr, (list, tuple)) else intr
+    return Ask(getattr(first, "value", first))
+
+
+def asks(e):
+    """Whether exception e asks the caller a question: its class (or a
+    base) is named InputRequired."""
+    return any(c.__name__ == "InputRequired" for c in type(e).__mro__)
+
+
 # --- shapes ---------------------------------------------------------------
 class Shape:
     """How one kind of object is called and its answer read."""
@@ -154,6 +180,15 @@ class LangGraph(Shape):
 
     def inputs(self, inp):
         data = inp.get("data")
+        if inp.get("resume") and getattr(self.obj, "checkpointer", None) is not None:
+            # The caller answers the graph's interrupt(): resume the
+            # thread with the answer.
+            try:
+                from langgraph.types import Command
+            except ImportError:
+                pass
+            else:
+                return Command(resume=data if data is not None else inp.get("text", ""))
         if isinstance(data, dict):
             return data
         msgs = []
@@ -187,11 +222,14 @@ class LangGraph(Shape):
             else:
                 state = await asyncio.get_running_loop().run_in_executor(
                     None, lambda: self.obj.invoke(inputs, config=config))
-            return self.output(state)
+            return interrupt_of(state) or self.output(state)
         # Full states ("values"); each new text of the answer is sent as
         # the part that extends what was sent before.
         last, state = "", None
         async for state in self.obj.astream(inputs, config=config, stream_mode="values"):
+            ask = interrupt_of(state)
+            if ask is not None:
+                return ask
             if not self.output_key and not answered(state, self.messages_key):
                 continue  # the input state, a tool's result: no answer yet
             out = self.output(state)
@@ -429,19 +467,30 @@ class Worker:
         except asyncio.CancelledError:
             send({"op": "canceled", "id": rid})
             return
-        except BaseException as e:  # user code may raise anything
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                send({"op": "error", "id": rid, "type": type(e).__name__,
-                      "error": "%s: %s" % (type(e).__name__, e)})
+        except Exception as e:
+            if not asks(e):
+                self.failed(rid, e)
                 return
-            tb = traceback.format_exc()
-            sys.stderr.write(tb)
-            send({"op": "error", "id": rid, "type": type(e).__name__,
-                  "error": "%s: %s" % (type(e).__name__, e), "traceback": tb})
+            out = Ask(e.args[0] if e.args else str(e))
+        except BaseException as e:  # user code may raise anything
+            self.failed(rid, e)
             return
         finally:
             self.tasks.pop(rid, None)
+        if isinstance(out, Ask):
+            send({"op": "result", "id": rid, "output": jsonable(out.value), "input_required": True})
+            return
         send({"op": "result", "id": rid, "output": jsonable(out)})
+
+    def failed(self, rid, e):
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            send({"op": "error", "id": rid, "type": type(e).__name__,
+                  "error": "%s: %s" % (type(e).__name__, e)})
+            return
+        tb = traceback.format_exc()
+        sys.stderr.write(tb)
+        send({"op": "error", "id": rid, "type": type(e).__name__,
+              "error": "%s: %s" % (type(e).__name__, e), "traceback": tb})
 
     def handle(self, line):
         try:

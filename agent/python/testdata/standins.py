@@ -127,3 +127,43 @@ rag_chain = DictRunnable()
 sync_chain = SyncRunnable()
 crew = Crew()
 sync_crew = SyncCrew()
+
+
+class InterruptingGraph(Graph):
+    """A graph with a checkpointer whose node calls interrupt(): its
+    ainvoke/astream return (yield) a state with __interrupt__, and
+    Command(resume=...) continues the thread."""
+
+    def __init__(self):
+        super().__init__(checkpointer=object())
+
+    def _step(self, input, config):
+        from langgraph.types import Command, Interrupt
+        if isinstance(input, Command):
+            return {"messages": [AIMessage("booked for %s in thread %s" % (input.resume, config["configurable"]["thread_id"]))]}
+        return {"messages": list(input["messages"]), "__interrupt__": (Interrupt("Which city?", id="i1"),)}
+
+    async def ainvoke(self, input, config=None, **kwargs):
+        return self._step(input, config)
+
+    async def astream(self, input, config=None, stream_mode=None, **kwargs):
+        assert stream_mode == "values", stream_mode
+        state = self._step(input, config)
+        if "__interrupt__" in state:
+            yield {"messages": state["messages"]}
+            yield {"__interrupt__": state["__interrupt__"]}
+            return
+        yield state
+
+
+class InputRequired(Exception):
+    """Any exception class of this name asks the caller a question."""
+
+
+def asking_agent(inputs):
+    if not inputs["history"]:
+        raise InputRequired({"question": "Which city?", "choices": ["Oslo", "Rome"]})
+    return "going to " + inputs["message"] + " after " + inputs["history"][-1]["text"]
+
+
+interrupting_graph = InterruptingGraph()
