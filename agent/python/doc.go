@@ -19,8 +19,9 @@
 // {"op":"invoke","id":…,"stream":bool,"input":{"text","data","history",
 // "context_id","task_id","resume"}} and {"op":"cancel","id":…}; the
 // worker writes {"op":"chunk","id","text"}, {"op":"result","id","output",
-// "input_required"} (any JSON value, a question when input_required), {"op":"error","id","error","type","traceback"} and
-// {"op":"canceled","id"}. The worker moves file descriptors 0 and 1
+// "input_required"} (output is any JSON value, a question when
+// input_required is true), {"op":"error","id","error","type",
+// "traceback"} and {"op":"canceled","id"}. The worker moves file descriptors 0 and 1
 // aside for the protocol and points them at /dev/null and standard error,
 // so what user code prints (or reads) cannot break it; standard error is
 // logged.

@@ -544,3 +544,35 @@ func TestRelativeInterpreterAndPath(t *testing.T) {
 		t.Errorf("sys.executable = %q, want %q", got, want)
 	}
 }
+
+// TestCrashIsRetriedByTheCore: through a Coordinator, an attempt whose
+// worker dies is retried and the retry, on a new worker, succeeds; an
+// object that cannot be imported fails the task at its first attempt.
+func TestCrashIsRetriedByTheCore(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := setup(t, fmt.Sprintf(`
+import os
+MARK = %q
+def agent(inputs):
+    if not os.path.exists(MARK):
+        open(MARK, "w").close()
+        os._exit(9)
+    return "survived"
+`, filepath.Join(dir, "crashed")), "agent")
+	broken := setup(t, "", "x", func(s *Settings) { s.Object = "nosuchmodule:x" })
+	retry := task.RetryPolicy{MaxAttempts: 3, InitialBackoff: 10 * time.Millisecond, MaxBackoff: 10 * time.Millisecond}
+	coord := agenttest.Coordinator(t, "py",
+		task.AgentSpec{Name: "py", Runner: agent.Runner(r), Retry: retry},
+		task.AgentSpec{Name: "broken", Runner: agent.Runner(broken), Retry: retry})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	tk := agenttest.Run(t, ctx, coord, "py", task.TextPart("x"))
+	if tk.State != task.StateSucceeded || tk.Attempt != 2 {
+		t.Errorf("task %s after %d attempts, want succeeded after 2", tk.State, tk.Attempt)
+	}
+	tk = agenttest.Run(t, ctx, coord, "broken", task.TextPart("x"))
+	if tk.State != task.StateFailed || tk.Attempt != 1 {
+		t.Errorf("broken: task %s after %d attempts, want failed after 1", tk.State, tk.Attempt)
+	}
+}
