@@ -576,3 +576,41 @@ def agent(inputs):
 		t.Errorf("broken: task %s after %d attempts, want failed after 1", tk.State, tk.Attempt)
 	}
 }
+
+// TestWorkerSyntaxPython39: the worker parses as Python 3.9, the oldest
+// version it supports (the machine's python3 may be newer).
+func TestWorkerSyntaxPython39(t *testing.T) {
+	t.Parallel()
+	needPython(t)
+	cmd := exec.Command("python3", "-c", "import ast, sys; ast.parse(sys.stdin.read(), feature_version=(3, 9))")
+	cmd.Stdin = strings.NewReader(workerSource)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("worker.py is not Python 3.9: %v\n%s", err, out)
+	}
+}
+
+// BenchmarkInvoke is one round trip through the worker: an invoke line
+// out, a sync callable run in the thread pool, a result line back.
+func BenchmarkInvoke(b *testing.B) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		b.Skip("no python3")
+	}
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "agentmod.py"), []byte("def agent(inputs):\n    return inputs['message']\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	r, err := New(Settings{Object: "agentmod:agent", Dir: dir}, WithRunDir(filepath.Join(dir, "procs")), WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	req := agenttest.Request("hello")
+	if _, err := r.Invoke(b.Context(), req); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := r.Invoke(b.Context(), req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

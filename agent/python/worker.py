@@ -545,6 +545,9 @@ class Worker:
 def main():
     cfg = json.loads(sys.argv[1])
     try:
+        if sys.version_info < (3, 9):
+            raise RuntimeError("pactum's worker needs Python 3.9 or later; %s is %d.%d"
+                               % (sys.executable, sys.version_info[0], sys.version_info[1]))
         shape = load(cfg)
     except BaseException as e:
         tb = traceback.format_exc()
