@@ -36,11 +36,13 @@
 // How the object is called follows seed 003's framework adapters,
 // detected by duck typing unless Settings.Framework says:
 //
-//   - LangGraph (get_graph and ainvoke/astream): the state's "messages"
-//     get the conversation as {"role","content"} dicts (only the new
-//     message when the graph has a checkpointer, with the context as the
-//     thread_id), and the answer is the last message's content; streaming
-//     uses astream(stream_mode="values") and sends what each state adds.
+//   - LangGraph (get_graph, get_state and ainvoke/astream; get_graph
+//     alone would take in every LangChain Runnable): the state's
+//     "messages" get the conversation as {"role","content"} dicts (only
+//     the new message when the graph has a checkpointer, with the context
+//     as the thread_id), and the answer is the last message's content;
+//     streaming uses astream(stream_mode="values") and sends what each
+//     state adds.
 //   - LangChain Runnable (ainvoke/invoke, astream): {input_key: text}
 //     (default "input"), the answer picked by output_key; astream's
 //     chunks are streamed.

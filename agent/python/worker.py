@@ -169,8 +169,9 @@ class Shape:
 
 
 class LangGraph(Shape):
-    # Duck typing: a compiled graph has get_graph and astream/ainvoke. Its
-    # state's "messages" go in and its last message comes out.
+    # Duck typing: a compiled graph has get_graph, get_state and
+    # astream/ainvoke. Its state's "messages" go in and its last message
+    # comes out.
     name = "langgraph"
 
     def __init__(self, obj, cfg):
@@ -410,7 +411,10 @@ SHAPES = {s.name: s for s in (LangGraph, LangChain, CrewAI, Callable)}
 
 
 def detect(obj):
-    if hasattr(obj, "get_graph") and (hasattr(obj, "astream") or hasattr(obj, "ainvoke")):
+    # get_graph alone does not tell: every LangChain Runnable has it. A
+    # LangGraph graph (Pregel) also keeps state: get_state/aget_state.
+    if (hasattr(obj, "get_graph") and (hasattr(obj, "get_state") or hasattr(obj, "aget_state"))
+            and (hasattr(obj, "astream") or hasattr(obj, "ainvoke"))):
         return LangGraph
     if hasattr(obj, "kickoff_async") or hasattr(obj, "kickoff"):
         return CrewAI

@@ -3,11 +3,12 @@
 # attributes pactum's worker calls or looks for, with the signatures of
 # the real libraries:
 #
-#   LangGraph CompiledStateGraph: get_graph(), ainvoke(input, config=...),
+#   LangGraph CompiledStateGraph: get_graph(), get_state(config),
+#     ainvoke(input, config=...),
 #     astream(input, config=..., stream_mode="values"), .checkpointer;
 #     the state's "messages" hold message objects with .content.
 #   LangChain Runnable: ainvoke(input), invoke(input), astream(input)
-#     yielding chunks with .content (AIMessageChunk).
+#     yielding chunks with .content (AIMessageChunk), get_graph().
 #   CrewAI Crew: kickoff_async(inputs=...), kickoff(inputs=...), returning
 #     a CrewOutput with .raw.
 #
@@ -36,8 +37,11 @@ class Graph:
         self.words = words
         self.seen = []
 
-    def get_graph(self):
+    def get_graph(self, config=None):
         return {"nodes": ["__start__", "agent", "__end__"]}
+
+    def get_state(self, config, *, subgraphs=False):
+        raise AssertionError("the worker never reads the state itself")
 
     def _describe(self, state, config):
         msgs = state["messages"]
@@ -65,7 +69,12 @@ class Graph:
 
 
 class Runnable:
-    """A LangChain chain (prompt | model): answers with a message."""
+    """A LangChain chain (prompt | model): answers with a message. Like
+    every Runnable it has get_graph, which does not make it a LangGraph
+    graph."""
+
+    def get_graph(self, config=None):
+        return {"nodes": ["prompt", "model"]}
 
     async def ainvoke(self, input, config=None, **kwargs):
         return AIMessage("answer to " + json.dumps(input, sort_keys=True))
