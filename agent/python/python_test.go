@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -612,5 +613,44 @@ func BenchmarkInvoke(b *testing.B) {
 		if _, err := r.Invoke(b.Context(), req); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestSyncCallablesRunInParallel: sync callables that block (on a model,
+// an API) run side by side in the worker's thread pool, more of them
+// than the machine has CPUs.
+func TestSyncCallablesRunInParallel(t *testing.T) {
+	t.Parallel()
+	r := setup(t, `
+import threading, time
+lock = threading.Lock()
+running = 0
+most = 0
+def agent(inputs):
+    global running, most
+    with lock:
+        running += 1
+        most = max(most, running)
+    time.sleep(0.5)
+    with lock:
+        running -= 1
+    return str(most)
+`, "agent")
+	const n = 12
+	var wg sync.WaitGroup
+	most := make([]int, n)
+	for i := range n {
+		wg.Go(func() {
+			res, err := r.Invoke(t.Context(), agenttest.Request("x"))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			most[i], _ = strconv.Atoi(res.Message.Text())
+		})
+	}
+	wg.Wait()
+	if m := slices.Max(most); m < n {
+		t.Errorf("at most %d sync calls ran at once, want all %d", m, n)
 	}
 }

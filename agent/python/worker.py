@@ -566,6 +566,11 @@ def main():
     # still running, which cannot be canceled; exiting ends them.
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
+    # Sync callables (and invoke/kickoff without an async twin) wait on
+    # models and APIs, not on the CPU: the default pool (CPUs + 4
+    # threads) would queue them on a small machine.
+    from concurrent.futures import ThreadPoolExecutor
+    loop.set_default_executor(ThreadPoolExecutor(max_workers=64, thread_name_prefix="pactum-sync"))
     loop.run_until_complete(Worker(shape).serve())
     sys.stderr.flush()
     os._exit(0)
