@@ -654,3 +654,38 @@ def agent(inputs):
 		t.Errorf("at most %d sync calls ran at once, want all %d", m, n)
 	}
 }
+
+// TestProtocolErrors: the worker ignores request lines it cannot read;
+// a worker that writes a line pactum cannot read is stopped, and what was
+// in flight on it fails retryably.
+func TestProtocolErrors(t *testing.T) {
+	t.Parallel()
+	r := setup(t, `
+import os, __main__
+def agent(inputs):
+    if inputs["message"] == "garble":
+        # Only the worker knows its protocol descriptor; this reaches it
+        # on purpose.
+        os.write(__main__._PROTO_OUT, b"{not json\n")
+        return "unreachable"
+    return "pid %d" % os.getpid()
+`, "agent")
+	first := invoke(t, r, "x")
+	w, err := r.acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.stdin.Write([]byte("garbage\n{\"op\":\"launch\"}\n{\"op\":\"invoke\"}\n\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := invoke(t, r, "x"); got != first {
+		t.Errorf("after bad requests: %q, want the same worker's %q", got, first)
+	}
+	_, err = r.Invoke(t.Context(), agenttest.Request("garble"))
+	if err == nil || task.IsPermanent(err) || task.ErrorCode(err) != task.CodeUnavailable || !strings.Contains(err.Error(), "bad line from the worker") {
+		t.Fatalf("err = %v, want a retryable error about a bad line", err)
+	}
+	if got := invoke(t, r, "x"); got == first {
+		t.Errorf("the worker that broke the protocol still serves")
+	}
+}
