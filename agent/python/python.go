@@ -111,6 +111,7 @@ type inflight struct {
 	id      string
 	attempt int
 	w       *worker
+	done    chan struct{} // closed when the attempt's call is over
 }
 
 // New returns a runtime for s, or an error naming the setting that is
@@ -173,6 +174,8 @@ func (r *Runtime) Stream(ctx context.Context, req *task.Request, emit task.Emit)
 func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
 	in := inputOf(req)
 	id := answer.NewID()
+	done := make(chan struct{})
+	defer close(done)
 	// A request that never reached a worker (it was gone already) goes to
 	// a new one, once.
 	for resend := true; ; resend = false {
@@ -182,14 +185,18 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (*
 		}
 		c, err := w.register(id)
 		if err == nil {
-			r.supersede(req, id, w)
-			err = w.send(&request{Op: opInvoke, ID: id, Stream: emit != nil, Input: in})
+			if err = r.supersede(ctx, req, inflight{id: id, attempt: req.Attempt, w: w, done: done}); err == nil {
+				err = w.send(&request{Op: opInvoke, ID: id, Stream: emit != nil, Input: in})
+			}
 			if err != nil {
 				w.unregister(id)
 			}
 		}
 		if err != nil {
-			if resend && ctx.Err() == nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("python: %s: %w", r.s.Object, context.Cause(ctx))
+			}
+			if resend {
 				continue
 			}
 			return nil, r.unavailable(err)
@@ -252,7 +259,7 @@ func (r *Runtime) wait(ctx context.Context, w *worker, id string, c *call, emit 
 				if err := ctx.Err(); err != nil {
 					return nil, fmt.Errorf("python: %s: canceled: %w", r.s.Object, context.Cause(ctx))
 				}
-				return nil, task.Errorf(task.CodeAgentFailed, "python: %s: the worker canceled the invocation", r.s.Object)
+				return nil, task.Errorf(task.CodeAgentFailed, "python: %s: canceled: a later attempt of the task superseded this one", r.s.Object)
 			case opFatal:
 				// The worker died (the reader's own reply).
 				if err := ctx.Err(); err != nil {
@@ -302,25 +309,39 @@ func (r *Runtime) unavailable(err error) error {
 	return task.Errorf(task.CodeUnavailable, "python: %s: %w", r.s.Object, err)
 }
 
-// supersede cancels an earlier attempt of req's task that still runs on
-// the worker: its lease was lost (the task was claimed again, which
-// counts its attempt up), and two attempts of one task never run at once
-// here.
-func (r *Runtime) supersede(req *task.Request, id string, w *worker) {
+// supersede records call as the newest invocation of req's task and
+// cancels an earlier attempt of the task that still runs here: its lease
+// was lost (the task was claimed again, which counts its attempt up). It
+// waits, up to cancelGrace, until that attempt is over, so that two
+// attempts of one task do not run at once.
+func (r *Runtime) supersede(ctx context.Context, req *task.Request, call inflight) error {
 	if req.TaskID == "" {
-		return
+		return nil
 	}
 	r.mu.Lock()
 	prev, ok := r.byTask[req.TaskID]
 	if ok && prev.attempt > req.Attempt {
 		r.mu.Unlock()
-		return
+		return nil
 	}
-	r.byTask[req.TaskID] = inflight{id: id, attempt: req.Attempt, w: w}
+	r.byTask[req.TaskID] = call
 	r.mu.Unlock()
-	if ok && prev.attempt < req.Attempt && prev.w.alive() {
-		_ = prev.w.send(&request{Op: opCancel, ID: prev.id})
+	if !ok || prev.attempt >= req.Attempt || prev.id == call.id {
+		return nil
 	}
+	r.log.Warn("python: a later attempt of the task arrived; canceling the earlier one",
+		"task", req.TaskID, "attempt", req.Attempt, "earlier", prev.attempt)
+	_ = prev.w.send(&request{Op: opCancel, ID: prev.id})
+	t := time.NewTimer(cancelGrace)
+	defer t.Stop()
+	select {
+	case <-prev.done:
+	case <-t.C:
+		r.log.Warn("python: the earlier attempt did not end in time; running the later one anyway", "task", req.TaskID, "grace", cancelGrace)
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	return nil
 }
 
 // release forgets invocation id of taskID once it is over.

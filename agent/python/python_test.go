@@ -689,3 +689,43 @@ def agent(inputs):
 		t.Errorf("the worker that broke the protocol still serves")
 	}
 }
+
+// TestLaterAttemptCancelsEarlier: an attempt of a task that arrives while
+// an earlier attempt of it still runs here (its lease was lost) cancels
+// the earlier one and starts once its coroutine has ended.
+func TestLaterAttemptCancelsEarlier(t *testing.T) {
+	t.Parallel()
+	mark := filepath.Join(t.TempDir(), "mark")
+	r := setup(t, fmt.Sprintf(`
+import asyncio
+MARK = %q
+async def agent(inputs):
+    if inputs["message"] == "slow":
+        open(MARK, "w").write("started")
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0.2)  # cleanup takes a moment
+            open(MARK, "w").write("cancelled")
+            raise
+    return open(MARK).read()
+`, mark), "agent")
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.Invoke(t.Context(), agenttest.Request("slow"))
+		errc <- err
+	}()
+	waitFile(t, mark, "started")
+	second := agenttest.Request("fast")
+	second.Attempt = 2
+	res, err := r.Invoke(t.Context(), second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Message.Text(); got != "cancelled" {
+		t.Errorf("attempt 2 ran while attempt 1 was %q", got)
+	}
+	if err := <-errc; err == nil || !strings.Contains(err.Error(), "superseded") {
+		t.Errorf("attempt 1: %v, want an error saying it was superseded", err)
+	}
+}
