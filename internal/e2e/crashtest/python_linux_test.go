@@ -198,13 +198,16 @@ func TestKill9DuringPythonRun(t *testing.T) {
 	}
 
 	srv.KillServer()
-	deadline := time.Now().Add(10 * time.Second)
+	killedAt := time.Now()
+	deadline := killedAt.Add(10 * time.Second)
 	for running(first.Pid) || len(groupMembers(first.Pgid)) > 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("10s after kill -9 of the server, the worker (pid %d) or its group %d still runs: %v", first.Pid, first.Pgid, groupMembers(first.Pgid))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+
+	t.Logf("worker pid %d (group %d) gone %s after kill -9 of the server", first.Pid, first.Pgid, time.Since(killedAt).Round(time.Millisecond))
 
 	srv = start(t, bin, cfgPath, addr)
 	c = nodeproc.Client(t, ctx, addr, "slow")
@@ -235,6 +238,7 @@ func TestKill9DuringPythonRun(t *testing.T) {
 	if second.Pid == first.Pid {
 		t.Errorf("the second attempt ran in the first worker (pid %d)", first.Pid)
 	}
+	t.Logf("attempt 2 ran in worker pid %d and completed; %d start and %d done lines", second.Pid, countPy(ls, "start"), countPy(ls, "done"))
 	if second.T < first.T {
 		t.Errorf("log out of order: %+v", ls)
 	}
