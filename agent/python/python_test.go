@@ -729,3 +729,39 @@ async def agent(inputs):
 		t.Errorf("attempt 1: %v, want an error saying it was superseded", err)
 	}
 }
+
+// TestForkedChildDoesNotHideTheCrash: a process the worker forked holds
+// the protocol's pipe open; when the worker dies the attempt still fails
+// at once, and the child goes with the worker's group.
+func TestForkedChildDoesNotHideTheCrash(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "child")
+	r := setup(t, fmt.Sprintf(`
+import os, time
+def agent(inputs):
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    open(%q, "w").write(str(pid))
+    os._exit(3)
+`, pidFile), "agent")
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	_, err := r.Invoke(ctx, agenttest.Request("x"))
+	if err == nil || ctx.Err() != nil || task.ErrorCode(err) != task.CodeUnavailable {
+		t.Fatalf("err = %v, want the worker's exit at once", err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, _ := strconv.Atoi(string(b))
+	deadline := time.Now().Add(10 * time.Second)
+	for running(child) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the forked child %d outlived its worker", child)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

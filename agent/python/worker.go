@@ -139,6 +139,9 @@ func startWorker(ctx context.Context, procs *procgroup.Dir, label procgroup.Labe
 	go func() {
 		w.waitErr = cmd.Wait()
 		close(w.exited)
+		// What the worker forked (multiprocessing, os.fork) holds its
+		// output pipe open: kill it, so that the reader sees the end.
+		_ = procgroup.Signal(cmd.Process.Pid, syscall.SIGKILL)
 	}()
 
 	first := make(chan reply, 1)
