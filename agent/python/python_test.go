@@ -765,3 +765,12 @@ def agent(inputs):
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestLargeAnswer: an answer of several megabytes is one protocol line.
+func TestLargeAnswer(t *testing.T) {
+	t.Parallel()
+	r := setup(t, "def agent(inputs):\n    return 'é' * (3 << 20)\n", "agent")
+	if got := invoke(t, r, "x"); got != strings.Repeat("é", 3<<20) {
+		t.Errorf("answer of %d bytes, want %d", len(got), len("é")*(3<<20))
+	}
+}
