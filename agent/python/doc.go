@@ -21,13 +21,16 @@
 // worker writes {"op":"chunk","id","text"}, {"op":"result","id","output",
 // "input_required"} (output is any JSON value, a question when
 // input_required is true), {"op":"error","id","error","type",
-// "traceback"} and {"op":"canceled","id"}. The worker moves file descriptors 0 and 1
+// "traceback"} and {"op":"canceled","id"}; and {"op":"ping","id"} is
+// answered by {"op":"pong","id"} from the event loop. The worker moves file descriptors 0 and 1
 // aside for the protocol and points them at /dev/null and standard error,
 // so what user code prints (or reads) cannot break it; standard error is
 // logged.
 //
 // A canceled attempt cancels its coroutine (a sync callable's thread runs
-// on; its answer is dropped). A worker that dies fails the attempts in
+// on; its answer is dropped). A cancel the worker does not confirm in
+// time is followed by a ping: a worker whose event loop does not answer
+// it is blocked for good and is killed. A worker that dies fails the attempts in
 // flight with a retryable error; the next attempt starts a new one, at
 // once after the first failure and then after a doubling backoff.
 //

@@ -15,6 +15,7 @@ import (
 const (
 	opInvoke = "invoke"
 	opCancel = "cancel"
+	opPing   = "ping" // answered by pong from the event loop
 )
 
 // Reply ops.
@@ -25,6 +26,7 @@ const (
 	opResult   = "result"   // an invocation's answer
 	opError    = "error"    // an invocation raised an exception
 	opCanceled = "canceled" // an invocation was canceled
+	opPong     = "pong"     // the answer to a ping
 )
 
 // request is a line pactum writes.
@@ -107,7 +109,7 @@ func decodeReply(line []byte) (reply, error) {
 			return reply{}, fmt.Errorf("%w: fatal without an error", errBadReply)
 		}
 		return r, nil
-	case opChunk, opCanceled, opError:
+	case opChunk, opCanceled, opError, opPong:
 	case opResult:
 		if len(r.Output) == 0 {
 			// "output": null decodes to the literal null, absent to nothing.

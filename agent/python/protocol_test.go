@@ -26,6 +26,7 @@ func TestDecodeReply(t *testing.T) {
 		{`{"op":"error","id":"a","error":"ValueError: x","type":"ValueError"}`, reply{Op: opError, ID: "a", Error: "ValueError: x", Type: "ValueError"}, ""},
 		{`{"op":"error","id":"a"}`, reply{Op: opError, ID: "a", Error: "the Python code raised an exception"}, ""},
 		{`{"op":"canceled","id":"a"}`, reply{Op: opCanceled, ID: "a"}, ""},
+		{`{"op":"pong","id":"p"}`, reply{Op: opPong, ID: "p"}, ""},
 		{`{"op":"fatal","error":"ModuleNotFoundError: No module named 'x'"}`, reply{Op: opFatal, Error: "ModuleNotFoundError: No module named 'x'"}, ""},
 		{`{"op":"fatal"}`, reply{}, "fatal without an error"},
 		{`{"op":"chunk","text":"x"}`, reply{}, "chunk without an id"},
@@ -108,7 +109,7 @@ func FuzzReplyLines(f *testing.F) {
 				if r.Error == "" {
 					t.Fatalf("fatal without an error: %q", line)
 				}
-			case opChunk, opCanceled, opError, opResult:
+			case opChunk, opCanceled, opError, opResult, opPong:
 				if r.ID == "" {
 					t.Fatalf("%s without an id: %q", r.Op, line)
 				}

@@ -227,7 +227,12 @@ func (r *Runtime) wait(ctx context.Context, w *worker, id string, c *call, emit 
 		case <-closing:
 			return nil, errClosed
 		case <-canceled:
-			r.log.Warn("python: the worker did not confirm a cancel in time; the coroutine may still run", "grace", cancelGrace)
+			if w.responsive() {
+				r.log.Warn("python: the worker did not confirm a cancel in time; the coroutine is still ending", "grace", cancelGrace)
+			} else {
+				// Nothing runs on that loop any more: start afresh.
+				w.abort(fmt.Errorf("its event loop did not answer for %s after a cancel: an async function blocks it (time.sleep, sync I/O?)", cancelGrace))
+			}
 			return nil, fmt.Errorf("python: %s: %w", r.s.Object, context.Cause(ctx))
 		}
 		for _, rp := range c.take() {

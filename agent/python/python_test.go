@@ -774,3 +774,49 @@ func TestLargeAnswer(t *testing.T) {
 		t.Errorf("answer of %d bytes, want %d", len(got), len("é")*(3<<20))
 	}
 }
+
+// TestBlockedLoopRestartsTheWorker: an async function that blocks the
+// event loop cannot be canceled; once the worker does not even answer a
+// ping it is killed, and the next attempt gets a new one. A coroutine
+// that takes its time to end after a cancel, on a loop that answers,
+// keeps its worker.
+func TestBlockedLoopRestartsTheWorker(t *testing.T) {
+	t.Parallel()
+	r := setup(t, `
+import asyncio, os, time
+async def agent(inputs):
+    if inputs["message"] == "block":
+        time.sleep(30)  # blocks the loop: the bug this guards against
+    if inputs["message"] == "slow cleanup":
+        try:
+            await asyncio.sleep(30)
+        finally:
+            await asyncio.sleep(3)
+    return "pid %d" % os.getpid()
+`, "agent")
+	first := invoke(t, r, "x")
+
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	_, err := r.Invoke(ctx, agenttest.Request("slow cleanup"))
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("slow cleanup: %v, want the deadline", err)
+	}
+	if got := invoke(t, r, "x"); got != first {
+		t.Errorf("a slow but responsive worker was replaced: %s, then %s", first, got)
+	}
+
+	ctx, cancel = context.WithTimeout(t.Context(), 500*time.Millisecond)
+	_, err = r.Invoke(ctx, agenttest.Request("block"))
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("block: %v, want the deadline", err)
+	}
+	got := invoke(t, r, "x")
+	if got == first {
+		t.Errorf("the blocked worker still serves")
+	}
+	if !processGone(t, first) {
+		t.Errorf("the blocked worker still runs")
+	}
+}

@@ -12,8 +12,10 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -53,9 +55,10 @@ type worker struct {
 
 	writeMu sync.Mutex
 
-	mu    sync.Mutex
-	calls map[string]*call
-	dead  error // why the worker is gone; nil while it runs
+	mu      sync.Mutex
+	calls   map[string]*call
+	dead    error // why the worker is gone; nil while it runs
+	aborted error // why pactum killed it, if it did
 
 	// exited is closed when the process is reaped, gone when the reader
 	// has seen the end of its output and every call has been told.
@@ -223,6 +226,11 @@ func (w *worker) read(out *os.File, first chan<- reply) {
 	// The worker is gone (give it a moment to be reaped, so that the
 	// error can quote its exit), or broke the protocol; what it left
 	// running goes too.
+	w.mu.Lock()
+	if w.aborted != nil {
+		cause = w.aborted
+	}
+	w.mu.Unlock()
 	var err error
 	if cause != nil {
 		_ = procgroup.Signal(w.pid(), syscall.SIGKILL)
@@ -298,14 +306,63 @@ func (w *worker) unregister(id string) {
 	w.mu.Unlock()
 }
 
+// pingWait bounds how long responsive waits for the worker's pong.
+const pingWait = 2 * time.Second
+
+// responsive reports whether the worker's event loop answers a ping
+// within pingWait: a loop blocked by an async function that does not
+// await answers nothing.
+func (w *worker) responsive() bool {
+	id := "ping-" + strconv.FormatInt(pingSeq.Add(1), 10)
+	c, err := w.register(id)
+	if err != nil {
+		return false
+	}
+	defer w.unregister(id)
+	if w.send(&request{Op: opPing, ID: id}) != nil {
+		return false
+	}
+	t := time.NewTimer(pingWait)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.notify:
+			for _, r := range c.take() {
+				if r.Op == opPong {
+					return true
+				}
+				if r.Op == opFatal {
+					return false
+				}
+			}
+		case <-t.C:
+			return false
+		}
+	}
+}
+
+var pingSeq atomic.Int64
+
+// abort kills the worker for cause; the calls in flight fail with it.
+func (w *worker) abort(cause error) {
+	w.mu.Lock()
+	if w.aborted == nil {
+		w.aborted = cause
+	}
+	if w.dead == nil {
+		// No new call goes to it from now on.
+		w.dead = fmt.Errorf("the python worker was stopped: %w", cause)
+	}
+	w.mu.Unlock()
+	w.log.Warn("python: killing the worker", "pid", w.ready.PID, "cause", cause)
+	_ = procgroup.Signal(w.pid(), syscall.SIGKILL)
+}
+
 // alive reports whether the worker still runs.
 func (w *worker) alive() bool {
-	select {
-	case <-w.gone:
-		return false
-	default:
-		return true
-	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dead == nil
 }
 
 // pid is the worker's group: the shim's (or the interpreter's) process

@@ -506,6 +506,9 @@ class Worker:
         if op == "invoke" and isinstance(rid, str):
             t = asyncio.ensure_future(self.invoke(rid, req.get("input") or {}, bool(req.get("stream"))))
             self.tasks[rid] = t
+        elif op == "ping" and isinstance(rid, str):
+            # Handled on the loop: an answer says the loop is not blocked.
+            send({"op": "pong", "id": rid})
         elif op == "cancel" and isinstance(rid, str):
             t = self.tasks.get(rid)
             if t is not None:
