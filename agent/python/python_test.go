@@ -820,3 +820,20 @@ async def agent(inputs):
 		t.Errorf("the blocked worker still runs")
 	}
 }
+
+// TestOutputBeforeReady: what the interpreter's own start prints on
+// standard output (a sitecustomize, a .pth file), before the worker has
+// taken its descriptor, is logged and skipped.
+func TestOutputBeforeReady(t *testing.T) {
+	t.Parallel()
+	site := t.TempDir()
+	if err := os.WriteFile(filepath.Join(site, "sitecustomize.py"), []byte("print('hello from sitecustomize')\nprint('{\"op\": \"result\"}')\nprint('{\"op\": \"chunk\", \"id\": \"x\"}')\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := setup(t, "def agent(inputs):\n    return 'ok'\n", "agent", func(s *Settings) {
+		s.Env = map[string]string{"PYTHONPATH": site}
+	})
+	if got := invoke(t, r, "x"); got != "ok" {
+		t.Errorf("answer = %q", got)
+	}
+}

@@ -202,6 +202,13 @@ func (w *worker) read(out *os.File, first chan<- reply) {
 			continue
 		}
 		r, err := decodeReply(line)
+		if !gotFirst && (err != nil || (r.Op != opReady && r.Op != opFatal)) {
+			// Before the worker has its descriptor to itself, the
+			// interpreter's start (a sitecustomize, a .pth file) may
+			// print: not the worker's, and harmless.
+			w.log.Info("python: worker stdout before it was ready", "line", strings.ToValidUTF8(string(line[:min(len(line), 512)]), "\uFFFD"))
+			continue
+		}
 		if err != nil {
 			// The worker writes nothing else on this descriptor: a bad
 			// line means it can no longer be trusted.
