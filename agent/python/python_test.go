@@ -837,3 +837,55 @@ func TestOutputBeforeReady(t *testing.T) {
 		t.Errorf("answer = %q", got)
 	}
 }
+
+// TestDecoratedGenerators: a decorator hides that a function is a
+// generator, an async generator or a coroutine function until it is
+// called; the answer still streams (or is awaited).
+func TestDecoratedGenerators(t *testing.T) {
+	t.Parallel()
+	const module = `
+import asyncio, functools
+def plain(f):
+    @functools.wraps(f)
+    def wrapper(*a, **k):
+        return f(*a, **k)
+    return wrapper
+
+@plain
+def gen(inputs):
+    yield "a"
+    yield "b"
+
+@plain
+async def agen(inputs):
+    yield "c"
+    yield "d"
+
+@plain
+async def coro(inputs):
+    await asyncio.sleep(0)
+    return "e"
+`
+	for attr, want := range map[string]string{"gen": "a|b|", "agen": "c|d|", "coro": ""} {
+		t.Run(attr, func(t *testing.T) {
+			t.Parallel()
+			r := setup(t, module, attr)
+			var rec agenttest.Recorder
+			res, err := r.Stream(t.Context(), agenttest.Request("x"), rec.Emit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(rec.Texts(), "|"); got != want {
+				t.Errorf("chunks = %q, want %q", got, want)
+			}
+			whole := "e" // the coroutine's answer, not streamed
+			if want != "" {
+				agenttest.CheckChunks(t, rec.Chunks(), res)
+				whole = strings.ReplaceAll(want, "|", "")
+			}
+			if got := agenttest.ResultText(t, res); got != whole {
+				t.Errorf("result = %q, want %q", got, whole)
+			}
+		})
+	}
+}

@@ -358,9 +358,8 @@ class Callable(Shape):
         super().__init__(obj, cfg)
         f = obj if inspect.isroutine(obj) else getattr(obj, "__call__", obj)
         self.asyncgen = inspect.isasyncgenfunction(f)
-        self.gen = inspect.isgeneratorfunction(f)
         self.coro = inspect.iscoroutinefunction(f)
-        self.streaming = self.asyncgen or self.gen
+        self.streaming = self.asyncgen or inspect.isgeneratorfunction(f)
 
     def arg(self, inp):
         return {
@@ -377,24 +376,24 @@ class Callable(Shape):
         emit = chunk or (lambda t: None)
         if self.asyncgen:
             return await collect(self.obj(arg), emit)
-        if self.gen:
-            it = await loop.run_in_executor(None, self.obj, arg)
-            parts, end = [], object()
-            while True:
-                v = await loop.run_in_executor(None, next, it, end)
-                if v is end:
-                    return "".join(parts)
-                t = v if isinstance(v, str) else json.dumps(jsonable(v))
-                parts.append(t)
-                emit(t)
         if self.coro:
             v = await self.obj(arg)
         else:
             v = await loop.run_in_executor(None, self.obj, arg)
+        # A decorated function may hide what it returns until it is called.
         if inspect.isawaitable(v):
             v = await v
         if inspect.isasyncgen(v):
             return await collect(v, emit)
+        if inspect.isgenerator(v):
+            parts, end = [], object()
+            while True:
+                x = await loop.run_in_executor(None, next, v, end)
+                if x is end:
+                    return "".join(parts)
+                t = x if isinstance(x, str) else json.dumps(jsonable(x))
+                parts.append(t)
+                emit(t)
         return jsonable(v)
 
 
