@@ -81,6 +81,8 @@ type reply struct {
 	Streaming bool   `json:"streaming,omitempty"`
 	Python    string `json:"python,omitempty"`
 	PID       int    `json:"pid,omitempty"`
+	// Description is the first paragraph of a function's docstring.
+	Description string `json:"description,omitempty"`
 }
 
 // errBadReply is wrapped by every error of decodeReply.

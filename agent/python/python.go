@@ -105,6 +105,7 @@ type Runtime struct {
 	lastFailure time.Time
 	lastErr     error
 	byTask      map[string]inflight // the newest invocation of each task
+	description string              // the object's, once a worker said
 }
 
 type inflight struct {
@@ -149,11 +150,18 @@ func New(s Settings, opts ...Option) (*Runtime, error) {
 	return r, nil
 }
 
-// Metadata implements agent.MetadataProvider.
+// Metadata implements agent.MetadataProvider. The description is the
+// function's docstring once a worker has imported it.
 func (r *Runtime) Metadata() agent.Metadata {
+	r.mu.Lock()
+	desc := r.description
+	r.mu.Unlock()
+	if desc == "" {
+		desc = "Runs the Python object " + r.s.Object
+	}
 	return agent.Metadata{
 		Type:        Type,
-		Description: "Runs the Python object " + r.s.Object,
+		Description: desc,
 		Streaming:   true,
 		InputModes:  []string{"text/plain", "application/json"},
 		OutputModes: []string{"text/plain", "application/json"},
@@ -403,6 +411,9 @@ func (r *Runtime) acquire(ctx context.Context) (*worker, error) {
 		return nil, errClosed
 	}
 	r.w = w
+	if w.ready.Description != "" {
+		r.description = w.ready.Description
+	}
 	r.mu.Unlock()
 	r.log.Info("python: worker started", "object", r.s.Object, "framework", w.ready.Framework,
 		"streaming", w.ready.Streaming, "python", w.ready.Python, "pid", w.ready.PID)

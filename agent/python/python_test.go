@@ -82,14 +82,23 @@ func TestCallableRoundTrip(t *testing.T) {
 import asyncio
 
 def sync_agent(inputs):
+    """Answers in sync.
+
+    More than the card needs."""
     return "sync: " + inputs["message"] + " ctx=" + inputs["context_id"]
 
 async def async_agent(inputs):
     await asyncio.sleep(0)
     return "async: " + inputs["message"]
 `, "sync_agent")
+	if got := r.Metadata().Description; got != "Runs the Python object agentmod:sync_agent" {
+		t.Errorf("description before the worker started = %q", got)
+	}
 	if got := invoke(t, r, "héllo"); got != "sync: héllo ctx=ctx-1" {
 		t.Errorf("answer = %q", got)
+	}
+	if got := r.Metadata().Description; got != "Answers in sync." {
+		t.Errorf("description = %q, want the docstring's first paragraph", got)
 	}
 	r2 := setup(t, "import asyncio\nasync def a(inputs):\n    await asyncio.sleep(0)\n    return 'async: ' + inputs['message']\n", "a")
 	if got := invoke(t, r2, "x"); got != "async: x" {

@@ -548,6 +548,16 @@ class Worker:
             await asyncio.wait(list(self.tasks.values()), timeout=2)
 
 
+def description(obj):
+    """The first paragraph of a function's docstring, for the agent's
+    card. Objects (graphs, chains, crews) are left out: their docstring
+    is their class's, the framework's own."""
+    if not inspect.isroutine(obj):
+        return ""
+    doc = inspect.getdoc(obj) or ""
+    return " ".join(doc.strip().split("\n\n")[0].split())[:500]
+
+
 def main():
     cfg = json.loads(sys.argv[1])
     try:
@@ -563,7 +573,8 @@ def main():
         sys.stderr.flush()
         os._exit(3)
     send({"op": "ready", "framework": shape.name, "streaming": bool(shape.streaming),
-          "python": "%d.%d.%d" % sys.version_info[:3], "pid": os.getpid()})
+          "python": "%d.%d.%d" % sys.version_info[:3], "pid": os.getpid(),
+          "description": description(shape.obj)})
     # Not asyncio.run: it would wait for the threads of sync callables
     # still running, which cannot be canceled; exiting ends them.
     loop = asyncio.new_event_loop()
