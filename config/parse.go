@@ -26,7 +26,7 @@ import (
 // as an unknown field. Parsing does not consult the runtime registry
 // (package agent): whether a type is registered is checked where runtimes
 // are built (internal/node: Check and New).
-var knownTypes = []string{"a2a", "crewai", "echo", "exec", "langgraph", "mcp", "openai", "webhook"}
+var knownTypes = []string{"a2a", "crewai", "echo", "exec", "langgraph", "mcp", "openai", "python", "webhook"}
 
 // isTypeName reports whether key names a built-in runtime type.
 func isTypeName(key string) bool { return slices.Contains(knownTypes, key) }

@@ -1,6 +1,6 @@
 // Package builtin registers every runtime type that ships with pactum and
 // that configuration can select (a2a, crewai, echo, exec, langgraph, mcp,
-// openai, webhook). Import it for its side effect:
+// openai, python, webhook). Import it for its side effect:
 //
 //	import _ "github.com/pactum/pactum/agent/builtin"
 //
@@ -16,5 +16,6 @@ import (
 	_ "github.com/pactum/pactum/agent/langgraph"
 	_ "github.com/pactum/pactum/agent/mcp"
 	_ "github.com/pactum/pactum/agent/openai"
+	_ "github.com/pactum/pactum/agent/python"
 	_ "github.com/pactum/pactum/agent/webhook"
 )

@@ -12,7 +12,7 @@ import (
 
 func TestRegistersBuiltinTypes(t *testing.T) {
 	types := agent.Types()
-	for _, typ := range []string{"a2a", "crewai", "echo", "exec", "langgraph", "mcp", "openai", "webhook"} {
+	for _, typ := range []string{"a2a", "crewai", "echo", "exec", "langgraph", "mcp", "openai", "python", "webhook"} {
 		if !slices.Contains(types, typ) {
 			t.Errorf("type %q is not registered (have %v)", typ, types)
 		}
