@@ -62,8 +62,9 @@ func (d doc) block(t *testing.T, name, lang string) string {
 // contract by the real binary, tightened as the document says, served
 // by `pactum serve` with the contract's last step as the agent's live
 // gate, called by the official A2A JS client; then the thread's history
-// becomes a trace that `pactum verify` passes, and a contract the run
-// does not meet fails it.
+// becomes a trace that `pactum verify` passes, an answer the live gate
+// refuses fails its task, and a contract the run does not meet fails
+// verify.
 func TestLangGraphWalkthrough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a LangGraph Agent Server, pactum and node; skipped with -short")
@@ -145,14 +146,7 @@ func TestLangGraphWalkthrough(t *testing.T) {
 	if !strings.Contains(out, "report.contract.yaml: ok (3 steps, 3 assertions)") {
 		t.Errorf("contract check did not pass the tightened contract")
 	}
-	var sent struct {
-		Task, ContextID, State, Answer string
-		Passed                         *bool
-	}
-	line := lineWith(out, `{"task":`)
-	if err := json.Unmarshal([]byte(line), &sent); err != nil {
-		t.Fatalf("send.mjs printed %q: %v", line, err)
-	}
+	sent := sentTask(t, out)
 	if sent.State != "TASK_STATE_COMPLETED" {
 		t.Errorf("the task ended %s, want completed", sent.State)
 	}
@@ -182,6 +176,22 @@ func TestLangGraphWalkthrough(t *testing.T) {
 		t.Errorf("pactum tasks get %s: %v\n%s", sent.Task, err, b)
 	}
 
+	// An answer the live gate refuses fails the task.
+	out, code = runScript(t, dir, env, subst.Replace(d.block(t, "refused", "sh")))
+	if code != 0 {
+		t.Fatalf("the refused block exited %d:\n%s", code, out)
+	}
+	refused := sentTask(t, out)
+	if refused.State != "TASK_STATE_FAILED" || refused.Passed == nil || *refused.Passed {
+		t.Errorf("the refused answer: state %s, verdict %v; want failed, not passed", refused.State, refused.Passed)
+	}
+	if want := `the reviewer approved the report (output does not contain "Reviewed: approved")`; !strings.Contains(refused.Reason, want) {
+		t.Errorf("the refused task's reason is %q, want it to name %q", refused.Reason, want)
+	}
+	if !strings.Contains(string(d), refused.Reason) {
+		t.Errorf("docs/frameworks.md does not show the refused task's reason %q", refused.Reason)
+	}
+
 	// 5. A contract the run does not meet.
 	strict := insertUnder(t, tightened, "write", d.block(t, "assert-strict", "yaml"))
 	writeFile(t, filepath.Join(dir, "strict.contract.yaml"), strict)
@@ -199,6 +209,23 @@ func TestLangGraphWalkthrough(t *testing.T) {
 			t.Errorf("verify of the strict contract did not print %q:\n%s", want, out)
 		}
 	}
+}
+
+// sent is what send.mjs prints.
+type sent struct {
+	Task, ContextID, State, Answer, Reason string
+	Passed                                 *bool
+}
+
+// sentTask decodes the line send.mjs printed in out.
+func sentTask(t *testing.T, out string) sent {
+	t.Helper()
+	var s sent
+	line := lineWith(out, `{"task":`)
+	if err := json.Unmarshal([]byte(line), &s); err != nil {
+		t.Fatalf("send.mjs printed %q: %v\n%s", line, err, out)
+	}
+	return s
 }
 
 var agentLine = regexp.MustCompile(`(?m)^  - id: (\S+)\n    agent: \S+\n`)
