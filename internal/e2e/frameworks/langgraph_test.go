@@ -78,7 +78,7 @@ func TestLangGraphWalkthrough(t *testing.T) {
 	sdk := jsClientModules(t)
 
 	// The Agent Server, serving the document's graph.
-	if got, want := strings.TrimSpace(d.block(t, "agent-server", "sh")), "npx langgraphjs dev --port 2024 --no-browser"; got != want {
+	if got, want := strings.TrimSpace(d.block(t, "agent-server", "sh")), "npx langgraphjs dev --port 2024 --host 127.0.0.1 --no-browser"; got != want {
 		t.Fatalf("the Agent Server's command is %q; the test starts %q (langgraphtest)", got, want)
 	}
 	lg := langgraphtest.StartWith(t, map[string][]byte{
@@ -116,6 +116,16 @@ func TestLangGraphWalkthrough(t *testing.T) {
 		t.Fatalf("the imported contract does not follow the graph's edges:\n%s", imported)
 	}
 
+	// As imported, the contract's steps name the graph's nodes, which are
+	// not pactum agents: the configuration refuses it, as the document
+	// says.
+	cfg := subst.Replace(d.block(t, "config", "yaml"))
+	writeFile(t, filepath.Join(dir, "pactum.yaml"), cfg)
+	check := exec.Command(bin, "config", "check", filepath.Join(dir, "pactum.yaml"))
+	if b, err := check.CombinedOutput(); err == nil || !bytes.Contains(b, []byte(`steps[0].agent: agent "research" is not configured`)) {
+		t.Errorf("config check with the contract as imported: %v\n%s", err, b)
+	}
+
 	// 2. Tighten it: every step on the agent, assertions on research and
 	// review.
 	tightened := tighten(t, imported, map[string]string{
@@ -125,11 +135,9 @@ func TestLangGraphWalkthrough(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "report.contract.yaml"), tightened)
 
 	// 3. Serve the graph with the contract on its agent.
-	cfg := subst.Replace(d.block(t, "config", "yaml"))
 	if !strings.Contains(cfg, lg.URL) || !strings.Contains(cfg, "listen: "+addr) {
 		t.Fatalf("the configuration does not name the Agent Server and pactum's address of the document:\n%s", cfg)
 	}
-	writeFile(t, filepath.Join(dir, "pactum.yaml"), cfg)
 	serve := strings.Fields(d.block(t, "serve", "sh"))
 	if strings.Join(serve, " ") != "pactum serve --config pactum.yaml" {
 		t.Fatalf("the serve command is %q", serve)
