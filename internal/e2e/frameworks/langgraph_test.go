@@ -57,6 +57,30 @@ func (d doc) block(t *testing.T, name, lang string) string {
 	return s
 }
 
+// TestInstallPinned: the walk-through installs the versions the test
+// runs, those pinned in agent/langgraph/testdata/js and
+// internal/e2e/interop/js.
+func TestInstallPinned(t *testing.T) {
+	t.Parallel()
+	install := readDoc(t).block(t, "install", "sh")
+	for _, pkg := range []string{
+		"../../../agent/langgraph/testdata/js/package.json",
+		"../interop/js/package.json",
+	} {
+		var p struct {
+			Dependencies map[string]string `json:"dependencies"`
+		}
+		if err := json.Unmarshal([]byte(readFile(t, filepath.FromSlash(pkg))), &p); err != nil {
+			t.Fatal(err)
+		}
+		for name, version := range p.Dependencies {
+			if !strings.Contains(install, " "+name+"@"+version+" ") {
+				t.Errorf("the install line does not name %s@%s (pinned in %s):\n%s", name, version, pkg, install)
+			}
+		}
+	}
+}
+
 // TestLangGraphWalkthrough runs docs/frameworks.md: a graph of three
 // nodes on the real LangGraph JS Agent Server, its JSON imported as a
 // contract by the real binary, tightened as the document says, served
