@@ -125,33 +125,47 @@ func TestLangGraphWalkthrough(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "send.mjs"), d.block(t, "send", "js"))
 	env := append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 
-	// 1. Import the graph as a contract.
-	out, code := runScript(t, dir, env, subst.Replace(d.block(t, "import", "sh")))
+	// 1. Import the graph as a contract, every step on the agent.
+	importBlock := d.block(t, "import", "sh")
+	out, code := runScript(t, dir, env, subst.Replace(importBlock))
 	if code != 0 {
 		t.Fatalf("the import block exited %d:\n%s", code, out)
 	}
 	imported := readFile(t, filepath.Join(dir, "report.contract.yaml"))
 	for _, step := range []string{"research", "write", "review"} {
-		if !strings.Contains(imported, "  - id: "+step+"\n    agent: "+step+"\n") {
-			t.Fatalf("the imported contract has no step %s run by agent %s:\n%s", step, step, imported)
+		if !strings.Contains(imported, "  - id: "+step+"\n    agent: "+agentName+"\n") {
+			t.Fatalf("the imported contract has no step %s run by agent %s:\n%s", step, agentName, imported)
 		}
 	}
 	if !strings.Contains(imported, "dependsOn:\n      - research\n") || !strings.Contains(imported, "dependsOn:\n      - write\n") {
 		t.Fatalf("the imported contract does not follow the graph's edges:\n%s", imported)
 	}
 
-	// As imported, the contract's steps name the graph's nodes, which are
-	// not pactum agents: the configuration refuses it, as the document
-	// says.
+	// Imported without --agent, the contract's steps name the graph's
+	// nodes, which are not pactum agents: the configuration refuses it,
+	// as the document says.
 	cfg := subst.Replace(d.block(t, "config", "yaml"))
-	writeFile(t, filepath.Join(dir, "pactum.yaml"), cfg)
-	check := exec.Command(bin, "config", "check", filepath.Join(dir, "pactum.yaml"))
-	if b, err := check.CombinedOutput(); err == nil || !bytes.Contains(b, []byte(`steps[0].agent: agent "research" is not configured`)) {
-		t.Errorf("config check with the contract as imported: %v\n%s", err, b)
+	asIs := withoutAgent(t, lineWith(importBlock, "pactum contract import "))
+	if out, code := runScript(t, dir, env, asIs); code != 0 {
+		t.Fatalf("%s exited %d:\n%s", asIs, code, out)
 	}
+	for _, step := range []string{"research", "write", "review"} {
+		if c := readFile(t, filepath.Join(dir, "asis.contract.yaml")); !strings.Contains(c, "  - id: "+step+"\n    agent: "+step+"\n") {
+			t.Fatalf("imported without --agent, the contract has no step %s run by agent %s:\n%s", step, step, c)
+		}
+	}
+	asIsCfg := strings.Replace(cfg, "file: report.contract.yaml", "file: asis.contract.yaml", 1)
+	if asIsCfg == cfg {
+		t.Fatalf("the configuration does not name report.contract.yaml:\n%s", cfg)
+	}
+	writeFile(t, filepath.Join(dir, "asis.yaml"), asIsCfg)
+	check := exec.Command(bin, "config", "check", filepath.Join(dir, "asis.yaml"))
+	if b, err := check.CombinedOutput(); err == nil || !bytes.Contains(b, []byte(`steps[0].agent: agent "research" is not configured`)) {
+		t.Errorf("config check with the contract imported without --agent: %v\n%s", err, b)
+	}
+	writeFile(t, filepath.Join(dir, "pactum.yaml"), cfg)
 
-	// 2. Tighten it: every step on the agent, assertions on research and
-	// review.
+	// 2. Tighten it: assertions on research and review.
 	tightened := tighten(t, imported, map[string]string{
 		"research": d.block(t, "assert-research", "yaml"),
 		"review":   d.block(t, "assert-review", "yaml"),
@@ -262,12 +276,23 @@ func sentTask(t *testing.T, out string) sent {
 
 var agentLine = regexp.MustCompile(`(?m)^  - id: (\S+)\n    agent: \S+\n`)
 
-// tighten applies the document's two edits to the imported contract:
-// every step's agent becomes the pactum agent, and each step of frags
-// gets its assertions under its agent line.
+// withoutAgent returns the document's import command without its
+// --agent, writing to asis.contract.yaml.
+func withoutAgent(t *testing.T, cmd string) string {
+	t.Helper()
+	flag := " --agent " + agentName + " "
+	out := " --out report.contract.yaml"
+	if !strings.Contains(cmd, flag) || !strings.HasSuffix(cmd, out) {
+		t.Fatalf("the import command %q has no %q or does not end in %q", cmd, flag, out)
+	}
+	return strings.TrimSuffix(strings.Replace(cmd, flag, " ", 1), out) + " --out asis.contract.yaml"
+}
+
+// tighten applies the document's edit to the imported contract: each step
+// of frags gets its assertions under its agent line.
 func tighten(t *testing.T, imported string, frags map[string]string) string {
 	t.Helper()
-	out := agentLine.ReplaceAllString(imported, "  - id: $1\n    agent: "+agentName+"\n")
+	out := imported
 	for step, frag := range frags {
 		out = insertUnder(t, out, step, frag)
 	}
