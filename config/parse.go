@@ -35,6 +35,17 @@ func isTypeName(key string) bool { return slices.Contains(knownTypes, key) }
 // paths and MCP tool names.
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
+// CheckName returns an error saying what an agent's name must look like
+// when name is not one, with the text config gives for an agent's name:
+// setting, so that names given elsewhere (a command's flag) are held to
+// the same rule in the same words.
+func CheckName(name string) error {
+	if !namePattern.MatchString(name) {
+		return fmt.Errorf("invalid name %q: use letters, digits, '.', '_' and '-' (at most 64, starting with a letter or digit)", name)
+	}
+	return nil
+}
+
 // Limits on numeric settings.
 const (
 	maxWorkers      = 1024
@@ -499,8 +510,8 @@ func (w *walker) agent(n *yaml.Node, path string, runtimeEntry bool) (Agent, age
 			an.name = n
 			if s := w.nonEmpty(n, path); s != "" {
 				a.Name = s
-				if !namePattern.MatchString(s) {
-					w.errorf(n, path, "invalid name %q: use letters, digits, '.', '_' and '-' (at most 64, starting with a letter or digit)", s)
+				if err := CheckName(s); err != nil {
+					w.errorf(n, path, "%v", err)
 				}
 			}
 		},

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/contract/adapters"
 	"github.com/pactum/pactum/contract/langgraph"
@@ -23,7 +24,7 @@ import (
 // contract to a protocol.
 
 func newContractImportCmd() *cobra.Command {
-	var from, out, id string
+	var from, out, id, agent string
 	var opts contract.AdapterOptions
 	var strictness string
 	cmd := &cobra.Command{
@@ -40,14 +41,27 @@ the contract it maps to, as YAML that "pactum contract check" accepts:
 The protocol is detected from the file unless --from names it; a file two
 protocols could claim needs --from. Files in YAML are read too.
 
+Each step's agent is the one the workflow names (a LangGraph node's id, a
+CrewAI task's agent) unless --agent names the pactum agent that serves the
+whole workflow, as the langgraph runtime serves a graph: then every step's
+agent is that agent, which a contract on it needs (pactum config check
+refuses a step whose agent is not configured); the step ids stay the
+workflow's names.
+
 The contract is written to --out (default: standard output). A contract the
 workflow maps to that is not valid (a CrewAI context that closes a cycle) is
 reported as "pactum contract check" would, and nothing is written.`,
 		Example: `  pactum contract import graph.json --out contract.yaml
   pactum contract import config/agents.yaml config/tasks.yaml --from crewai
-  pactum contract import team.json --id poem-review`,
+  pactum contract import team.json --id poem-review
+  pactum contract import graph.json --from langgraph --id report --agent report`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("agent") {
+				if err := config.CheckName(agent); err != nil {
+					return fmt.Errorf("--agent: %w", err)
+				}
+			}
 			if strictness != "" {
 				opts.Strictness = contract.Strictness(strictness)
 			}
@@ -57,6 +71,11 @@ reported as "pactum contract check" would, and nothing is written.`,
 			}
 			if id != "" {
 				c.ID = id
+			}
+			if agent != "" {
+				for i := range c.Steps {
+					c.Steps[i].Agent = agent
+				}
 			}
 			var b bytes.Buffer
 			fmt.Fprintf(&b, "# made by pactum contract import from %s (%s)\n", strings.Join(args, ", "), protocol)
@@ -90,6 +109,7 @@ reported as "pactum contract check" would, and nothing is written.`,
 	cmd.Flags().StringVar(&from, "from", "", "the protocol of the files (default: detected): "+strings.Join(adapters.Default().Protocols(), ", "))
 	cmd.Flags().StringVarP(&out, "out", "o", "", "file to write the contract to (default: standard output)")
 	cmd.Flags().StringVar(&id, "id", "", "the contract's id (default: the adapter's, from a hash of the workflow)")
+	cmd.Flags().StringVar(&agent, "agent", "", "the pactum agent that serves this workflow; every step's agent becomes `NAME` (default: the workflow's own names)")
 	cmd.Flags().StringVar(&strictness, "strictness", "", "the contract's strictness: strict, loose or permissive (default: loose)")
 	cmd.Flags().BoolVar(&opts.PreserveMetadata, "preserve-metadata", false, "also keep what the mapping table does not carry, so export gives it back")
 	cmd.Flags().BoolVar(&opts.AutoAssertions, "auto-assertions", false, "add the assertions the adapter can derive (per adapter: docs/contracts.md)")

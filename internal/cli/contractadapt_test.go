@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,6 +61,70 @@ func TestContractImport(t *testing.T) {
 	code, stdout, stderr := runMain("contract", "import", graph)
 	if code != 0 || !strings.HasPrefix(stdout, "# made by pactum contract import from "+graph+" (langgraph)\nversion: \"1.0\"\n") || stderr != "" {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+}
+
+// TestContractImportAgent: --agent puts every step on the pactum agent
+// that serves the workflow (the step ids stay the nodes' names), so the
+// contract passes contract check against a configuration with that agent,
+// which refuses the same import without --agent; a name config would
+// refuse is refused before anything is read.
+func TestContractImportAgent(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	graph := filepath.Join(dir, "graph.json")
+	writeFile(t, graph, jsGraph)
+	cfg := filepath.Join(dir, "pactum.yaml")
+	writeFile(t, cfg, "agents:\n  - name: report\n    type: echo\n")
+
+	cases := []struct {
+		name   string
+		flags  []string
+		agents []string // each step's agent, in order
+		check  string   // contract check --config's stderr, empty when it passes
+	}{
+		{"without --agent", nil, []string{"agent", "tools"}, `steps[0].agent: agent "agent" is not configured`},
+		{"with --agent", []string{"--agent", "report"}, []string{"report", "report"}, ""},
+	}
+	for _, tc := range cases {
+		out := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".yaml")
+		code, stdout, stderr := runMain(append([]string{"contract", "import", graph, "--out", out}, tc.flags...)...)
+		if code != 0 || stdout != "" || !strings.Contains(stderr, "written to "+out) {
+			t.Fatalf("%s: exit %d\nstdout %s\nstderr %s", tc.name, code, stdout, stderr)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, step := range []string{"agent", "tools"} {
+			if want := "  - id: " + step + "\n    agent: " + tc.agents[i] + "\n"; !strings.Contains(string(b), want) {
+				t.Errorf("%s: no step %s on agent %s:\n%s", tc.name, step, tc.agents[i], b)
+			}
+		}
+		if out := mustRun(t, "contract", "check", out); !strings.HasSuffix(out, ": ok (2 steps, 0 assertions)\n") {
+			t.Errorf("%s: contract check printed %q", tc.name, out)
+		}
+		code, stdout, stderr = runMain("contract", "check", "--config", cfg, out)
+		switch {
+		case tc.check == "" && (code != 0 || stdout != out+": ok (2 steps, 0 assertions)\n"):
+			t.Errorf("%s: contract check --config: exit %d\nstdout %s\nstderr %s", tc.name, code, stdout, stderr)
+		case tc.check != "" && (code != 1 || !strings.Contains(stderr, tc.check)):
+			t.Errorf("%s: contract check --config: exit %d, stderr %q; want exit 1 and %q", tc.name, code, stderr, tc.check)
+		}
+	}
+
+	// Other protocols too: a CrewAI crew's tasks all go on the agent.
+	code, stdout, stderr := runMain("contract", "import", adapterTestdata("crewai", "testdata", "crew.yaml"), "--from", "crewai", "--agent", "report")
+	if code != 0 || strings.Count(stdout, "    agent: report\n") != 2 || strings.Count(stdout, "    agent: ") != 2 {
+		t.Errorf("crewai --agent: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+
+	for _, bad := range []string{"", "bad name", "-report", "ü", strings.Repeat("a", 65)} {
+		code, stdout, stderr := runMain("contract", "import", graph, "--agent", bad)
+		want := fmt.Sprintf("pactum: --agent: invalid name %q: use letters, digits, '.', '_' and '-' (at most 64, starting with a letter or digit)\n", bad)
+		if code != 1 || stdout != "" || stderr != want {
+			t.Errorf("--agent %q: exit %d\nstdout %s\nstderr %s\nwant %s", bad, code, stdout, stderr, want)
+		}
 	}
 }
 
