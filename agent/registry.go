@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -31,6 +32,19 @@ func (s Spec) DecodeInto(v any) error {
 		return nil
 	}
 	return s.Decode(v)
+}
+
+// WorkDir resolves a runtime's working-directory setting against the
+// configuration: empty is BaseDir, a relative path is taken from BaseDir,
+// an absolute one is kept.
+func (s Spec) WorkDir(dir string) string {
+	switch {
+	case dir == "":
+		return s.BaseDir
+	case !filepath.IsAbs(dir) && s.BaseDir != "":
+		return filepath.Join(s.BaseDir, dir)
+	}
+	return dir
 }
 
 // Factory builds an agent from its spec. It validates the settings and

@@ -87,12 +87,7 @@ func init() {
 		if err := spec.DecodeInto(&s); err != nil {
 			return nil, err
 		}
-		switch {
-		case s.Dir == "":
-			s.Dir = spec.BaseDir
-		case !filepath.IsAbs(s.Dir) && spec.BaseDir != "":
-			s.Dir = filepath.Join(spec.BaseDir, s.Dir)
-		}
+		s.Dir = spec.WorkDir(s.Dir)
 		if s.RunDir != "" && !filepath.IsAbs(s.RunDir) && spec.BaseDir != "" {
 			s.RunDir = filepath.Join(spec.BaseDir, s.RunDir)
 		}

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -46,12 +45,7 @@ func build(_ context.Context, spec agent.Spec) (agent.Agent, error) {
 		return nil, err
 	}
 	if s.Command != "" {
-		switch {
-		case s.Dir == "":
-			s.Dir = spec.BaseDir
-		case !filepath.IsAbs(s.Dir) && spec.BaseDir != "":
-			s.Dir = filepath.Join(spec.BaseDir, s.Dir)
-		}
+		s.Dir = spec.WorkDir(s.Dir)
 	}
 	return New(s, WithName(spec.Name))
 }

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -40,12 +39,7 @@ func build(_ context.Context, spec agent.Spec) (agent.Agent, error) {
 	if err := spec.DecodeInto(&s); err != nil {
 		return nil, err
 	}
-	switch {
-	case s.Dir == "":
-		s.Dir = spec.BaseDir
-	case !filepath.IsAbs(s.Dir) && spec.BaseDir != "":
-		s.Dir = filepath.Join(spec.BaseDir, s.Dir)
-	}
+	s.Dir = spec.WorkDir(s.Dir)
 	return New(s, WithName(spec.Name))
 }
 
