@@ -295,11 +295,8 @@ func pausedFrom(req *task.Request) (paused, bool) {
 // InputsKey. The document types input values as strings: a string is
 // sent as it is, any other value as its JSON text.
 func (r *Runtime) inputs(req *task.Request) (map[string]string, error) {
-	msg := req.Message
-	if rt := req.Retry(); rt != nil {
-		msg = rt.Request
-	}
-	for _, p := range msg.Parts {
+	rt := req.Retry()
+	for _, p := range req.Original().Parts {
 		if p.Kind != task.PartData {
 			continue
 		}
@@ -311,29 +308,21 @@ func (r *Runtime) inputs(req *task.Request) (map[string]string, error) {
 		for k, v := range obj {
 			in[k] = text(v)
 		}
-		if rt := req.Retry(); rt != nil {
-			// What to fix goes to the crew with the inputs it knows.
-			in[r.s.InputsKey] = strings.TrimSpace(in[r.s.InputsKey] + "\n\n" + retryNotes(req))
+		if rt != nil {
+			// What to fix goes to the crew with the inputs it knows: the
+			// retry's text after the request (the rejected answer and
+			// what to fix).
+			notes := strings.TrimSpace(strings.TrimPrefix(rt.Text(), rt.Request.Text()))
+			in[r.s.InputsKey] = strings.TrimSpace(in[r.s.InputsKey] + "\n\n" + notes)
 		}
 		return in, nil
 	}
-	t := msg.Text()
-	if req.Retry() != nil {
-		t = req.Retry().Text()
-	}
+	t := req.Text()
 	if strings.TrimSpace(t) == "" {
 		return nil, task.Permanent(task.Errorf(task.CodeInvalidArgument,
 			"crewai: the message has neither a JSON object data part (the crew's inputs) nor text (the %q input)", r.s.InputsKey))
 	}
 	return map[string]string{r.s.InputsKey: t}, nil
-}
-
-// retryNotes is the part of an attempt after feedback's text after the
-// request: the rejected answer and what to fix.
-func retryNotes(req *task.Request) string {
-	rt := req.Retry()
-	all, req0 := rt.Text(), rt.Request.Text()
-	return strings.TrimSpace(strings.TrimPrefix(all, req0))
 }
 
 // checkInputs refuses, permanently, inputs that leave out one the crew

@@ -389,7 +389,11 @@ func (r *Runtime) runBody(req *task.Request, thread, turn string) (*runRequest, 
 	}
 	switch r.s.Input {
 	case InputData:
-		for _, p := range req.Message.Parts {
+		// On an attempt after feedback the newest message is the
+		// feedback, which has no data part: a data graph gets the turn's
+		// request again (its state has no place for the feedback).
+		orig := req.Original()
+		for _, p := range orig.Parts {
 			if p.Kind != task.PartData {
 				continue
 			}

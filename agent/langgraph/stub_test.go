@@ -139,4 +139,30 @@ func TestRunBody(t *testing.T) {
 	if _, err := d.runBody(request("t", "c", "text only"), "thread", "t/m"); !task.IsPermanent(err) || task.ErrorCode(err) != task.CodeInvalidArgument {
 		t.Errorf("text for data input: %v, want a permanent invalid_argument", err)
 	}
+
+	// An attempt after feedback: the newest message is the feedback. A
+	// messages graph gets it as the next user message on the thread, which
+	// already holds the request and the rejected answer; a data graph gets
+	// the turn's request's data again.
+	rejected := task.Message{ID: "a1", Role: task.RoleAgent, Parts: []task.Part{task.TextPart("bad")},
+		Metadata: map[string]any{task.RetryKey: task.RetryAnswer}}
+	feedback := task.Message{ID: "f1", Role: task.RoleUser, Parts: []task.Part{task.TextPart("fix: say ok")},
+		Metadata: map[string]any{task.RetryKey: task.RetryFeedback}}
+	retry := *req
+	retry.History = []task.Message{req.Message, rejected, feedback}
+	retry.Message = feedback
+	body, err = d.runBody(&retry, "thread", "t/f1")
+	if err != nil {
+		t.Fatalf("data input after feedback: %v", err)
+	}
+	if raw, _ := json.Marshal(body.Input); string(raw) != `{"k":1}` {
+		t.Errorf("data input after feedback = %s, want the request's data", raw)
+	}
+	body, err = r.runBody(&retry, "thread", "t/f1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := json.Marshal(body.Input); string(raw) != `{"messages":[{"content":"fix: say ok","role":"user"}]}` {
+		t.Errorf("messages input after feedback = %s, want the feedback as the next message", raw)
+	}
 }

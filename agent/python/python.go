@@ -537,7 +537,10 @@ func (r *Runtime) Close() error {
 // inputOf is what the worker gets for req.
 func inputOf(req *task.Request) *input {
 	in := &input{Text: req.Text(), ContextID: req.ContextID, TaskID: req.TaskID}
-	for _, p := range req.Message.Parts {
+	// The data part is the turn's request's: on an attempt after feedback
+	// the newest message is the feedback, and Text holds all three.
+	orig := req.Original()
+	for _, p := range orig.Parts {
 		if p.Kind == task.PartData && len(p.Data) > 0 && json.Valid(p.Data) {
 			var obj map[string]json.RawMessage
 			if json.Unmarshal(p.Data, &obj) == nil && obj != nil {

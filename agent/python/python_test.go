@@ -898,3 +898,25 @@ async def coro(inputs):
 		})
 	}
 }
+
+// An attempt after feedback gives the worker the whole task: the text
+// holds the request, the rejected answer and what to fix, and the data is
+// the request's (the feedback message has none).
+func TestInputAfterFeedback(t *testing.T) {
+	t.Parallel()
+	request := task.Message{ID: "m1", Role: task.RoleUser, Parts: []task.Part{task.TextPart("order please"), task.DataPart([]byte(`{"order":"A-7"}`))}}
+	rejected := task.Message{ID: "a1", Role: task.RoleAgent, Parts: []task.Part{task.TextPart("no order")},
+		Metadata: map[string]any{task.RetryKey: task.RetryAnswer}}
+	feedback := task.Message{ID: "f1", Role: task.RoleUser, Parts: []task.Part{task.TextPart("name the order")},
+		Metadata: map[string]any{task.RetryKey: task.RetryFeedback}}
+	req := &task.Request{TaskID: "t", ContextID: "c", Message: feedback, History: []task.Message{request, rejected, feedback}}
+	in := inputOf(req)
+	if string(in.Data) != `{"order":"A-7"}` {
+		t.Errorf("data = %s, want the request's", in.Data)
+	}
+	for _, want := range []string{"order please", task.RetryAnswerHeading, "no order", task.RetryFeedbackHeading, "name the order"} {
+		if !strings.Contains(in.Text, want) {
+			t.Errorf("text lacks %q:\n%s", want, in.Text)
+		}
+	}
+}
