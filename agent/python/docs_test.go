@@ -10,6 +10,7 @@ import (
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/agenttest"
 	_ "github.com/pactum/pactum/agent/python"
+	"github.com/pactum/pactum/agent/python/pythontest"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/internal/e2e/mdblock"
 	"github.com/pactum/pactum/task"
@@ -20,12 +21,7 @@ import (
 // virtualenv (made with the standard library's venv, without pip).
 func TestDocsExample(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("python3"); err != nil {
-		if os.Getenv("PACTUM_REQUIRE_PYTHON") != "" {
-			t.Fatalf("python3: %v (PACTUM_REQUIRE_PYTHON is set)", err)
-		}
-		t.Skip("no python3 in PATH")
-	}
+	pythontest.Need(t)
 	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "runtimes.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/agenttest"
+	"github.com/pactum/pactum/agent/python/pythontest"
 	"github.com/pactum/pactum/task"
 )
 
@@ -26,12 +27,7 @@ import (
 
 func needPython(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		if os.Getenv("PACTUM_REQUIRE_PYTHON") != "" {
-			t.Fatalf("python3: %v (PACTUM_REQUIRE_PYTHON is set)", err)
-		}
-		t.Skip("no python3 in PATH")
-	}
+	pythontest.Need(t)
 }
 
 // setup writes module as agentmod.py in a new directory and returns a

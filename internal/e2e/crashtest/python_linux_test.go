@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/pactum/pactum/agent/python/pythontest"
 	"github.com/pactum/pactum/internal/e2e/nodeproc"
 )
 
@@ -156,12 +156,7 @@ func TestKill9DuringPythonRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test builds and kills a real server; skipped with -short")
 	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		if os.Getenv("PACTUM_REQUIRE_PYTHON") != "" {
-			t.Fatalf("python3: %v (PACTUM_REQUIRE_PYTHON is set)", err)
-		}
-		t.Skip("no python3 in PATH")
-	}
+	pythontest.Need(t)
 	dir := t.TempDir()
 	// The servers record their workers' groups under this test's own
 	// cache directory.
