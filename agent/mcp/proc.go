@@ -1,7 +1,6 @@
 package mcpagent
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -38,7 +37,7 @@ type proc struct {
 	group  *procgroup.Group
 	stdin  *os.File // pactum's end, written by the SDK
 	stdout *os.File // pactum's end, read by the SDK through a progressTap
-	stderr *tailWriter
+	stderr *tail.Lines
 	// exited is closed when the program has exited and been reaped;
 	// waitErr is then what Wait returned.
 	exited   chan struct{}
@@ -60,7 +59,7 @@ func startProc(procs *procgroup.Dir, label procgroup.Label, name string, args []
 		_, _ = inR.Close(), inW.Close()
 		return nil, err
 	}
-	p := &proc{stdin: inW, stdout: outR, stderr: &tailWriter{log: logLine, tail: tail.Buffer{Max: stderrTailBytes}}, exited: make(chan struct{})}
+	p := &proc{stdin: inW, stdout: outR, stderr: &tail.Lines{Max: stderrTailBytes, Log: logLine}, exited: make(chan struct{})}
 	cmd := exec.Command(name, args...)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
@@ -142,46 +141,3 @@ func (p *proc) detail(d time.Duration) string {
 	return b.String()
 }
 
-// tailWriter keeps the last stderrTailBytes bytes written to it and logs
-// each complete line. os/exec writes from one goroutine; String may be
-// called from others.
-type tailWriter struct {
-	log func(line string)
-
-	mu      sync.Mutex
-	tail    tail.Buffer
-	partial []byte // the current line, up to stderrTailBytes
-}
-
-func (t *tailWriter) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for rest := p; len(rest) > 0; {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			t.partial = appendBounded(t.partial, rest)
-			break
-		}
-		t.partial = appendBounded(t.partial, rest[:i])
-		if t.log != nil && len(bytes.TrimSpace(t.partial)) > 0 {
-			t.log(strings.ToValidUTF8(string(bytes.TrimRight(t.partial, "\r")), "\uFFFD"))
-		}
-		t.partial = t.partial[:0]
-		rest = rest[i+1:]
-	}
-	return t.tail.Write(p)
-}
-
-func appendBounded(dst, p []byte) []byte {
-	if room := stderrTailBytes - len(dst); len(p) > room {
-		p = p[:max(room, 0)]
-	}
-	return append(dst, p...)
-}
-
-// String returns the tail (tail.Buffer.String).
-func (t *tailWriter) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.tail.String()
-}

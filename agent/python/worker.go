@@ -49,7 +49,7 @@ type worker struct {
 	stdin *os.File
 	// stderr keeps the end of the worker's standard error and logs each
 	// line.
-	stderr *stderrLog
+	stderr *tail.Lines
 	// ready is the worker's first reply.
 	ready reply
 
@@ -125,7 +125,7 @@ func startWorker(ctx context.Context, procs *procgroup.Dir, label procgroup.Labe
 	}
 	w := &worker{
 		log: log, stdin: inW, calls: map[string]*call{},
-		stderr: &stderrLog{log: func(line string) { log.Info("python: worker stderr", "line", line) }, tail: tail.Buffer{Max: stderrTailBytes}},
+		stderr: &tail.Lines{Max: stderrTailBytes, Log: func(line string) { log.Info("python: worker stderr", "line", line) }},
 		exited: make(chan struct{}), gone: make(chan struct{}),
 	}
 	cmd := exec.Command(s.Python, "-u", "-c", workerSource, string(cfg))
@@ -435,43 +435,3 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// stderrLog keeps the last bytes of a worker's standard error and logs
-// each complete line. os/exec writes from one goroutine; String may be
-// called from others.
-type stderrLog struct {
-	log func(line string)
-
-	mu      sync.Mutex
-	tail    tail.Buffer
-	partial []byte
-}
-
-func (s *stderrLog) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for rest := p; len(rest) > 0; {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			if room := stderrTailBytes - len(s.partial); room > 0 {
-				s.partial = append(s.partial, rest[:min(room, len(rest))]...)
-			}
-			break
-		}
-		if room := stderrTailBytes - len(s.partial); room > 0 {
-			s.partial = append(s.partial, rest[:min(room, i)]...)
-		}
-		if line := bytes.TrimRight(s.partial, "\r"); len(bytes.TrimSpace(line)) > 0 {
-			s.log(strings.ToValidUTF8(string(line), "\uFFFD"))
-		}
-		s.partial = s.partial[:0]
-		rest = rest[i+1:]
-	}
-	return s.tail.Write(p)
-}
-
-// String returns the tail.
-func (s *stderrLog) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.tail.String()
-}

@@ -1,5 +1,6 @@
 // Package tail keeps the end of a program's standard error for the
-// errors of the runtimes that start programs (exec, mcp over stdio).
+// errors of the runtimes that start programs (exec, mcp over stdio,
+// python), and logs the lines of long-lived ones (Lines).
 package tail
 
 import (
