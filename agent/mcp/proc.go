@@ -140,4 +140,3 @@ func (p *proc) detail(d time.Duration) string {
 	}
 	return b.String()
 }
-
