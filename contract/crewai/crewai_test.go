@@ -277,7 +277,7 @@ func TestErrors(t *testing.T) {
 		"tasks:\n  a: {description: d, expected_output: e, agent: x, context: [z]}\n":                     `context names no task "z"`,
 		"w: {role: r, goal: g}\n": "no tasks",
 		"- 1\n":                   "not a mapping",
-		"a: [\n":                  "yaml",
+		"a: [\n":                  "invalid YAML: did not find expected node content",
 	} {
 		if _, err := a.ToContract([]byte(in), contract.AdapterOptions{}); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)

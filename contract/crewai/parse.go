@@ -1,7 +1,6 @@
 package crewai
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/pactum/pactum/contract"
+	"github.com/pactum/pactum/internal/yamlnode"
 )
 
 // Project is a CrewAI project's agents and tasks, in the files' order.
@@ -69,15 +69,15 @@ func root(data []byte) (*yaml.Node, error) {
 	if len(data) > maxDoc {
 		return nil, fmt.Errorf("document of %d bytes (at most %d)", len(data), maxDoc)
 	}
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil {
-		return nil, err
+	// yamlnode.ParseDocument: exactly one document, syntax errors at their
+	// line, and go-yaml's panics on malformed input turned into errors.
+	m, p := yamlnode.ParseDocument(data, "a CrewAI file")
+	if p != nil {
+		return nil, contract.Errors{{Line: p.Line, Msg: p.Msg}}
 	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+	if m == nil {
 		return nil, fmt.Errorf("empty document")
 	}
-	m := doc.Content[0]
 	if m.Kind != yaml.MappingNode {
 		return nil, contract.Errors{{Line: m.Line, Msg: "not a mapping: a CrewAI file maps names to agents or tasks"}}
 	}
@@ -271,20 +271,13 @@ func ParseFiles(files contract.Documents) (Project, error) {
 	return p, nil
 }
 
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
 func parseAgents(m *yaml.Node, path string, errs *contract.Errors) []Agent {
 	keys, vals, _ := pairs(m)
 	out := make([]Agent, 0, len(keys))
 	for i, name := range keys {
 		a := Agent{Name: name}
-		required(vals[i], join(path, name), errs, "role", "goal")
-		for _, f := range fieldsOf(vals[i], join(path, name), errs) {
+		required(vals[i], yamlnode.Join(path, name), errs, "role", "goal")
+		for _, f := range fieldsOf(vals[i], yamlnode.Join(path, name), errs) {
 			switch f.key {
 			case "role":
 				a.Role = f.str(errs)
@@ -306,8 +299,8 @@ func parseTasks(m *yaml.Node, path string, errs *contract.Errors) []Task {
 	out := make([]Task, 0, len(keys))
 	for i, name := range keys {
 		t := Task{Name: name}
-		required(vals[i], join(path, name), errs, "description", "expected_output")
-		for _, f := range fieldsOf(vals[i], join(path, name), errs) {
+		required(vals[i], yamlnode.Join(path, name), errs, "description", "expected_output")
+		for _, f := range fieldsOf(vals[i], yamlnode.Join(path, name), errs) {
 			switch f.key {
 			case "description":
 				t.Description = f.str(errs)
@@ -335,7 +328,7 @@ func required(m *yaml.Node, path string, errs *contract.Errors, keys ...string) 
 	}
 	for _, k := range keys {
 		if field(m, k) == nil {
-			*errs = append(*errs, contract.FieldError{Line: m.Line, Path: join(path, k), Msg: "required"})
+			*errs = append(*errs, contract.FieldError{Line: m.Line, Path: yamlnode.Join(path, k), Msg: "required"})
 		}
 	}
 }
@@ -355,7 +348,7 @@ func fieldsOf(m *yaml.Node, path string, errs *contract.Errors) []fieldOf {
 	}
 	out := make([]fieldOf, len(keys))
 	for i, k := range keys {
-		out[i] = fieldOf{key: k, path: join(path, k), n: vals[i]}
+		out[i] = fieldOf{key: k, path: yamlnode.Join(path, k), n: vals[i]}
 	}
 	return out
 }

@@ -156,7 +156,7 @@ func TestContractImportErrors(t *testing.T) {
 		{[]string{cycle}, "pactum: the contract " + cycle + " maps to is not valid:\n(output):"},
 		{[]string{filepath.Join(dir, "missing.json")}, "no such file or directory"},
 		{[]string{broken}, "pactum: " + broken + ": neither JSON nor YAML: yaml: line 1: did not find expected node content\n"},
-		{[]string{broken, adapterTestdata("crewai", "testdata", "agents.yaml"), "--from", "crewai"}, "pactum: crewai: " + broken + ": yaml: line 1: did not find expected node content\n"},
+		{[]string{broken, adapterTestdata("crewai", "testdata", "agents.yaml"), "--from", "crewai"}, "pactum: " + broken + ":2: invalid YAML: did not find expected node content\n"},
 	}
 	for _, tc := range cases {
 		code, stdout, stderr := runMain(append([]string{"contract", "import"}, tc.args...)...)
