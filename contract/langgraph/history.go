@@ -4,11 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/pactum/pactum/contract/trace"
+	"github.com/pactum/pactum/internal/lgstate"
 	"github.com/pactum/pactum/task"
 )
 
@@ -17,31 +16,13 @@ import (
 // first): the state's values, the nodes to run next, and the tasks that
 // ran from this checkpoint to the next, each with its result (the state
 // update the node returned) or its error.
-type ThreadState struct {
-	Values     any            `json:"values"`
-	Next       []string       `json:"next"`
-	Tasks      []ThreadTask   `json:"tasks"`
-	Metadata   map[string]any `json:"metadata"`
-	CreatedAt  string         `json:"created_at"`
-	Checkpoint Checkpoint     `json:"checkpoint"`
-	Parent     *Checkpoint    `json:"parent_checkpoint"`
-}
+type ThreadState = lgstate.ThreadState
 
 // ThreadTask is a node's run from a checkpoint.
-type ThreadTask struct {
-	ID         string `json:"id"`
-	Name       string `json:"name"`
-	Error      any    `json:"error"`
-	Interrupts []any  `json:"interrupts"`
-	Result     any    `json:"result"`
-}
+type ThreadTask = lgstate.ThreadTask
 
 // Checkpoint names a checkpoint of a thread.
-type Checkpoint struct {
-	ThreadID     string `json:"thread_id"`
-	CheckpointID string `json:"checkpoint_id"`
-	CheckpointNS string `json:"checkpoint_ns"`
-}
+type Checkpoint = lgstate.Checkpoint
 
 // DecodeHistory reads a thread's history: the Agent Server's JSON array
 // of thread states.
@@ -53,10 +34,13 @@ func DecodeHistory(data []byte) ([]ThreadState, error) {
 	return h, nil
 }
 
-// HistoryTrace converts a thread's history (one run; a history of several
-// runs gives its latest) to a pactum trace that `pactum verify` judges
-// against a contract made from the graph (ToContract): the run is the
-// trace's task (id the run's, agent the graph's id, input the run's
+// HistoryTrace converts a thread's history to a pactum trace that
+// `pactum verify` judges against a contract made from the graph
+// (ToContract). A thread holds the runs of every task of a conversation;
+// the trace is of the latest (lgstate.Latest: the runs of the newest
+// checkpoint's pactum task, which include a run resumed after an
+// interrupt and a run again after a violation; the newest run when pactum
+// did not start it). The run is the trace's task (id the latest run's, agent the graph's id, input the run's
 // input: the text of its first message, and its whole input as a data
 // part), and each node that ran is a child task running the step of the
 // node's id. A child's answer is the node's state update: the text of its
@@ -71,50 +55,27 @@ func HistoryTrace(history []ThreadState, exportedAt time.Time) (*trace.Trace, er
 	if len(history) == 0 {
 		return nil, errors.New("langgraph: the history is empty")
 	}
-	states := append([]ThreadState(nil), history...)
-	// Oldest first: the server lists newest first.
-	slices.SortStableFunc(states, func(a, b ThreadState) int {
-		return strings.Compare(a.CreatedAt, b.CreatedAt)
-	})
-	// The latest run only.
-	runID := metaString(states[len(states)-1].Metadata, "run_id")
-	if runID != "" {
-		var run []ThreadState
-		for _, s := range states {
-			if metaString(s.Metadata, "run_id") == runID {
-				run = append(run, s)
-			}
-		}
-		states = run
-	}
-	times := make([]time.Time, len(states))
-	for i, s := range states {
-		t, err := time.Parse(time.RFC3339Nano, s.CreatedAt)
-		if err != nil {
-			return nil, fmt.Errorf("langgraph: history: checkpoint %s: created_at: %w", s.Checkpoint.CheckpointID, err)
-		}
-		times[i] = t.UTC()
+	states := lgstate.Latest(history)
+	nodes, input, err := lgstate.NodeRuns(states)
+	if err != nil {
+		return nil, fmt.Errorf("langgraph: history: %w", err)
 	}
 	first, last := states[0], states[len(states)-1]
+	start, _ := time.Parse(time.RFC3339Nano, first.CreatedAt)
+	end, _ := time.Parse(time.RFC3339Nano, last.CreatedAt)
+	start, end = start.UTC(), end.UTC()
 	threadID := first.Checkpoint.ThreadID
+	runID := lgstate.MetaString(last.Metadata, "run_id")
 	if runID == "" {
 		runID = "langgraph-" + threadID
 	}
-	graphID := metaString(last.Metadata, "graph_id")
+	graphID := lgstate.MetaString(last.Metadata, "graph_id")
 	if graphID == "" {
 		graphID = "langgraph"
 	}
 
-	var input any
-	for _, s := range states {
-		for _, tk := range s.Tasks {
-			if tk.Name == Start {
-				input = tk.Result
-			}
-		}
-	}
 	in := task.Message{ID: runID + "/input", Role: task.RoleUser, ContextID: threadID, TaskID: runID}
-	if text := firstMessageText(input); text != "" {
+	if text := lgstate.FirstMessageText(input); text != "" {
 		in.Parts = append(in.Parts, task.TextPart(text))
 	}
 	if input != nil {
@@ -125,45 +86,13 @@ func HistoryTrace(history []ThreadState, exportedAt time.Time) (*trace.Trace, er
 		in.Parts = append(in.Parts, task.DataPart(b))
 	}
 
-	type run struct {
-		tk         ThreadTask
-		start, end time.Time
-		runs       int
-	}
-	byNode := map[string]*run{}
-	var order []string
-	for i, s := range states {
-		end := times[i]
-		if i+1 < len(states) {
-			end = times[i+1]
-		}
-		for _, tk := range s.Tasks {
-			if tk.Name == Start || tk.Name == End || tk.Name == "" {
-				continue
-			}
-			// A task without a result or an error has not run yet (the
-			// last checkpoint's next nodes, an interrupted run's).
-			if tk.Result == nil && tk.Error == nil && len(tk.Interrupts) == 0 {
-				continue
-			}
-			r, ok := byNode[tk.Name]
-			if !ok {
-				r = &run{}
-				byNode[tk.Name] = r
-				order = append(order, tk.Name)
-			}
-			r.tk, r.start, r.end = tk, times[i], end
-			r.runs++
-		}
-	}
-
 	parentState := task.StateSucceeded
 	var parentCode task.Code
 	var parentReason string
-	children := make([]*trace.Node, 0, len(order))
-	for _, name := range order {
-		r := byNode[name]
-		id := r.tk.ID
+	children := make([]*trace.Node, 0, len(nodes))
+	for _, r := range nodes {
+		name := r.Task.Name
+		id := r.Task.ID
 		if id == "" {
 			id = runID + "/" + name
 		}
@@ -173,33 +102,32 @@ func HistoryTrace(history []ThreadState, exportedAt time.Time) (*trace.Trace, er
 				TaskID: id, IdempotencyKey: runID + "/" + name, Actor: "langgraph", Action: name,
 				Input:     task.Message{ID: id + "/input", Role: task.RoleUser, Parts: in.Parts, ContextID: threadID, TaskID: id},
 				ContextID: threadID, CorrelationID: runID, ParentTaskID: runID, Step: name,
-				Metadata: map[string]any{"langgraphRuns": r.runs}, CreatedAt: r.start,
+				Metadata: map[string]any{"langgraphRuns": r.Runs}, CreatedAt: r.Start,
 			},
-			CreatedAt: r.start, UpdatedAt: r.end,
+			CreatedAt: r.Start, UpdatedAt: r.End,
 		}
 		state := task.StateSucceeded
 		switch {
-		case r.tk.Error != nil:
-			state, child.ErrorCode, child.Reason = task.StateFailed, task.CodeAgentFailed, errorText(r.tk.Error)
+		case r.Task.Error != nil:
+			state, child.ErrorCode, child.Reason = task.StateFailed, task.CodeAgentFailed, lgstate.ErrorText(r.Task.Error)
 			parentState, parentCode, parentReason = task.StateFailed, task.CodeAgentFailed, fmt.Sprintf("node %s: %s", name, child.Reason)
-		case len(r.tk.Interrupts) > 0 && r.tk.Result == nil:
+		case len(r.Task.Interrupts) > 0 && r.Task.Result == nil:
 			state = task.StateInputRequired
 			if parentState == task.StateSucceeded {
 				parentState = task.StateInputRequired
 			}
 		default:
-			answer(child, r.tk.Result)
+			answer(child, r.Task.Result)
 		}
 		child.State = state
 		child.Seq = 4
-		children = append(children, &trace.Node{Task: child, Timeline: timeline(id, r.start, r.end, state, child.ErrorCode, child.Reason)})
+		children = append(children, &trace.Node{Task: child, Timeline: timeline(id, r.Start, r.End, state, child.ErrorCode, child.Reason)})
 	}
 	if parentState == task.StateSucceeded && len(last.Next) > 0 {
 		// The run stopped before the graph's end (interrupted before a node).
 		parentState = task.StateInputRequired
 	}
 
-	start, end := times[0], times[len(times)-1]
 	parent := &task.Task{
 		ID: runID, ContextID: threadID, Agent: graphID, MaxAttempts: 1, Attempt: 1,
 		Envelope: task.Envelope{
@@ -221,25 +149,16 @@ func HistoryTrace(history []ThreadState, exportedAt time.Time) (*trace.Trace, er
 	}, nil
 }
 
-// answer sets a task's answer from a state update: its last message's
-// text as the status message, the update as the artifact "output".
+// answer sets a task's answer from a state update, by the rule the live
+// gate of a graph's nodes applies too (lgstate.NodeOutput).
 func answer(t *task.Task, update any) {
-	if update == nil {
+	res := lgstate.NodeOutput(t.ID, t.ContextID, update)
+	if res == nil {
 		return
 	}
-	b, err := json.Marshal(update)
-	if err != nil {
-		return
-	}
-	msg := &task.Message{ID: t.ID + "/answer", Role: task.RoleAgent, ContextID: t.ContextID, TaskID: t.ID}
-	if text := lastMessageText(update); text != "" {
-		msg.Parts = []task.Part{task.TextPart(text)}
-	} else {
-		msg.Parts = []task.Part{task.TextPart(string(b))}
-	}
-	t.StatusMessage = msg
-	t.History = append(t.History, *msg)
-	t.Artifacts = []task.Artifact{{ID: t.ID + "/output", Name: "output", Parts: []task.Part{task.DataPart(b)}}}
+	t.StatusMessage = res.Message
+	t.History = append(t.History, *res.Message)
+	t.Artifacts = res.Artifacts
 }
 
 // timeline is a task's execution record: requested → validated → queued
@@ -252,71 +171,4 @@ func timeline(id string, start, end time.Time, state task.State, code task.Code,
 		{TaskID: id, Seq: 4, From: task.StateInProgress, To: state, At: end, Attempt: 1, ErrorCode: code, Reason: reason},
 	}
 	return recs
-}
-
-func metaString(m map[string]any, key string) string {
-	s, _ := m[key].(string)
-	return s
-}
-
-// messages returns a state's or an update's messages.
-func messages(v any) []any {
-	m, _ := v.(map[string]any)
-	switch x := m["messages"].(type) {
-	case []any:
-		return x
-	case map[string]any:
-		return []any{x}
-	}
-	return nil
-}
-
-func contentText(msg any) string {
-	m, _ := msg.(map[string]any)
-	switch c := m["content"].(type) {
-	case string:
-		return c
-	case []any:
-		// Content blocks: their text.
-		var parts []string
-		for _, b := range c {
-			if bm, ok := b.(map[string]any); ok {
-				if s, ok := bm["text"].(string); ok {
-					parts = append(parts, s)
-				}
-			}
-		}
-		return strings.Join(parts, "\n")
-	}
-	return ""
-}
-
-func firstMessageText(v any) string {
-	if ms := messages(v); len(ms) > 0 {
-		return contentText(ms[0])
-	}
-	return ""
-}
-
-func lastMessageText(v any) string {
-	if ms := messages(v); len(ms) > 0 {
-		return contentText(ms[len(ms)-1])
-	}
-	return ""
-}
-
-func errorText(e any) string {
-	switch x := e.(type) {
-	case string:
-		return x
-	case map[string]any:
-		if m, ok := x["message"].(string); ok {
-			if n, ok := x["name"].(string); ok && n != "" {
-				return n + ": " + m
-			}
-			return m
-		}
-	}
-	b, _ := json.Marshal(e)
-	return string(b)
 }

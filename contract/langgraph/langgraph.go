@@ -33,6 +33,7 @@ import (
 
 	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/contract/internal/convert"
+	"github.com/pactum/pactum/internal/lgstate"
 )
 
 // Names of the adapter.
@@ -45,8 +46,8 @@ const (
 	// contract id.
 	ContractIDPrefix = "contract_langgraph_"
 	// Start and End are LangGraph's virtual nodes.
-	Start = "__start__"
-	End   = "__end__"
+	Start = lgstate.Start
+	End   = lgstate.End
 )
 
 // Metadata keys.
