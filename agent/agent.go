@@ -35,6 +35,10 @@ type Metadata struct {
 	Description string
 	// Streaming reports whether the runtime emits chunks while it runs.
 	Streaming bool
+	// Nodes reports whether the runtime reports the nodes of the graph
+	// its agent runs as each ends (task.Request.OnNode), so that a
+	// contract can check each node (`contract: {nodes: true}`).
+	Nodes bool
 	// InputModes and OutputModes are media types.
 	InputModes  []string
 	OutputModes []string

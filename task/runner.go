@@ -1,6 +1,9 @@
 package task
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Request is what an agent runtime receives for one attempt.
 type Request struct {
@@ -18,7 +21,34 @@ type Request struct {
 	// first, each with its artifacts and status: what a parent decides its
 	// next step from. Empty for a task that spawned none.
 	Children []*Task
+	// OnNode, when set, is called by a runtime whose agent runs a graph
+	// of named nodes inside one attempt (a LangGraph graph) as each node
+	// ends, in order; a runtime that cannot see nodes ignores it. A
+	// pipeline step sets it before it calls next (a contract gate that
+	// checks each node against its step). An error it returns stops the
+	// attempt: the runtime stops the agent's work (cancels the run where
+	// it runs) and returns that error unchanged.
+	OnNode NodeFunc
 }
+
+// Node is what one node of the graph an agent runs produced in an
+// attempt: reported by the runtime through Request.OnNode.
+type Node struct {
+	// Name is the node's name.
+	Name string
+	// Result is its output shaped as an attempt's (for a LangGraph node
+	// its state update as a status message and an artifact); nil when it
+	// failed.
+	Result *Result
+	// Err is the node's error as text, when it failed.
+	Err string
+	// Start and End bound the node's run, as far as the runtime knows
+	// them.
+	Start, End time.Time
+}
+
+// NodeFunc receives the nodes of an attempt (Request.OnNode).
+type NodeFunc func(ctx context.Context, n Node) error
 
 // Result is what an attempt produced.
 type Result struct {

@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+
+	"github.com/pactum/pactum/internal/lgstate"
 )
 
 // maxEventBytes bounds one server-sent event (its data lines together); a
@@ -124,6 +127,14 @@ type run struct {
 	// sent is the text of each message emitted so far (messages mode
 	// sends the text so far, not the new piece).
 	sent map[string]string
+
+	// node, when set, is called with each node's state update as its
+	// "updates" event arrives (the root graph's nodes only); seen names
+	// the nodes it was called for. An error it returns ends the stream
+	// and is kept in stop.
+	node func(name string, update any) error
+	seen map[string]bool
+	stop error
 }
 
 // chunkFunc receives a piece of AI message text as the model writes it.
@@ -176,6 +187,7 @@ func (r *run) handle(ev event, chunk chunkFunc) error {
 			}
 			r.addInterrupts(its)
 		}
+		return r.nodes(v)
 	case "messages":
 		// messages-tuple: [message chunk, metadata].
 		var tuple []json.RawMessage
@@ -227,6 +239,41 @@ func (r *run) handle(ev event, chunk chunkFunc) error {
 			e = streamError{Message: ev.Data}
 		}
 		r.Err = &e
+	}
+	return nil
+}
+
+// nodes hands the node updates of one "updates" event to r.node, in the
+// order of the nodes' names (nodes of one step run in parallel). An update
+// of null is a node that has not run, as in a thread's history
+// (lgstate.ThreadTask.Ran).
+func (r *run) nodes(v map[string]json.RawMessage) error {
+	if r.node == nil {
+		return nil
+	}
+	names := make([]string, 0, len(v))
+	for name := range v {
+		if lgstate.UserNode(name) && name != "__interrupt__" {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		var update any
+		if err := json.Unmarshal(v[name], &update); err != nil {
+			return fmt.Errorf("updates event: node %s: %w", name, err)
+		}
+		if update == nil {
+			continue
+		}
+		if r.seen == nil {
+			r.seen = map[string]bool{}
+		}
+		r.seen[name] = true
+		if err := r.node(name, update); err != nil {
+			r.stop = err
+			return err
+		}
 	}
 	return nil
 }

@@ -65,6 +65,7 @@ import (
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
 	"github.com/pactum/pactum/agent/internal/traced"
+	"github.com/pactum/pactum/internal/lgstate"
 	"github.com/pactum/pactum/task"
 )
 
@@ -78,8 +79,8 @@ const metaKey = "pactum.langgraph"
 
 // Run metadata keys the runtime sets on every run it starts.
 const (
-	metaTurn = "pactum_turn"
-	metaTask = "pactum_task"
+	metaTurn = lgstate.MetaTurn
+	metaTask = lgstate.MetaTask
 )
 
 // artifactName names the artifact of the answer.
@@ -209,6 +210,7 @@ func (r *Runtime) Metadata() agent.Metadata {
 		Streaming:   slices.Contains(r.s.StreamModes, "messages-tuple") || slices.Contains(r.s.StreamModes, "messages"),
 		InputModes:  in,
 		OutputModes: out,
+		Nodes:       true,
 	}
 }
 
@@ -307,13 +309,23 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (r
 	artID := derivedID(req, "output")
 	stream := answer.NewStream(emit, artID, artifactName)
 	rn := &run{ID: found}
+	if req.OnNode != nil {
+		last := time.Now()
+		rn.node = func(name string, update any) error {
+			now := time.Now()
+			n := task.Node{Name: name, Result: lgstate.NodeOutput(req.TaskID+"/"+name, req.ContextID, update), Start: last, End: now}
+			last = now
+			return req.OnNode(ctx, n)
+		}
+	}
 	canceled := &atomic.Bool{}
 	defer func() {
 		r.mu.Lock()
 		delete(r.active, req.TaskID)
 		r.mu.Unlock()
-		if err != nil && ctx.Err() != nil && rn.ID != "" {
-			// Timed out or canceled: stop the run on the server so that
+		if err != nil && (ctx.Err() != nil || rn.stop != nil) && rn.ID != "" {
+			// Timed out, canceled, or stopped by a node's check: stop the
+			// run on the server so that the nodes after it do not run and
 			// a retry does not run beside it.
 			cctx, cc := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 			defer cc()
@@ -581,7 +593,7 @@ func (r *Runtime) follow(ctx context.Context, method, path string, body any, rn 
 	}
 	err = readSSE(resp.Body, func(ev event) error {
 		if err := rn.handle(ev, write); err != nil {
-			if emitErr != nil {
+			if emitErr != nil || rn.stop != nil {
 				return err
 			}
 			// What the server sent cannot be read: its answer would not
@@ -598,6 +610,9 @@ func (r *Runtime) follow(ctx context.Context, method, path string, body any, rn 
 	switch {
 	case err == nil:
 		return nil
+	case rn.stop != nil:
+		// A node's check stopped the attempt: its error, unchanged.
+		return rn.stop
 	case ctx.Err() != nil:
 		return r.interrupted(ctx, "run stream")
 	case emitErr != nil:
@@ -663,7 +678,48 @@ func (r *Runtime) finish(ctx context.Context, req *task.Request, thread, turn st
 	if len(rn.Interrupts) > 0 {
 		return r.question(req, thread, rn)
 	}
+	if req.OnNode != nil {
+		if err := r.reportNodes(ctx, req, thread, rn); err != nil {
+			return nil, err
+		}
+	}
 	return r.answer(rn.Values, artID)
+}
+
+// maxHistory bounds the checkpoints read back for a task's nodes.
+const maxHistory = 1000
+
+// reportNodes hands req.OnNode the nodes of the task's runs that the
+// attempt has not seen in its stream: all of them for a run found
+// finished, those before the join for a run joined late, those of the
+// runs before an interrupt's answer resumed the graph. They are read from
+// the thread's history of the task, by the rule the offline check of the
+// same history applies (lgstate.NodeRuns: each node's last run).
+func (r *Runtime) reportNodes(ctx context.Context, req *task.Request, thread string, rn *run) error {
+	var states []lgstate.ThreadState
+	body := map[string]any{"limit": maxHistory, "metadata": map[string]any{metaTask: req.TaskID}}
+	if err := r.call(ctx, http.MethodPost, "/threads/"+thread+"/history", body, &states); err != nil {
+		return err
+	}
+	nodes, _, err := lgstate.NodeRuns(lgstate.Latest(states))
+	if err != nil {
+		return task.Errorf(task.CodeAgentFailed, "langgraph %s: thread history: %v", r.host, err)
+	}
+	for _, nr := range nodes {
+		if rn.seen[nr.Task.Name] {
+			continue
+		}
+		n := task.Node{Name: nr.Task.Name, Start: nr.Start, End: nr.End}
+		if nr.Task.Error != nil {
+			n.Err = lgstate.ErrorText(nr.Task.Error)
+		} else {
+			n.Result = lgstate.NodeOutput(req.TaskID+"/"+nr.Task.Name, req.ContextID, nr.Task.Result)
+		}
+		if err := req.OnNode(ctx, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // settledStatus returns the run's status, waiting a little for one that

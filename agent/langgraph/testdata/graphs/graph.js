@@ -87,3 +87,17 @@ export const pair = new StateGraph(PairState)
   .addEdge("second", "join")
   .addEdge("join", END)
   .compile();
+
+// chain runs three nodes in a row, each adding a message; the last one
+// takes a second and a half, so that a run stopped after the second is
+// canceled while the third runs.
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+export const chain = new StateGraph(MessagesAnnotation)
+  .addNode("research", async (s) => ({ messages: [new AIMessage(`facts: ${s.messages[0].content}`)] }))
+  .addNode("write", async (s) => ({ messages: [new AIMessage(`# Report\n\n${lastText(s)}`)], }))
+  .addNode("review", async (s) => { await sleep(1500); return { messages: [new AIMessage(`${lastText(s)}\n\nReviewed`)] }; })
+  .addEdge(START, "research")
+  .addEdge("research", "write")
+  .addEdge("write", "review")
+  .addEdge("review", END)
+  .compile();
