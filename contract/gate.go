@@ -108,7 +108,7 @@ func (g *gate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*ta
 		vr.Error = msg
 		vr.Verification.PostGate = GateResult{Passed: false, Results: []ValidationResult{}}
 		vr.Verification.Timing.TotalMs = vr.Verification.Timing.PreGateMs
-		g.record(a, vr, "fail", msg, preEnd.Sub(start))
+		recordVerdict(a, vr, "fail", msg, preEnd.Sub(start))
 		return nil, task.Permanent(&task.Error{Code: task.CodeContractViolation, Message: g.s.violationPrefix() + msg})
 	}
 
@@ -133,9 +133,9 @@ func (g *gate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*ta
 			outcome, msg = "skip", "the agent asked for input or waits for children; the post-gate runs on its answer"
 		}
 		if outcome != "" {
-			g.record(a, vr, outcome, msg, execEnd.Sub(start))
+			recordVerdict(a, vr, outcome, msg, execEnd.Sub(start))
 			if err != nil {
-				g.recordOutput(a, &JudgedOutput{AgentError: err.Error()})
+				recordOutput(a, &JudgedOutput{AgentError: err.Error()})
 			}
 			return res, err
 		}
@@ -156,27 +156,33 @@ func (g *gate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*ta
 		if f := g.s.failed(post, false); len(f) > 0 {
 			msg = "passed; not held but not failing the gate: " + summary(f)
 		}
-		g.record(a, vr, "pass", msg, end.Sub(start))
+		recordVerdict(a, vr, "pass", msg, end.Sub(start))
 		return res, nil
 	}
 	violation := summary(g.s.failed(post, true))
-	policy := g.s.step.OnViolation
-	if policy == "" {
-		policy = ViolationFail
-	}
+	policy := g.s.policy()
 	if policy != ViolationContinue {
 		vr.Error = violation
 	}
-	g.record(a, vr, "fail", "onViolation "+string(policy)+": "+violation, end.Sub(start))
+	recordVerdict(a, vr, "fail", "onViolation "+string(policy)+": "+violation, end.Sub(start))
 	if policy != ViolationContinue {
 		// The answer is not stored as the task's result: keep it with
 		// the verdict, for an offline check of the same answer.
-		g.recordOutput(a, &JudgedOutput{Artifacts: res.Artifacts, Message: res.Message})
+		recordOutput(a, &JudgedOutput{Artifacts: res.Artifacts, Message: res.Message})
 	}
-	cause := &task.Error{Code: task.CodeContractViolation, Message: g.s.violationPrefix() + violation}
-	switch policy {
+	return g.s.onViolation(res, g.s.failed(post, true))
+}
+
+// onViolation applies the step's onViolation to an answer res whose
+// post-gate failed with the assertions failed (gating ones): the error
+// or the result the attempt ends with. Shared by the gate of an attempt
+// (Middleware) and the gate of a graph's nodes (NodeGate), where res is
+// the node's output.
+func (s *CompiledStep) onViolation(res *task.Result, failed []ValidationResult) (*task.Result, error) {
+	cause := &task.Error{Code: task.CodeContractViolation, Message: s.violationPrefix() + summary(failed)}
+	switch s.policy() {
 	case ViolationRetry:
-		fb := task.Message{Role: task.RoleUser, Parts: []task.Part{task.TextPart(feedback(g.s.failed(post, true)))}}
+		fb := task.Message{Role: task.RoleUser, Parts: []task.Part{task.TextPart(feedback(failed))}}
 		// The rejected answer goes into the history before the feedback:
 		// the agent's next attempt sees what it said, then what to fix.
 		if ans := answerOf(res); len(ans.Parts) > 0 {
@@ -191,17 +197,23 @@ func (g *gate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*ta
 		// and that attempt gets the whole task (task.Request.Retry reads
 		// the question's first part as what broke the contract, the parts
 		// after it as the rejected output).
-		q := task.Message{Role: task.RoleAgent, Parts: []task.Part{task.TextPart(question(g.s.failed(post, true)))},
+		q := task.Message{Role: task.RoleAgent, Parts: []task.Part{task.TextPart(question(failed))},
 			Metadata: map[string]any{task.RetryKey: task.RetryQuestion}}
-		for _, art := range res.Artifacts {
-			q.Parts = append(q.Parts, art.Parts...)
-		}
+		q.Parts = append(q.Parts, answerOf(res).Parts...)
 		return &task.Result{Message: &q, InputRequired: true, Reason: cause.Message}, nil
 	case ViolationContinue:
 		return res, nil
 	default:
 		return nil, task.Permanent(cause)
 	}
+}
+
+// policy is the step's onViolation, fail when it names none.
+func (s *CompiledStep) policy() Violation {
+	if s.step.OnViolation == "" {
+		return ViolationFail
+	}
+	return s.step.OnViolation
 }
 
 // preGateInput builds what the pre-gate of step s checks for task t: the
@@ -270,7 +282,7 @@ type JudgedOutput struct {
 	AgentError string          `json:"agentError,omitempty"`
 }
 
-func (g *gate) recordOutput(a *task.Attempt, out *JudgedOutput) {
+func recordOutput(a *task.Attempt, out *JudgedOutput) {
 	data, err := json.Marshal(out)
 	if err != nil {
 		data, _ = json.Marshal(JudgedOutput{AgentError: "encode judged output: " + err.Error()})
@@ -279,7 +291,7 @@ func (g *gate) recordOutput(a *task.Attempt, out *JudgedOutput) {
 }
 
 // record adds vr as the attempt's verdict evidence.
-func (g *gate) record(a *task.Attempt, vr *VerifiedResult, outcome, msg string, d time.Duration) {
+func recordVerdict(a *task.Attempt, vr *VerifiedResult, outcome, msg string, d time.Duration) {
 	data, err := json.Marshal(vr)
 	if err != nil {
 		// A VerifiedResult holds JSON-decoded values only; a failure here
