@@ -28,7 +28,10 @@ var (
 //	  resources: [...]    # optional
 //
 // or a step of a contract file: `contract: {file: contracts/x.yaml, step:
-// ID}`. Package config checks the keys and the values it can check alone
+// ID}`, or every step of a contract file, each checked on the node of the
+// same name of the graph the agent runs: `contract: {file:
+// contracts/x.yaml, nodes: true}` (a runtime that reports its graph's
+// nodes: langgraph). Package config checks the keys and the values it can check alone
 // (the policy and strictness names, list shapes); the assertions are
 // decoded and compiled where the node is assembled (internal/node),
 // through Config.ContractSpec, as runtimes are.
@@ -36,9 +39,13 @@ type AgentContract struct {
 	// File is the contract file (`file`), relative to the configuration
 	// file's directory; "" for an inline contract.
 	File string
-	// Step is the id of the step of File the agent runs (`step`, required
-	// with file).
+	// Step is the id of the step of File the agent runs (`step`; with
+	// file, step or nodes is required).
 	Step string
+	// Nodes checks every step of File on the node of the same name of
+	// the graph the agent runs (`nodes: true`), instead of one step on
+	// the agent's answer.
+	Nodes bool
 	// Inline is the inline step's mapping; nil with File.
 	Inline *yaml.Node
 	// Line is the line of the `contract` key's value.
@@ -56,7 +63,7 @@ func (w *walker) agentContract(n *yaml.Node, path string) *AgentContract {
 	}
 	isFile := false
 	for _, p := range ps {
-		if p.key == "file" || p.key == "step" {
+		if p.key == "file" || p.key == "step" || p.key == "nodes" {
 			isFile = true
 		}
 	}
@@ -65,15 +72,24 @@ func (w *walker) agentContract(n *yaml.Node, path string) *AgentContract {
 		w.fieldsOf(ps, path, map[string]handler{
 			"file": func(n *yaml.Node, path string) { fileN, ac.File = n, w.nonEmpty(n, path) },
 			"step": func(n *yaml.Node, path string) { ac.Step = w.nonEmpty(n, path) },
+			"nodes": func(n *yaml.Node, path string) {
+				b, ok := w.boolean(n, path)
+				ac.Nodes = b
+				if ok && !b {
+					w.errorf(n, path, "false is the default: drop the key, or set true to check each node of the agent's graph against its step")
+				}
+			},
 		}, func(p pair) bool {
-			w.errorf(p.keyN, join(path, p.key), "a contract from a file takes file and step only; write the step's assertions in the file (or drop file and step for an inline contract)")
+			w.errorf(p.keyN, join(path, p.key), "a contract from a file takes file and step (or nodes) only; write the step's assertions in the file (or drop file and step for an inline contract)")
 			return true
 		})
 		switch {
 		case fileN == nil:
-			w.errorf(n, path+".file", "required with step: the contract file, e.g. contracts/x.yaml")
-		case !hasKey(ps, "step"):
-			w.errorf(n, path+".step", "required with file: the id of the step this agent runs")
+			w.errorf(n, path+".file", "required with step or nodes: the contract file, e.g. contracts/x.yaml")
+		case hasKey(ps, "step") && hasKey(ps, "nodes"):
+			w.errorf(n, path+".nodes", "nodes checks every step of the file, each on its node; step checks one step on the agent's answer: set one of them")
+		case !hasKey(ps, "step") && !hasKey(ps, "nodes"):
+			w.errorf(n, path+".step", "required with file: the id of the step this agent runs (or nodes: true to check each node of the agent's graph against its step)")
 		}
 		return ac
 	}
@@ -119,6 +135,9 @@ type ContractSpec struct {
 	// File is the contract file, resolved against the configuration
 	// file's directory ("" for an inline contract); Step is its step.
 	File, Step string
+	// Nodes checks every step of File on the node of the same name
+	// (`nodes: true`); Step is then "".
+	Nodes bool
 	// Decode strictly decodes the inline step's mapping into v (a pointer
 	// to a struct with the inline fields' `yaml` tags): unknown keys,
 	// wrong types and bad values are Errors at file:line:column and field
@@ -141,7 +160,7 @@ func (c *Config) ContractSpec(a Agent, baseDir string) (ContractSpec, bool) {
 	}
 	root := join(c.agentPath(a), "contract")
 	file := c.file
-	spec := ContractSpec{Agent: a.Name, Step: ac.Step}
+	spec := ContractSpec{Agent: a.Name, Step: ac.Step, Nodes: ac.Nodes}
 	if ac.File != "" {
 		spec.File = ac.File
 		if dir := c.baseDir(baseDir); !filepath.IsAbs(spec.File) && dir != "" {

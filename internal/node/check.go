@@ -79,7 +79,7 @@ func buildAgents(ctx context.Context, cfg *config.Config, baseDir string) (built
 		}
 		// The contract is compiled whether or not the runtime builds, so
 		// that one check reports both.
-		step, cerrs := buildContract(cfg, ac, baseDir)
+		gate, cerrs := buildContract(cfg, ac, baseDir)
 		errs = append(errs, cerrs...)
 		if !slices.Contains(known, ac.Type) {
 			errs = append(errs, cfg.AgentTypeError(ac, known))
@@ -91,9 +91,14 @@ func buildAgents(ctx context.Context, cfg *config.Config, baseDir string) (built
 			continue
 		}
 		b := builtAgent{config: ac, agent: a}
-		if step != nil {
+		if gate != nil {
+			if cerr := gate.check(ac, agent.MetadataOf(a)); cerr != nil {
+				errs = append(errs, cerr)
+				_ = agent.Close(a)
+				continue
+			}
 			// File resources are looked for where the agent works.
-			b.gate = step.Middleware(contract.GateOptions{WorkDir: b.workDir(cfg, baseDir)})
+			b.gate = gate.middleware(contract.GateOptions{WorkDir: b.workDir(cfg, baseDir)})
 		}
 		tool, terr := tools.stepFor(cfg, ac, a)
 		if terr != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pactum/pactum/a2aserver"
+	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/task"
@@ -23,17 +24,47 @@ type inlineStep struct {
 	Resources   []contract.ContractResource  `yaml:"resources"`
 }
 
-// buildContract compiles agent ac's contract step, or returns nil when it
-// has none. Problems are placed in the configuration (an inline contract,
-// the file and step keys) or in the contract file (its own errors, with
-// file:line).
-func buildContract(cfg *config.Config, ac config.Agent, baseDir string) (*contract.CompiledStep, config.Errors) {
+// agentGate is an agent's compiled contract: one step checked on every
+// answer, or (nodes) every step of a contract checked on the nodes of the
+// graph the agent runs.
+type agentGate struct {
+	step  *contract.CompiledStep
+	nodes *contract.Compiled
+	spec  config.ContractSpec
+}
+
+// middleware returns the gate as a pipeline step.
+func (g *agentGate) middleware(o contract.GateOptions) task.Middleware {
+	if g.nodes != nil {
+		return g.nodes.NodeGate(o)
+	}
+	return g.step.Middleware(o)
+}
+
+// check refuses a gate the agent's runtime cannot serve: nodes on a
+// runtime that does not report its graph's nodes.
+func (g *agentGate) check(ac config.Agent, md agent.Metadata) *config.Error {
+	if g.nodes != nil && !md.Nodes {
+		return g.spec.Error("nodes", fmt.Sprintf("agent type %q does not report the nodes of a graph; nodes: true needs a runtime that does (langgraph), or name the step the agent's answer is checked against with step", ac.Type), nil)
+	}
+	return nil
+}
+
+// buildContract compiles agent ac's contract, or returns nil when it has
+// none. Problems are placed in the configuration (an inline contract,
+// the file, step and nodes keys) or in the contract file (its own errors,
+// with file:line).
+func buildContract(cfg *config.Config, ac config.Agent, baseDir string) (*agentGate, config.Errors) {
 	spec, ok := cfg.ContractSpec(ac, baseDir)
 	if !ok {
 		return nil, nil
 	}
 	if spec.Decode != nil {
-		return inlineContract(spec)
+		step, errs := inlineContract(spec)
+		if step == nil {
+			return nil, errs
+		}
+		return &agentGate{step: step, spec: spec}, errs
 	}
 	c, compiled, err := contract.LoadWith(spec.File, contract.ValidateOptions{KnownAgent: func(name string) bool {
 		_, ok := cfg.Agent(name)
@@ -50,6 +81,14 @@ func buildContract(cfg *config.Config, ac config.Agent, baseDir string) (*contra
 		}
 		return nil, config.Errors{spec.Error("file", err.Error(), err)}
 	}
+	if spec.Nodes {
+		for _, st := range c.Steps {
+			if st.Agent != "" && st.Agent != ac.Name {
+				return nil, config.Errors{spec.Error("nodes", fmt.Sprintf("step %q of %s is for agent %q, not %q: with nodes every step is a node of this agent's graph", st.ID, spec.File, st.Agent, ac.Name), nil)}
+			}
+		}
+		return &agentGate{nodes: compiled, spec: spec}, nil
+	}
 	step, ok := compiled.Step(spec.Step)
 	if !ok {
 		ids := make([]string, len(c.Steps))
@@ -61,7 +100,7 @@ func buildContract(cfg *config.Config, ac config.Agent, baseDir string) (*contra
 	if a := step.Step().Agent; a != "" && a != ac.Name {
 		return nil, config.Errors{spec.Error("step", fmt.Sprintf("step %q of %s is for agent %q, not %q", spec.Step, spec.File, a, ac.Name), nil)}
 	}
-	return step, nil
+	return &agentGate{step: step, spec: spec}, nil
 }
 
 // inlineContract decodes and compiles an inline contract: a contract

@@ -366,6 +366,13 @@ steps:
   - name: e
     type: echo
     contract: {file: ok.yaml, step: write}
+  - name: f
+    type: echo
+    contract: {file: ok.yaml, nodes: true}
+  - name: g
+    type: langgraph
+    langgraph: {url: "http://127.0.0.1:1", assistant: x}
+    contract: {file: ok.yaml, nodes: true}
 `
 	cfg, err := config.Parse([]byte(src), filepath.Join(dir, "pactum.yaml"))
 	if err != nil {
@@ -383,6 +390,7 @@ steps:
 		"missing.yaml",
 		"pactum.yaml:22:37: agents[3].contract.step: ",
 		`no step "read"`,
+		`pactum.yaml:28:38: agents[5].contract.nodes: agent type "echo" does not report the nodes of a graph; nodes: true needs a runtime that does (langgraph)`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Check's errors lack %q:\n%s", want, got)
@@ -391,8 +399,10 @@ steps:
 	if n := strings.Count(got, "no_such_check"); n != 1 {
 		t.Errorf("the unknown check type is reported %d times, want once:\n%s", n, got)
 	}
-	if strings.Contains(got, "agents[4]") {
-		t.Errorf("agent e's contract is fine, but:\n%s", got)
+	for _, fine := range []string{"agents[4]", "agents[6]"} {
+		if strings.Contains(got, fine) {
+			t.Errorf("the contract of %s is fine, but:\n%s", fine, got)
+		}
 	}
 }
 

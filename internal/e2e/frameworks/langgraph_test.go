@@ -8,11 +8,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -215,8 +218,14 @@ func TestLangGraphWalkthrough(t *testing.T) {
 			t.Errorf("verify printed no line matching %s", want)
 		}
 	}
-	// The live verdict is the one recorded with the task: pactum tasks get
-	// shows it.
+	// Live, every node was checked against its step, as verify did
+	// offline: pactum tasks timeline lists the three verdicts.
+	cfgPath := filepath.Join(dir, "pactum.yaml")
+	if got, want := liveVerdicts(t, bin, cfgPath, sent.Task), []string{"research:passed", "write:passed", "review:passed"}; !slices.Equal(got, want) {
+		t.Errorf("the live verdicts of the task are %v, want %v", got, want)
+	}
+	// The newest live verdict is the one shown with the task: pactum
+	// tasks get shows it.
 	get := exec.Command(bin, "tasks", "get", sent.Task, "--config", filepath.Join(dir, "pactum.yaml"))
 	if b, err := get.CombinedOutput(); err != nil || !bytes.Contains(b, []byte("verdict  passed (contract report, step review")) {
 		t.Errorf("pactum tasks get %s: %v\n%s", sent.Task, err, b)
@@ -237,6 +246,13 @@ func TestLangGraphWalkthrough(t *testing.T) {
 	if !strings.Contains(string(d), refused.Reason) {
 		t.Errorf("docs/frameworks.md does not show the refused task's reason %q", refused.Reason)
 	}
+	// Live and offline agree on the refused run, node by node.
+	if got, want := liveVerdicts(t, bin, cfgPath, refused.Task), []string{"research:passed", "write:passed", "review:failed"}; !slices.Equal(got, want) {
+		t.Errorf("the live verdicts of the refused task are %v, want %v", got, want)
+	}
+	if got, want := offlineVerdicts(t, bin, dir, lg.URL, refused.ContextID, "report.contract.yaml"), []string{"research:passed", "write:passed", "review:failed"}; !slices.Equal(got, want) {
+		t.Errorf("verify of the refused run's history: %v, want %v", got, want)
+	}
 
 	// 5. A contract the run does not meet.
 	strict := insertUnder(t, tightened, "write", d.block(t, "assert-strict", "yaml"))
@@ -255,6 +271,117 @@ func TestLangGraphWalkthrough(t *testing.T) {
 			t.Errorf("verify of the strict contract did not print %q:\n%s", want, out)
 		}
 	}
+
+	// Live, the strict contract refuses the write node: a second pactum
+	// serves the graph with it, on a store of its own.
+	strictAddr := nodeproc.FreeAddr(t)
+	strictCfg := strings.NewReplacer("report.contract.yaml", "strict.contract.yaml", "listen: "+addr, "listen: "+strictAddr, "pactum.db", "strict.db").Replace(cfg)
+	if !strings.Contains(strictCfg, "strict.contract.yaml") || !strings.Contains(strictCfg, "strict.db") {
+		t.Fatalf("could not point the configuration at the strict contract:\n%s", strictCfg)
+	}
+	strictPath := filepath.Join(dir, "strict.yaml")
+	writeFile(t, strictPath, strictCfg)
+	srv2 := nodeproc.Start(t, bin, strictAddr, filepath.Join(dir, "strict.log"), "serve", "--config", strictPath)
+	defer srv2.Stop()
+	out, code = runScript(t, dir, env, "node send.mjs http://"+strictAddr+"/agents/"+agentName+" pactum")
+	if code != 0 {
+		t.Fatalf("send to the strict agent exited %d:\n%s", code, out)
+	}
+	strictSent := sentTask(t, out)
+	wantReason := `contract report step write violated: the report is approved (output does not contain "Reviewed: approved")`
+	if strictSent.State != "TASK_STATE_FAILED" || strictSent.Reason != wantReason {
+		t.Errorf("served with the strict contract: state %s, reason %q; want failed, %q", strictSent.State, strictSent.Reason, wantReason)
+	}
+	if !strings.Contains(string(d), wantReason) {
+		t.Errorf("docs/frameworks.md does not show the strict task's reason %q", wantReason)
+	}
+	if got, want := liveVerdicts(t, bin, strictPath, strictSent.Task), []string{"research:passed", "write:failed"}; !slices.Equal(got, want) {
+		t.Errorf("the live verdicts under the strict contract are %v, want %v", got, want)
+	}
+	// Offline, the same history says the same of research and write
+	// (review may have run before the cancel arrived: it is judged
+	// offline then, and passes, or reported not run).
+	off := offlineVerdicts(t, bin, dir, lg.URL, strictSent.ContextID, "strict.contract.yaml")
+	if len(off) < 2 || off[0] != "research:passed" || off[1] != "write:failed" {
+		t.Errorf("verify of the strict run's history: %v, want research passed and write failed", off)
+	}
+}
+
+// liveVerdicts returns "step:passed" or "step:failed" for each verdict
+// the live gates recorded on the task, oldest first, from pactum tasks
+// timeline --json.
+func liveVerdicts(t *testing.T, bin, cfg, id string) []string {
+	t.Helper()
+	b, err := exec.Command(bin, "tasks", "timeline", id, "--json", "--config", cfg).Output()
+	if err != nil {
+		t.Fatalf("pactum tasks timeline %s: %v", id, err)
+	}
+	var entries []struct {
+		Evidence []struct {
+			Step, Kind string
+			Data       json.RawMessage
+		} `json:"evidence"`
+	}
+	if err := json.Unmarshal(b, &entries); err != nil {
+		t.Fatalf("timeline %s: %v", b, err)
+	}
+	var out []string
+	for _, e := range entries {
+		for _, ev := range e.Evidence {
+			if ev.Step != "contract" || ev.Kind != "verdict" {
+				continue
+			}
+			var vr struct {
+				Step         string `json:"step"`
+				Verification struct {
+					Passed bool `json:"passed"`
+				} `json:"verification"`
+			}
+			if err := json.Unmarshal(ev.Data, &vr); err != nil {
+				t.Fatalf("verdict %s: %v", ev.Data, err)
+			}
+			out = append(out, vr.Step+":"+map[bool]string{true: "passed", false: "failed"}[vr.Verification.Passed])
+		}
+	}
+	return out
+}
+
+// offlineVerdicts reads the history of the conversation's thread from
+// the Agent Server at base, turns it into a trace (pactum contract trace
+// --from langgraph) and verifies it against the contract file (pactum
+// verify --json), returning "step:status" for each step.
+func offlineVerdicts(t *testing.T, bin, dir, base, contextID, contractFile string) []string {
+	t.Helper()
+	thread := langgraph.ThreadID(agentName, contextID)
+	resp, err := http.Post(base+"/threads/"+thread+"/history", "application/json", strings.NewReader(`{"limit": 100}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("history of thread %s: %d %v %s", thread, resp.StatusCode, err, body)
+	}
+	hist := filepath.Join(dir, "history-"+contextID+".json")
+	writeFile(t, hist, string(body))
+	tr := filepath.Join(dir, "trace-"+contextID+".json")
+	if b, err := exec.Command(bin, "contract", "trace", hist, "--from", "langgraph", "--out", tr).CombinedOutput(); err != nil {
+		t.Fatalf("contract trace: %v\n%s", err, b)
+	}
+	b, _ := exec.Command(bin, "verify", "--contract", filepath.Join(dir, contractFile), "--trace", tr, "--json").Output()
+	var rep struct {
+		Steps []struct {
+			Step, Status string
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("verify --json printed %s: %v", b, err)
+	}
+	var out []string
+	for _, s := range rep.Steps {
+		out = append(out, s.Step+":"+s.Status)
+	}
+	return out
 }
 
 // sent is what send.mjs prints.
