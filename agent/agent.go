@@ -29,6 +29,17 @@ type Canceler interface {
 	Cancel(ctx context.Context, taskID string) error
 }
 
+// Rejoiner is implemented by runtimes whose next attempt joins remote
+// work an earlier attempt of the same task started, instead of starting
+// it again (langgraph: the run of the turn, found on the thread). When
+// the node shuts down and its drain is over (the attempt's context
+// canceled with task.ErrShutdown), such a runtime's Cancel is not called,
+// so that the work goes on where it runs and the attempt after the
+// restart takes its outcome.
+type Rejoiner interface {
+	Rejoins() bool
+}
+
 // Metadata describes a runtime instance for cards and `pactum agents`.
 type Metadata struct {
 	Type        string

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -103,6 +104,9 @@ type runner struct{ a Agent }
 func (r runner) Run(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
 	if c, ok := r.a.(Canceler); ok {
 		stop := context.AfterFunc(ctx, func() {
+			if rj, ok := r.a.(Rejoiner); ok && rj.Rejoins() && errors.Is(context.Cause(ctx), task.ErrShutdown) {
+				return // the next attempt joins the remote work
+			}
 			// The attempt's ctx is already done; give the remote side its
 			// own short-lived context.
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)

@@ -133,7 +133,7 @@ type Coordinator struct {
 	stopped     bool // no more claims: Drain or Stop began
 	stopCalled  bool
 	runCtx      context.Context    // attempts' parent context, set by Start
-	stopWork    context.CancelFunc // cancels runCtx: the drain is over
+	stopWork    context.CancelFunc // cancels runCtx with ErrShutdown: the drain is over
 	stop        context.CancelFunc // stops the dispatcher and the reaper
 	loops       sync.WaitGroup
 	inflight    sync.WaitGroup
@@ -398,7 +398,8 @@ func (c *Coordinator) Start(ctx context.Context) error {
 	base := context.WithoutCancel(ctx)
 	// Attempts outlive the loops: Stop ends the loops at once and lets
 	// running attempts finish until its own deadline.
-	c.runCtx, c.stopWork = context.WithCancel(base)
+	runCtx, stopWork := context.WithCancelCause(base)
+	c.runCtx, c.stopWork = runCtx, func() { stopWork(ErrShutdown) }
 	ctx, c.stop = context.WithCancel(base)
 	c.loops.Add(2)
 	go c.dispatchLoop(ctx)

@@ -70,6 +70,13 @@ var (
 	ErrStateConflict = errors.New("task state changed concurrently")
 	// ErrDuplicate means (actor, idempotency key) already names a task.
 	ErrDuplicate = errors.New("duplicate idempotency key")
+	// ErrShutdown is the cause (context.Cause) of an attempt's context
+	// canceled because its node shuts down and the drain is over, as
+	// opposed to a caller's cancel (context.Canceled) or the agent's
+	// timeout: the task is released to run again, so a runtime whose next
+	// attempt can join remote work an attempt started leaves that work
+	// running instead of canceling it.
+	ErrShutdown = errors.New("the node is shutting down and the drain is over")
 )
 
 // ErrBadPageToken is what a store answers to a ListTasks page token it did

@@ -20,11 +20,13 @@ import (
 type blocking struct {
 	started  chan struct{}
 	returned atomic.Int64 // unix nanoseconds of the last return
+	cause    atomic.Value // context.Cause of the attempt's end (an error)
 }
 
 func (b *blocking) Run(ctx context.Context, _ *task.Request, _ task.Emit) (*task.Result, error) {
 	b.started <- struct{}{}
 	<-ctx.Done()
+	b.cause.Store(context.Cause(ctx))
 	// Ending takes a moment (an exec command's SIGTERM): the release
 	// must wait for it.
 	time.Sleep(50 * time.Millisecond)
@@ -69,6 +71,10 @@ func TestStopReleasesCutAttempt(t *testing.T) {
 			if err := b.coord.Stop(sctx); !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("Stop = %v; want the drain's deadline", err)
 			}
+			// The runtime can tell a shutdown from a caller's cancel.
+			if cause, _ := r.cause.Load().(error); !errors.Is(cause, task.ErrShutdown) {
+				t.Errorf("the attempt's context ended with cause %v, want task.ErrShutdown", cause)
+			}
 			got, err := b.store.GetTask(ctx, res.Task.ID, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -93,6 +99,31 @@ func TestStopReleasesCutAttempt(t *testing.T) {
 			}
 			verifyAudit(t, b)
 		})
+	}
+}
+
+// TestCancelIsNoShutdown: a caller's cancel ends the attempt's context
+// with context.Canceled as its cause, not task.ErrShutdown.
+func TestCancelIsNoShutdown(t *testing.T) {
+	t.Parallel()
+	r := &blocking{started: make(chan struct{}, 1)}
+	b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "block", Runner: r}}})
+	ctx := context.Background()
+	res, err := b.coord.Submit(ctx, task.SubmitRequest{Envelope: envelope("block", "alice", "hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv(t, r.started, "attempt start")
+	if _, err := b.coord.Cancel(ctx, res.Task.ID, ""); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for r.cause.Load() == nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cause, _ := r.cause.Load().(error)
+	if !errors.Is(cause, context.Canceled) || errors.Is(cause, task.ErrShutdown) {
+		t.Errorf("the attempt's context ended with cause %v, want context.Canceled", cause)
 	}
 }
 

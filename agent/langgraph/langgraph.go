@@ -133,6 +133,7 @@ var (
 	_ agent.Streamer         = (*Runtime)(nil)
 	_ agent.Canceler         = (*Runtime)(nil)
 	_ agent.MetadataProvider = (*Runtime)(nil)
+	_ agent.Rejoiner         = (*Runtime)(nil)
 	_ io.Closer              = (*Runtime)(nil)
 )
 
@@ -213,6 +214,10 @@ func (r *Runtime) Metadata() agent.Metadata {
 		Nodes:       true,
 	}
 }
+
+// Rejoins implements agent.Rejoiner: the next attempt of a task joins
+// the run of its turn (findRun), so a shutdown leaves the run going.
+func (r *Runtime) Rejoins() bool { return true }
 
 // Close releases idle connections. Closing twice is safe.
 func (r *Runtime) Close() error {
@@ -323,6 +328,14 @@ func (r *Runtime) run(ctx context.Context, req *task.Request, emit task.Emit) (r
 		r.mu.Lock()
 		delete(r.active, req.TaskID)
 		r.mu.Unlock()
+		if err != nil && errors.Is(context.Cause(ctx), task.ErrShutdown) && rn.ID != "" {
+			// The node shuts down: the run goes on on the server
+			// (on_disconnect continue) and the attempt after the restart
+			// joins it or takes its outcome, instead of adding the input
+			// to the thread again.
+			log.Info("langgraph: shutting down; the run goes on and the next attempt joins it", "run", rn.ID)
+			return
+		}
 		if err != nil && (ctx.Err() != nil || rn.stop != nil) && rn.ID != "" {
 			// Timed out, canceled, or stopped by a node's check: stop the
 			// run on the server so that the nodes after it do not run and

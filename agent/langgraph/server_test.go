@@ -324,6 +324,64 @@ func TestCancelCancelsTheRun(t *testing.T) {
 	waitRuns(t, b.url, ThreadID(t.Name(), "ctx-cancel"), "ended")
 }
 
+// TestShutdownLeavesTheRunGoing: an attempt cut by the node's shutdown
+// (its context canceled with task.ErrShutdown) leaves the run going on
+// the server, and the attempt after the restart takes its answer: the
+// thread has one run, and the input was added to it once.
+func TestShutdownLeavesTheRunGoing(t *testing.T) {
+	b := setup(t, "slow", "")
+	ctx, cancel := context.WithCancelCause(b.ctx)
+	defer cancel(nil)
+	first := make(chan struct{}, 1)
+	emit := func(task.ArtifactChunk) error {
+		select {
+		case first <- struct{}{}:
+		default:
+		}
+		return nil
+	}
+	req := request("task-shutdown", "ctx-shutdown", "hi")
+	done := make(chan error, 1)
+	go func() {
+		_, err := agent.Runner(b.r).Run(ctx, req, emit)
+		done <- err
+	}()
+	select {
+	case <-first:
+	case err := <-done:
+		t.Fatalf("the run ended before its first chunk: %v", err)
+	case <-time.After(callTimeout):
+		t.Fatal("no chunk")
+	}
+	cancel(task.ErrShutdown)
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("the attempt cut by the shutdown succeeded")
+		}
+	case <-time.After(callTimeout):
+		t.Fatal("the attempt did not end after the shutdown")
+	}
+	thread := ThreadID(t.Name(), "ctx-shutdown")
+	waitRuns(t, b.url, thread, "success")
+
+	again := request("task-shutdown", "ctx-shutdown", "hi")
+	again.Attempt = 2
+	res, err := b.r.Invoke(b.ctx, again)
+	if err != nil {
+		t.Fatalf("the attempt after the restart: %v", err)
+	}
+	if got := agenttest.ResultText(t, res); got != "slowly: hi" {
+		t.Errorf("answer = %q", got)
+	}
+	if got := threadRuns(t, b.url, thread); len(got) != 1 {
+		t.Errorf("runs = %q, want the one the shutdown left going", got)
+	}
+	if !strings.Contains(b.logs.String(), "the run goes on and the next attempt joins it") {
+		t.Errorf("the runtime did not log that it left the run going:\n%s", b.logs.String())
+	}
+}
+
 func TestTimeoutCancelsTheRun(t *testing.T) {
 	// The answer takes about 8 s to write; the attempt may take 3.
 	b := setup(t, "slow", "timeout: 3s\n")
