@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pactum/pactum/contract"
+	"github.com/pactum/pactum/internal/coordtest"
 	"github.com/pactum/pactum/store"
 	_ "github.com/pactum/pactum/store/sqlite"
 	"github.com/pactum/pactum/task"
@@ -65,27 +66,14 @@ func setupGate(t *testing.T, c *contract.AgentContract, attempts int, workDir st
 		b.msgs <- msg
 		return answer(msg, n)
 	})
-	coord, err := task.NewCoordinator(task.Options{
-		Store: st, PollInterval: 20 * time.Millisecond,
+	b.coord = coordtest.Start(t, task.Options{
+		Store: st,
 		Agents: []task.AgentSpec{{
 			Name: "summarize", Runner: runner, Timeout: 10 * time.Second,
 			Retry:      task.RetryPolicy{MaxAttempts: attempts, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond},
 			Middleware: []task.Middleware{step.Middleware(contract.GateOptions{WorkDir: workDir})},
 		}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := coord.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = coord.Stop(sctx)
-		_ = st.Close()
-	})
-	b.coord = coord
 	return b
 }
 

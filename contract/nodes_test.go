@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pactum/pactum/contract"
+	"github.com/pactum/pactum/internal/coordtest"
 	"github.com/pactum/pactum/store"
 	"github.com/pactum/pactum/task"
 )
@@ -89,27 +90,14 @@ func setupNodes(t *testing.T, c *contract.AgentContract, attempts int, nodes []g
 		}
 		return textResult("done"), nil
 	})
-	coord, err := task.NewCoordinator(task.Options{
-		Store: st, PollInterval: 20 * time.Millisecond,
+	b.coord = coordtest.Start(t, task.Options{
+		Store: st,
 		Agents: []task.AgentSpec{{
 			Name: "report", Runner: runner, Timeout: 10 * time.Second,
 			Retry:      task.RetryPolicy{MaxAttempts: attempts, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond},
 			Middleware: []task.Middleware{compiled.NodeGate(contract.GateOptions{WorkDir: t.TempDir()})},
 		}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := coord.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = coord.Stop(sctx)
-		_ = st.Close()
-	})
-	b.coord = coord
 	return b
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pactum/pactum/contract"
+	"github.com/pactum/pactum/internal/coordtest"
 	"github.com/pactum/pactum/store"
 	_ "github.com/pactum/pactum/store/sqlite"
 	"github.com/pactum/pactum/task"
@@ -69,19 +70,7 @@ func setupRun(t *testing.T, c *contract.AgentContract, o contract.RunOptions, st
 			Middleware: []task.Middleware{cs.RunGate(contract.GateOptions{}, siblings)},
 		})
 	}
-	coord, err = task.NewCoordinator(task.Options{Store: st, PollInterval: 20 * time.Millisecond, Agents: specs})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := coord.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = coord.Stop(sctx)
-		_ = st.Close()
-	})
+	coord = coordtest.Start(t, task.Options{Store: st, Agents: specs})
 	b.coord = coord
 	return b
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pactum/pactum/contract"
+	"github.com/pactum/pactum/internal/coordtest"
 	"github.com/pactum/pactum/store"
 	_ "github.com/pactum/pactum/store/sqlite"
 	"github.com/pactum/pactum/task"
@@ -66,20 +67,7 @@ func setupRun(t *testing.T, wfs []*workflow.Workflow, agents map[string]agentFun
 			Middleware: []task.Middleware{workflow.Gate(workflow.GateOptions{})},
 		})
 	}
-	coord, err := task.NewCoordinator(task.Options{Store: st, PollInterval: 10 * time.Millisecond, Agents: specs, Workers: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := coord.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = coord.Stop(sctx)
-		_ = st.Close()
-	})
-	b.coord = coord
+	b.coord = coordtest.Start(t, task.Options{Store: st, PollInterval: 10 * time.Millisecond, Agents: specs, Workers: 8})
 	return b
 }
 

@@ -288,10 +288,12 @@ func waitRuns(t *testing.T, base, thread string, want ...string) {
 	}
 }
 
-func TestCancelCancelsTheRun(t *testing.T) {
-	b := setup(t, "slow", "")
-	ctx, cancel := context.WithCancel(b.ctx)
-	defer cancel()
+// runToFirstChunk runs an attempt of req through the runner the core
+// uses (agent.Runner, which forwards a cancel) and returns once the run
+// has streamed its first chunk; the attempt's error arrives on the
+// channel.
+func runToFirstChunk(t *testing.T, b *bundle, ctx context.Context, req *task.Request) <-chan error {
+	t.Helper()
 	first := make(chan struct{}, 1)
 	emit := func(task.ArtifactChunk) error {
 		select {
@@ -302,7 +304,7 @@ func TestCancelCancelsTheRun(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := agent.Runner(b.r).Run(ctx, request("task-cancel", "ctx-cancel", "an answer that takes its time"), emit)
+		_, err := agent.Runner(b.r).Run(ctx, req, emit)
 		done <- err
 	}()
 	select {
@@ -312,6 +314,14 @@ func TestCancelCancelsTheRun(t *testing.T) {
 	case <-time.After(callTimeout):
 		t.Fatal("no chunk")
 	}
+	return done
+}
+
+func TestCancelCancelsTheRun(t *testing.T) {
+	b := setup(t, "slow", "")
+	ctx, cancel := context.WithCancel(b.ctx)
+	defer cancel()
+	done := runToFirstChunk(t, b, ctx, request("task-cancel", "ctx-cancel", "an answer that takes its time"))
 	cancel()
 	select {
 	case err := <-done:
@@ -332,27 +342,7 @@ func TestShutdownLeavesTheRunGoing(t *testing.T) {
 	b := setup(t, "slow", "")
 	ctx, cancel := context.WithCancelCause(b.ctx)
 	defer cancel(nil)
-	first := make(chan struct{}, 1)
-	emit := func(task.ArtifactChunk) error {
-		select {
-		case first <- struct{}{}:
-		default:
-		}
-		return nil
-	}
-	req := request("task-shutdown", "ctx-shutdown", "hi")
-	done := make(chan error, 1)
-	go func() {
-		_, err := agent.Runner(b.r).Run(ctx, req, emit)
-		done <- err
-	}()
-	select {
-	case <-first:
-	case err := <-done:
-		t.Fatalf("the run ended before its first chunk: %v", err)
-	case <-time.After(callTimeout):
-		t.Fatal("no chunk")
-	}
+	done := runToFirstChunk(t, b, ctx, request("task-shutdown", "ctx-shutdown", "hi"))
 	cancel(task.ErrShutdown)
 	select {
 	case err := <-done:
