@@ -256,11 +256,22 @@ func regression(s *StepChange) string {
 	switch {
 	case b.Status == StatusPassed && a.Status != StatusPassed && a.Status != StatusUnchecked:
 		why = fmt.Sprintf("passed, now %s", strings.ReplaceAll(string(a.Status), "_", " "))
-		var failed []string
+		// The asserts that now fail say why; a suggest that now fails
+		// is named only when no assert is (strict: it fails the step).
+		var failed, suggested []string
 		for _, c := range s.Checks {
-			if c.Was && !c.Now {
-				failed = append(failed, fmt.Sprintf("[%s %s] %s", c.Type, c.Check, c.Message))
+			if !c.Was || c.Now {
+				continue
 			}
+			line := fmt.Sprintf("[%s %s] %s", c.Type, c.Check, c.Message)
+			if c.Type == contract.Suggest {
+				suggested = append(suggested, line)
+			} else {
+				failed = append(failed, line)
+			}
+		}
+		if len(failed) == 0 {
+			failed = suggested
 		}
 		if len(failed) > 0 {
 			why += ": " + strings.Join(failed, "; ")
@@ -372,8 +383,9 @@ func answerDiff(step string, before, after *Node) AnswerDiff {
 // Compare diffs it: the output its gate judged (contract.FromRecord: the
 // answer it rejected, or the task's artifacts and status message), each
 // part on lines of its own (text as it is, data as indented canonical
-// JSON, a URL as itself, a file by its size, type, name and SHA-256),
-// then the agent's error. Empty for a task that never ran or a nil node.
+// JSON, a URL as itself, a file by its size, type, name and SHA-256;
+// the final message only when no artifact carries the answer), then the
+// agent's error. Empty for a task that never ran or a nil node.
 func Answer(n *Node) string {
 	if n == nil || n.Task == nil {
 		return ""
@@ -392,7 +404,9 @@ func Answer(n *Node) string {
 				line(partText(p))
 			}
 		}
-		if m := r.Result.Message; m != nil {
+		// The final message is the answer when no artifact carries one
+		// (else it says the answer again, or how the task ended).
+		if m := r.Result.Message; m != nil && len(r.Result.Artifacts) == 0 {
 			for _, p := range m.Parts {
 				line(partText(p))
 			}

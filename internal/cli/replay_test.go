@@ -1,0 +1,211 @@
+package cli_test
+
+import (
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/pactum/pactum/task"
+)
+
+// replayConfig is exampleConfig with quick retries, so that a step whose
+// answer breaks its contract under onViolation: retry is dead-lettered at
+// once.
+var replayConfig = strings.ReplaceAll(exampleConfig, "    type: exec\n",
+	"    type: exec\n    retry: {max_attempts: 2, initial_backoff: 10ms, max_backoff: 10ms}\n")
+
+// replayRun is a real run of examples/contract.yaml, as runStore makes
+// one, with what a replay test needs: the directory of the agents'
+// answers and of the configuration, the store, the run and its steps.
+type replayRun struct {
+	dir, cfg, dsn, contract string
+	run                     string
+	steps                   map[string]*task.Task
+}
+
+// newReplayRun runs examples/contract.yaml on document with the
+// example's answers, each step passing.
+func newReplayRun(t *testing.T, document string) *replayRun {
+	t.Helper()
+	r := &replayRun{dir: t.TempDir()}
+	var err error
+	if r.contract, err = filepath.Abs(exampleContract); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"extract": exampleFacts, "summarize": exampleSummary, "review": exampleReview} {
+		writeFile(t, filepath.Join(r.dir, name), text)
+	}
+	r.cfg = filepath.Join(r.dir, "pactum.yaml")
+	writeFile(t, r.cfg, strings.NewReplacer("DIR", r.dir, "CONTRACT", r.contract).Replace(replayConfig))
+	r.dsn = "sqlite://" + filepath.Join(r.dir, "pactum.db")
+	out := mustRun(t, "contract", "run", r.contract, document, "--config", r.cfg, "--store", r.dsn, "--actor", "alice")
+	m := runLine.FindStringSubmatch(out)
+	if m == nil || !strings.Contains(out, "\nrun "+m[1]+" succeeded\n") {
+		t.Fatalf("pactum contract run printed:\n%s", out)
+	}
+	r.run = m[1]
+	_, r.steps = liveVerdicts(t, r.dsn, r.run)
+	return r
+}
+
+// replay runs pactum tasks replay ID with args on r's configuration and
+// store, through Main, and returns the exit status, both outputs and the
+// replay's task id (from its first line, which must name task want).
+func (r *replayRun) replay(t *testing.T, id, want string, args ...string) (code int, stdout, stderr, replayID string) {
+	t.Helper()
+	code, stdout, stderr = runMain(append([]string{"tasks", "replay", id, "--config", r.cfg, "--store", r.dsn}, args...)...)
+	if m := replayLine.FindStringSubmatch(stdout); m != nil {
+		if m[2] != want {
+			t.Fatalf("the replay names task %s, want %s:\n%s", m[2], want, stdout)
+		}
+		replayID = m[1]
+	}
+	return code, stdout, stderr, replayID
+}
+
+var replayLine = regexp.MustCompile(`(?m)^replay ([0-9a-f-]{36}) of task ([0-9a-f-]{36}) `)
+
+// tasksIn lists every task of the store dsn (at most 100).
+func tasksIn(t *testing.T, dsn string) []*task.Task {
+	t.Helper()
+	ctx, coord := readStore(t, dsn)
+	page, err := coord.List(ctx, task.ListParams{PageSize: task.MaxPageSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page.Tasks
+}
+
+// TestTasksReplay replays a recorded contract run and its steps with
+// pactum tasks replay, on real exec agents over a real SQLite store:
+//
+//   - the whole run on unchanged agents: exit 0, every step passed
+//     again, same answers; the replay is a new run linked to the
+//     original (envelope.replayOf, shown by tasks get), visible to its
+//     actor only;
+//   - one step alone (its child task): only that step's agent runs, on
+//     the input the run handed it, judged by the step's contract (the
+//     one the configuration serves): exit 0;
+//   - the same step after its agent changed so that its answer breaks an
+//     assertion: exit 1, the regression named with the assertion, the
+//     answers' diff shown;
+//   - the whole run (--whole-run from a step) after another agent
+//     changed: exit 1, the run and its steps' regressions named.
+func TestTasksReplay(t *testing.T) {
+	t.Parallel()
+	r := newReplayRun(t, exampleDocument)
+
+	code, stdout, stderr, whole := r.replay(t, r.run, r.run)
+	if code != 0 || whole == "" {
+		t.Fatalf("replay of the run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"(agent document-review → document-review, actor alice; verdicts: recorded)\n",
+		"                ORIGINAL           REPLAY\n",
+		"task            succeeded          succeeded\n",
+		"step extract    passed (5 checks)  passed (5 checks)\n",
+		"step summarize  passed (6 checks)  passed (6 checks)\n",
+		"step review     passed (7 checks)  passed (7 checks)\n",
+		"no regression (same answers)\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("replay of the run: no %q in\n%s", want, stdout)
+		}
+	}
+	ctx, coord := readStore(t, r.dsn)
+	got, err := coord.Get(ctx, whole, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Envelope.ReplayOf != r.run || got.Envelope.Actor != "alice" || got.Children != 3 || got.Envelope.IdempotencyKey == "" {
+		t.Errorf("the replay: replayOf %q, actor %q, %d children, key %q", got.Envelope.ReplayOf, got.Envelope.Actor, got.Children, got.Envelope.IdempotencyKey)
+	}
+	orig, err := coord.Get(ctx, r.run, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Envelope.IdempotencyKey == orig.Envelope.IdempotencyKey || got.ContextID == orig.ContextID {
+		t.Errorf("the replay shares the original's idempotency key or context: %q, %q", got.Envelope.IdempotencyKey, got.ContextID)
+	}
+	if _, err := coord.Get(task.WithCaller(ctx, "bob"), whole, 0); task.ErrorCode(err) != task.CodeNotFound {
+		t.Errorf("bob reads alice's replay: %v, want not found", err)
+	}
+	if _, err := coord.Get(task.WithCaller(ctx, "alice"), whole, 0); err != nil {
+		t.Errorf("alice reads her replay: %v", err)
+	}
+	if out := mustRun(t, "tasks", "get", whole, "--store", r.dsn); !strings.Contains(out, "\nreplays  "+r.run+"\n") {
+		t.Errorf("tasks get of the replay does not name the original:\n%s", out)
+	}
+
+	review := r.steps["review"]
+	before := len(tasksIn(t, r.dsn))
+	code, stdout, stderr, alone := r.replay(t, review.ID, review.ID)
+	if code != 0 || alone == "" {
+		t.Fatalf("replay of step review: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"(agent document-review/review → review, actor alice; verdicts: contract document-review)\n",
+		"step review  passed (6 checks)  passed (6 checks)\n",
+		"no regression (same answers)\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("replay of step review: no %q in\n%s", want, stdout)
+		}
+	}
+	after := tasksIn(t, r.dsn)
+	if len(after) != before+1 || after[0].ID != alone || after[0].Agent != "review" || after[0].Children != 0 || after[0].Envelope.ParentTaskID != "" {
+		t.Fatalf("replaying step review ran %d tasks, want only its own on agent review: newest %+v", len(after)-before, after[0])
+	}
+	if got, want := after[0].Envelope.Input.Parts, review.Envelope.Input.Parts; !reflect.DeepEqual(got, want) {
+		t.Errorf("the step's replay got\n%+v\nwant the input its run handed it\n%+v", got, want)
+	}
+
+	// The reviewer's new version answers "revise" without naming an issue.
+	writeFile(t, filepath.Join(r.dir, "review"), `{"verdict": "revise", "issues": []}`)
+	code, stdout, stderr, _ = r.replay(t, review.ID, review.ID)
+	if code != 1 {
+		t.Fatalf("replay of step review on the changed agent: exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"step review  passed (6 checks)  failed (6 checks)  regression\n",
+		"  now fails  [assert cel] step review: A revise verdict names at least one issue.: expression ",
+		"answer differs:\n",
+		"@@ -1,4 +1,4 @@\n {\n   \"issues\": [],\n-  \"verdict\": \"approve\"\n+  \"verdict\": \"revise\"\n }\n",
+		"regression: step review passed, now failed: [assert cel] A revise verdict names at least one issue.\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("replay on the changed agent: no %q in\n%s", want, stdout)
+		}
+	}
+	if !strings.Contains(stderr, "pactum: replay ") || !strings.HasSuffix(stderr, ": 1 regression\n") {
+		t.Errorf("stderr: %s", stderr)
+	}
+	writeFile(t, filepath.Join(r.dir, "review"), exampleReview)
+
+	// The summarizer's new version talks about itself: retried, then
+	// dead-lettered, so the run fails and review never runs.
+	writeFile(t, filepath.Join(r.dir, "summarize"), "As an AI, I summarize.\n\n"+exampleSummary)
+	code, stdout, stderr, rerun := r.replay(t, review.ID, r.run, "--whole-run")
+	if code != 1 || rerun == "" {
+		t.Fatalf("replay of the whole run: exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"task            succeeded          failed             regression\n",
+		"step extract    passed (5 checks)  passed (5 checks)\n",
+		"step summarize  passed (6 checks)  failed (6 checks)  regression\n",
+		"step review     passed (7 checks)  not run            regression\n",
+		"  now fails  [assert not_contains] step summarize: The summary does not talk about itself.: ",
+		"answer of step summarize differs:\n",
+		"@@ -1,3 +1,5 @@\n+As an AI, I summarize.\n+\n ## Summary\n",
+		"regression: task " + r.run + " succeeded, its replay " + rerun + " is failed\n",
+		"regression: step summarize passed, now failed: [assert not_contains] The summary does not talk about itself.\n",
+		"regression: step review passed, now not run: no task of the replay ran step review\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("replay of the whole run: no %q in\n%s", want, stdout)
+		}
+	}
+}
+
