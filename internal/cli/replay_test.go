@@ -208,4 +208,3 @@ func TestTasksReplay(t *testing.T) {
 		}
 	}
 }
-
