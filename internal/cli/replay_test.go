@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -205,6 +206,104 @@ func TestTasksReplay(t *testing.T) {
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("replay of the whole run: no %q in\n%s", want, stdout)
+		}
+	}
+}
+
+// TestReplayTraces replays a directory of recorded traces on an agent's
+// new version with pactum replay: the review step of two real runs, one
+// on a document the new reviewer still approves and one it now answers
+// "revise" without naming an issue. On the agent as it was, both replays
+// pass (exit 0); on its new version the second regresses (exit 1), and
+// the summary names its trace. The traces are replayed on a store that
+// does not hold the recorded tasks: each replay is a task of its own,
+// submitted as the recorded actor, with no link to a task it cannot see.
+func TestReplayTraces(t *testing.T) {
+	t.Parallel()
+	r := newReplayRun(t, exampleDocument)
+	other := "The Q4 note: revenue fell 3% to 3.9M EUR; hiring resumes in March."
+	out := mustRun(t, "contract", "run", r.contract, other, "--config", r.cfg, "--store", r.dsn, "--actor", "alice")
+	m := runLine.FindStringSubmatch(out)
+	if m == nil || !strings.Contains(out, "\nrun "+m[1]+" succeeded\n") {
+		t.Fatalf("pactum contract run printed:\n%s", out)
+	}
+	_, steps := liveVerdicts(t, r.dsn, m[1])
+	traces := filepath.Join(r.dir, "traces")
+	if err := os.Mkdir(traces, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a, b := filepath.Join(traces, "a.json"), filepath.Join(traces, "b.json")
+	mustRun(t, "tasks", "export", r.steps["review"].ID, "--store", r.dsn, "--out", a)
+	mustRun(t, "tasks", "export", steps["review"].ID, "--store", r.dsn, "--out", b)
+	writeFile(t, filepath.Join(traces, "notes.txt"), "not a trace: not read")
+
+	// The reviewer's new version approves only the Q3 report.
+	writeFile(t, filepath.Join(r.dir, "review-new"), `{"verdict": "revise", "issues": []}`)
+	changed := filepath.Join(r.dir, "changed.yaml")
+	writeFile(t, changed, strings.Replace(readFile(t, r.cfg),
+		`exec: {command: [sh, -c, 'cat >/dev/null; cat "$1"', sh, "`+r.dir+`/review"], output: json}`,
+		`exec: {command: [sh, -c, 'if grep -q "The Q3 report:"; then cat "$1"; else cat "$2"; fi', sh, "`+r.dir+`/review", "`+r.dir+`/review-new"], output: json}`, 1))
+	if readFile(t, changed) == readFile(t, r.cfg) {
+		t.Fatal("the reviewer's new version is the old one")
+	}
+
+	fresh := "sqlite://" + filepath.Join(t.TempDir(), "replays.db")
+	replay := func(cfg string) (int, string, string) {
+		return runMain("replay", "--trace", traces, "--agent", "review", "--contract", r.contract, "--config", cfg, "--store", fresh)
+	}
+	code, stdout, stderr := replay(r.cfg)
+	if code != 0 {
+		t.Fatalf("replay on the agent as it was: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if got := strings.Count(stdout, "\nno regression (same answers)\n"); got != 2 || !strings.HasPrefix(stdout, "trace "+a+"\n") ||
+		!strings.Contains(stdout, "\n\ntrace "+b+"\n") || !strings.HasSuffix(stdout, "\nreplayed 2 traces on agent review: no regression\n") {
+		t.Errorf("replay on the agent as it was printed:\n%s", stdout)
+	}
+
+	code, stdout, stderr = replay(changed)
+	if code != 1 {
+		t.Fatalf("replay on the new version: exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	tableA, tableB, ok := strings.Cut(stdout, "\n\ntrace "+b+"\n")
+	if !ok || !strings.HasSuffix(tableA, "\nno regression (same answers)") ||
+		!strings.Contains(tableB, "step review  passed (6 checks)  failed (6 checks)  regression\n") ||
+		!strings.Contains(tableB, "\nregression: step review passed, now failed: [assert cel] A revise verdict names at least one issue.\n") ||
+		!strings.HasSuffix(stdout, "\nreplayed 2 traces on agent review: 1 with a regression ("+b+"), 1 without\n") {
+		t.Errorf("replay on the new version printed:\n%s", stdout)
+	}
+	if want := "pactum: 1 trace regressed on agent review: " + b + "\n"; stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	replays := tasksIn(t, fresh)
+	if len(replays) != 4 {
+		t.Fatalf("%d tasks in the replays' store, want 4 (2 replays of 2 traces)", len(replays))
+	}
+	for _, tk := range replays {
+		if tk.Agent != "review" || tk.Envelope.Actor != "alice" || tk.Envelope.ReplayOf != "" || tk.Envelope.ParentTaskID != "" {
+			t.Errorf("replay %s: agent %s, actor %s, replayOf %q, parent %q", tk.ID, tk.Agent, tk.Envelope.Actor, tk.Envelope.ReplayOf, tk.Envelope.ParentTaskID)
+		}
+	}
+}
+
+// TestReplayUsage: what cannot be replayed exits 2 with why.
+func TestReplayUsage(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	writeFile(t, bad, `{"pactumTrace": "1.1"}`)
+	dsn := "sqlite://" + filepath.Join(dir, "pactum.db")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay", "--trace", bad}, "pactum: replay needs --trace FILE|DIR and --agent NAME\n"},
+		{[]string{"replay", "--trace", bad, "--agent", "echo"}, "pactum: trace " + bad + ":\n  exportedAt: missing\n"},
+		{[]string{"replay", "--trace", dir + "/none", "--agent", "echo"}, "pactum: trace: stat " + dir + "/none: no such file or directory\n"},
+		{[]string{"tasks", "replay", "nope", "--store", dsn}, "pactum: task nope not found in store " + dsn + " (from --store)\n"},
+	} {
+		code, stdout, stderr := runMain(tc.args...)
+		if code != 2 || stdout != "" || !strings.HasPrefix(stderr, tc.want) {
+			t.Errorf("%v: exit %d\nstdout %s\nstderr %q, want %q", tc.args, code, stdout, stderr, tc.want)
 		}
 	}
 }
