@@ -1,13 +1,16 @@
 package cli_test
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/pactum/pactum/internal/e2e/mdblock"
 	"github.com/pactum/pactum/task"
 )
 
@@ -306,4 +309,60 @@ func TestReplayUsage(t *testing.T) {
 			t.Errorf("%v: exit %d\nstdout %s\nstderr %q, want %q", tc.args, code, stdout, stderr, tc.want)
 		}
 	}
+}
+
+// TestReplayDoc runs the example of docs/contracts.md, "Regression
+// testing with replay", with the real binary on a copy of
+// examples/contract-run, and compares what it prints with what the doc
+// shows, task ids aside: each id is numbered by its first appearance, so
+// that the same task must be named in the same places.
+func TestReplayDoc(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "contracts.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := mdblock.Extract(string(doc), "<!-- replay:begin -->", "<!-- replay:end -->", "sh", "the replay example's")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := mdblock.Extract(string(doc), "<!-- replay-output:begin -->", "<!-- replay-output:end -->", "text", "the replay example's output")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := pactumBinary(t)
+	dir := t.TempDir()
+	src := filepath.Join("..", "..", "examples", "contract-run")
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		writeFile(t, filepath.Join(dir, e.Name()), readFile(t, filepath.Join(src, e.Name())))
+	}
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the example: %v\n%s", err, out.String())
+	}
+	if got, want := numberIDs(out.String()), numberIDs(want); got != want {
+		t.Fatalf("the example printed:\n%s\ndocs/contracts.md shows:\n%s", got, want)
+	}
+}
+
+var taskID = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// numberIDs replaces each task id in s by ID1, ID2, … in the order they
+// first appear.
+func numberIDs(s string) string {
+	seen := map[string]string{}
+	return taskID.ReplaceAllStringFunc(s, func(id string) string {
+		if seen[id] == "" {
+			seen[id] = fmt.Sprintf("ID%d", len(seen)+1)
+		}
+		return seen[id]
+	})
 }
