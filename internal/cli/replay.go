@@ -193,6 +193,7 @@ does not), 2 when a trace cannot be read or replayed.`,
 	o.register(cmd, "the agent to replay each trace on (required)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparisons as JSON")
 	cf.register(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("agent", completeAgents(cf))
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pactum/pactum/contract/trace"
 	"github.com/pactum/pactum/internal/e2e/mdblock"
 	"github.com/pactum/pactum/task"
 )
@@ -185,6 +187,16 @@ func TestTasksReplay(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "pactum: replay ") || !strings.HasSuffix(stderr, ": 1 regression\n") {
 		t.Errorf("stderr: %s", stderr)
+	}
+	code, stdout, _, _ = r.replay(t, review.ID, review.ID, "--json")
+	var c trace.Comparison
+	if err := json.Unmarshal([]byte(stdout), &c); code != 1 || err != nil {
+		t.Fatalf("--json: exit %d, %v\n%s", code, err, stdout)
+	}
+	if c.Original.TaskID != review.ID || c.Replay.Agent != "review" || c.JudgedBy != "contract document-review" || len(c.Steps) != 1 ||
+		!c.Steps[0].Regression || c.Steps[0].Replay.Status != trace.StatusFailed || len(c.Answers) != 1 || c.Answers[0].Same ||
+		!reflect.DeepEqual(c.Regressions, []string{"step review passed, now failed: [assert cel] A revise verdict names at least one issue."}) {
+		t.Errorf("--json printed %+v", c)
 	}
 	writeFile(t, filepath.Join(r.dir, "review"), exampleReview)
 

@@ -280,6 +280,7 @@ func newTasksCmd() *cobra.Command {
 	_ = list.RegisterFlagCompletionFunc("state", completeStates)
 	_ = list.RegisterFlagCompletionFunc("agent", completeAgents(&cf))
 	_ = list.RegisterFlagCompletionFunc("parent", completeTaskIDs(&cf))
+	_ = replay.RegisterFlagCompletionFunc("agent", completeAgents(&cf))
 	return cmd
 }
 
