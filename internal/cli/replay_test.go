@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,6 +144,15 @@ func TestTasksReplay(t *testing.T) {
 	}
 	if out := mustRun(t, "tasks", "get", whole, "--store", r.dsn); !strings.Contains(out, "\nreplays  "+r.run+"\n") {
 		t.Errorf("tasks get of the replay does not name the original:\n%s", out)
+	}
+	entries, err := coord.Store().AuditEntries(ctx, 0, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(entries, func(e task.AuditEntry) bool {
+		return e.Kind == task.AuditSubmitted && e.TaskID == whole && e.Actor == "alice" && strings.Contains(string(e.Data), `"replayOf":"`+r.run+`"`)
+	}) {
+		t.Errorf("no audit entry of the replay's submission, linked to the original")
 	}
 
 	review := r.steps["review"]
@@ -288,6 +298,9 @@ func TestReplayTraces(t *testing.T) {
 	}
 	if want := "pactum: 1 trace regressed on agent review: " + b + "\n"; stderr != want {
 		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	if code, stdout, stderr := runMain("audit", "verify", "--store", fresh); code != 0 {
+		t.Errorf("audit verify of the replays' store: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	replays := tasksIn(t, fresh)
 	if len(replays) != 4 {
