@@ -203,12 +203,14 @@ func recordedStep(n *Node, vr *contract.VerifiedResult) StepReport {
 	t := n.Task
 	sr := StepReport{Step: t.Envelope.Step, TaskID: t.ID, Agent: t.Agent, State: t.State, VerifiedResult: vr}
 	switch {
+	case vr != nil:
+		// A step that waits for input (its gate escalated) has its
+		// verdict already.
+		sr.Status, sr.Reason = statusOf(vr), vr.Error
 	case !t.State.Terminal():
 		sr.Status, sr.Reason = StatusNotRun, fmt.Sprintf("task %s is %s: the step has not finished", t.ID, t.State)
-	case vr == nil:
-		sr.Status, sr.Reason = StatusUnchecked, "no gate checked it"
 	default:
-		sr.Status, sr.Reason = statusOf(vr), vr.Error
+		sr.Status, sr.Reason = StatusUnchecked, "no gate checked it"
 	}
 	return sr
 }

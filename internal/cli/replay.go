@@ -351,7 +351,7 @@ func (r *replayer) replay(ctx context.Context, orig *trace.Trace) (*replayed, er
 	id := sub.Task.ID
 	wctx, cancel := context.WithTimeout(ctx, r.opts.timeout)
 	defer cancel()
-	if _, err := r.coord.Wait(wctx, id); err != nil {
+	if err := r.settle(wctx, id); err != nil {
 		if wctx.Err() != nil && ctx.Err() == nil {
 			return nil, fmt.Errorf("the replay %s of task %s did not end within %s; it goes on (pactum tasks watch %s)", id, t.ID, r.opts.timeout, id)
 		}
@@ -366,6 +366,30 @@ func (r *replayer) replay(ctx context.Context, orig *trace.Trace) (*replayed, er
 		return nil, err
 	}
 	return &replayed{cmp: c, actor: env.Actor}, nil
+}
+
+// errStepWaits ends the wait for a run one of whose steps waits for
+// input: the run cannot end before someone answers.
+var errStepWaits = errors.New("a step waits for input")
+
+// settle waits until the task id ends or waits for input, or, for a run,
+// until one of its steps waits for input (a step whose contract
+// escalates): the run would wait for an answer, and the comparison shows
+// that step where it stopped. It follows the run as contract run does
+// (followRun), printing nothing.
+func (r *replayer) settle(ctx context.Context, id string) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	w := &stepWriter{out: io.Discard}
+	_, err := followRun(ctx, r.coord, id, w, func(*task.Task) {}, func(k *task.Task) {
+		if t, err := r.coord.Wait(ctx, k.ID); err == nil && t.State == task.StateInputRequired {
+			cancel(errStepWaits)
+		}
+	})
+	if errors.Is(context.Cause(ctx), errStepWaits) {
+		return nil
+	}
+	return err
 }
 
 // stepOf returns step id of c (false when c is nil or lacks it).

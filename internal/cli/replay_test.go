@@ -98,6 +98,9 @@ func tasksIn(t *testing.T, dsn string) []*task.Task {
 //   - the same step after its agent changed so that its answer breaks an
 //     assertion: exit 1, the regression named with the assertion, the
 //     answers' diff shown;
+//   - the whole run on that changed agent, whose step escalates: the
+//     wait ends when the step waits for input, exit 1, the step's
+//     verdict the regression;
 //   - the whole run (--whole-run from a step) after another agent
 //     changed: exit 1, the run and its steps' regressions named.
 func TestTasksReplay(t *testing.T) {
@@ -207,6 +210,22 @@ func TestTasksReplay(t *testing.T) {
 		!c.Steps[0].Regression || c.Steps[0].Replay.Status != trace.StatusFailed || len(c.Answers) != 1 || c.Answers[0].Same ||
 		!reflect.DeepEqual(c.Regressions, []string{"step review passed, now failed: [assert cel] A revise verdict names at least one issue."}) {
 		t.Errorf("--json printed %+v", c)
+	}
+	// The whole run on the changed reviewer: its step escalates (waits
+	// for input), which ends the wait for the run.
+	code, stdout, stderr, _ = r.replay(t, r.run, r.run)
+	if code != 1 {
+		t.Fatalf("replay of the run on the changed agent: exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"task            succeeded          waiting            regression\n",
+		"step summarize  passed (6 checks)  passed (6 checks)\n",
+		"step review     passed (7 checks)  failed (7 checks)  regression\n",
+		"regression: step review passed, now failed: [assert cel] A revise verdict names at least one issue.\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("replay of the run on the changed agent: no %q in\n%s", want, stdout)
+		}
 	}
 	writeFile(t, filepath.Join(r.dir, "review"), exampleReview)
 
