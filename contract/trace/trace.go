@@ -31,13 +31,13 @@ import (
 // Version is the trace format version this package writes: "MAJOR" or
 // "MAJOR.MINOR". A minor version only adds optional fields; a reader
 // refuses a major version it does not know.
-const Version = "1.1"
+const Version = "1.2"
 
 // Major is the major version this package reads.
 const Major = 1
 
 // minor is the minor version of Version.
-const minor = 1
+const minor = 2
 
 // MaxDepth bounds how deeply children may nest in a trace.
 const MaxDepth = 64
