@@ -29,6 +29,7 @@ type replayOptions struct {
 	agent        string
 	contractPath string
 	actor        string
+	step         string
 	workDir      string
 	timeout      time.Duration
 	wholeRun     bool
@@ -38,7 +39,8 @@ func (o *replayOptions) register(cmd *cobra.Command, agentUse string) {
 	f := cmd.Flags()
 	f.StringVar(&o.agent, "agent", "", agentUse)
 	f.StringVar(&o.contractPath, "contract", "", "judge both answers offline by this contract file (default: the verdicts their gates recorded)")
-	f.StringVar(&o.actor, "actor", "", "the actor the replay is submitted as (default: the original's)")
+	f.StringVar(&o.actor, "actor", "", "the actor the replay is submitted as (default: the original's, else cli)")
+	f.StringVar(&o.step, "step", "", "the step of --contract a task on its own ran (default: its own step, else the contract's only step)")
 	f.StringVar(&o.workDir, "workdir", "", "directory file resources are read from when judging by --contract (default: the current directory)")
 	f.DurationVar(&o.timeout, "timeout", defaultReplayTimeout, "give up waiting for a replay to end after this long")
 }
@@ -321,11 +323,11 @@ func (r *replayer) replay(ctx context.Context, orig *trace.Trace) (*replayed, er
 	t := orig.Task
 	judge := r.judge
 	agentName := cmp.Or(r.opts.agent, t.Agent)
-	step := ""
+	step := r.opts.step
 	if t.Envelope.ParentTaskID != "" {
 		// A step of a run, alone: on the step's agent (its virtual agent
 		// runs only inside its run), judged by the step's contract.
-		step = t.Envelope.Step
+		step = cmp.Or(step, t.Envelope.Step)
 		if judge == nil {
 			judge = r.servedContract(orig)
 		}
@@ -423,7 +425,8 @@ func (r *replayer) servedContract(orig *trace.Trace) *contract.Compiled {
 // its input message (all its parts, its metadata) with a new id (the
 // default idempotency key: a new one) and the envelope's matter,
 // resource, policy and approval references and metadata, in a new
-// context, under actor (default t's), linked to t. The agent is named by
+// context, under actor (default t's, else "cli", as contract run
+// submits), linked to t. The agent is named by
 // the submission, not by t's action.
 func replayEnvelope(t *task.Task, actor string) task.Envelope {
 	e := t.Envelope
@@ -431,7 +434,7 @@ func replayEnvelope(t *task.Task, actor string) task.Envelope {
 	in.ID, in.TaskID, in.ContextID = task.NewID(), "", ""
 	in.Role = task.RoleUser
 	return task.Envelope{
-		Actor: cmp.Or(actor, e.Actor), Matter: e.Matter, Resource: e.Resource,
+		Actor: cmp.Or(actor, e.Actor, "cli"), Matter: e.Matter, Resource: e.Resource,
 		PolicyRef: e.PolicyRef, ApprovalRef: e.ApprovalRef, Metadata: e.Metadata,
 		Input: in, ReplayOf: t.ID,
 	}
