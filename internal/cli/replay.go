@@ -91,12 +91,8 @@ verdict passed and now does not; a task or step that succeeded and now
 does not), 2 when the task cannot be replayed or compared.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			err := replayTask(cmd, cf, &o, args[0], *asJSON)
-			var ee *exitErr
-			if err != nil && !errors.As(err, &ee) {
-				err = usageError(err) // namingStore names the store in a not found
-			}
-			return err
+			// namingStore names the store in a not found.
+			return withExitCode(2, replayTask(cmd, cf, &o, args[0], *asJSON))
 		},
 	}
 	o.register(cmd, "the agent to replay on (default: the original's; for a step of a run, the step's agent)")
@@ -183,12 +179,7 @@ verdict passed and now does not; a task or step that succeeded and now
 does not), 2 when a trace cannot be read or replayed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			err := replayTraces(cmd, cf, &o, tracePath, asJSON)
-			var ee *exitErr
-			if err != nil && !errors.As(err, &ee) {
-				err = usageError(err)
-			}
-			return err
+			return withExitCode(2, replayTraces(cmd, cf, &o, tracePath, asJSON))
 		},
 	}
 	cmd.Flags().StringVar(&tracePath, "trace", "", "a trace file, or a directory of them (*.json)")
