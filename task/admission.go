@@ -59,7 +59,7 @@ func (c *Coordinator) validateEnvelope(env *Envelope) error {
 	fields := map[string]string{
 		"actor": env.Actor, "matter": env.Matter, "resource": env.Resource, "action": env.Action,
 		"idempotencyKey": env.IdempotencyKey, "policyRef": env.PolicyRef, "approvalRef": env.ApprovalRef,
-		"correlationId": env.CorrelationID, "contextId": env.ContextID, "taskId": env.TaskID,
+		"correlationId": env.CorrelationID, "contextId": env.ContextID, "taskId": env.TaskID, "replayOf": env.ReplayOf,
 	}
 	for name, v := range fields {
 		if len(v) > maxFieldLen {

@@ -110,6 +110,15 @@ func (c *Coordinator) submit(ctx context.Context, req SubmitRequest, b *blocking
 	if env.ParentTaskID != "" || env.Step != "" {
 		return nil, Errorf(CodeInvalidArgument, "envelope.parentTaskId and envelope.step are set by pactum when a parent task spawns a child; a submitted task has neither")
 	}
+	if env.ReplayOf != "" {
+		// The link names a task the caller may see: a replay does not
+		// tell that another actor's task exists.
+		if _, err := c.read(ctx, env.ReplayOf, 0); ErrorCode(err) == CodeNotFound {
+			return nil, Errorf(CodeInvalidArgument, "envelope.replayOf: %v", err)
+		} else if err != nil {
+			return nil, fmt.Errorf("read the task replayed: %w", err)
+		}
+	}
 	t, p, err := c.newTask(ctx, spec, env)
 	if err != nil {
 		return nil, err

@@ -116,7 +116,12 @@ type Envelope struct {
 	ParentTaskID string `json:"parentTaskId,omitempty"`
 	// Step is the parent's name for the step this child performs, unique
 	// among the parent's children; empty without a parent.
-	Step     string         `json:"step,omitempty"`
+	Step string `json:"step,omitempty"`
+	// ReplayOf names the task this one replays (`pactum tasks replay`,
+	// `pactum replay`): its request submitted again, to compare the two
+	// answers. Submit checks that the caller may see that task; empty for
+	// a task that replays nothing.
+	ReplayOf string         `json:"replayOf,omitempty"`
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// TraceParent is the W3C traceparent of the span the task's attempts
 	// continue: the submission's span, or the attempt of the parent task

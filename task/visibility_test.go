@@ -171,3 +171,53 @@ func snapshot(t *testing.T, b *bundle, id string) string {
 	}
 	return fmt.Sprintf("%s seq %d, %d messages, push configs %+v", tk.State, tk.Seq, len(tk.History), cs)
 }
+
+// TestReplayOfVisible: a task that replays another (Envelope.ReplayOf)
+// is submitted only when its caller may see the task it names: another
+// actor's task is refused as one that does not exist, and so is an
+// unknown id; the link is stored with the envelope, and the replay is
+// the caller's own task, which the other actor does not see.
+func TestReplayOfVisible(t *testing.T) {
+	t.Parallel()
+	echo := task.RunnerFunc(func(_ context.Context, req *task.Request, _ task.Emit) (*task.Result, error) {
+		return &task.Result{Message: &task.Message{Parts: []task.Part{task.TextPart(req.Message.Text())}}}, nil
+	})
+	b := setup(t, task.Options{Agents: []task.AgentSpec{{Name: "echo", Runner: echo}}})
+	bg := context.Background()
+	alice, bob := task.WithCaller(bg, "alice"), task.WithCaller(bg, "bob")
+	res, err := b.coord.Submit(alice, task.SubmitRequest{Envelope: envelope("echo", "alice", "hi")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := wait(t, b, res.Task.ID)
+	replayOf := func(actor, id string) task.Envelope {
+		env := envelope("echo", actor, "hi")
+		env.ReplayOf = id
+		return env
+	}
+	for _, tc := range []struct {
+		name   string
+		ctx    context.Context
+		env    task.Envelope
+		reason string
+	}{
+		{"another actor's task", bob, replayOf("bob", orig.ID), "task " + orig.ID + " not found"},
+		{"an unknown task", alice, replayOf("alice", "nope"), "task nope not found"},
+	} {
+		_, err := b.coord.Submit(tc.ctx, task.SubmitRequest{Envelope: tc.env})
+		if task.ErrorCode(err) != task.CodeInvalidArgument || !strings.Contains(err.Error(), "envelope.replayOf: "+tc.reason) {
+			t.Errorf("%s: %v, want invalid_argument naming envelope.replayOf", tc.name, err)
+		}
+	}
+	res, err = b.coord.Submit(alice, task.SubmitRequest{Envelope: replayOf("alice", orig.ID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := wait(t, b, res.Task.ID)
+	if got.Envelope.ReplayOf != orig.ID || got.State != task.StateSucceeded {
+		t.Errorf("replay: replayOf %q, %s; want %q, succeeded", got.Envelope.ReplayOf, got.State, orig.ID)
+	}
+	if _, err := b.coord.Get(bob, got.ID, 0); task.ErrorCode(err) != task.CodeNotFound {
+		t.Errorf("bob reads alice's replay: %v, want not found", err)
+	}
+}

@@ -2,11 +2,14 @@
 // artifacts, its execution record with the evidence stored on it, and its
 // descendants (a multi-step run and its steps), as one versioned JSON
 // document. `pactum tasks export` writes one (Export), `pactum verify`
-// checks one against a contract without running anything (Verify).
+// checks one against a contract without running anything (Verify), and
+// `pactum tasks replay` and `pactum replay` compare a recorded task with
+// its replay (Compare).
 //
 // The format is documented in docs/contracts.md, "Offline verification
-// and the trace format". The package imports task, contract and the leaf
-// internal/yamlnode (for its "did you mean" suggestions) only.
+// and the trace format". The package imports task, contract, the leaf
+// internal/yamlnode (for its "did you mean" suggestions) and gowebpki/jcs
+// (canonical JSON, to compare data parts) only.
 package trace
 
 import (
@@ -28,13 +31,13 @@ import (
 // Version is the trace format version this package writes: "MAJOR" or
 // "MAJOR.MINOR". A minor version only adds optional fields; a reader
 // refuses a major version it does not know.
-const Version = "1.1"
+const Version = "1.2"
 
 // Major is the major version this package reads.
 const Major = 1
 
 // minor is the minor version of Version.
-const minor = 1
+const minor = 2
 
 // MaxDepth bounds how deeply children may nest in a trace.
 const MaxDepth = 64

@@ -104,7 +104,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"not JSON", `{"pactumTrace": `, []string{"not JSON: unexpected EOF"}, false},
 		{"two documents", minimal + " {}", []string{"not one JSON document: data follows it"}, false},
 		{"array", `[]`, []string{"want a JSON object, got an array"}, false},
-		{"no version", `{"task": {}}`, []string{`pactumTrace: missing: not a pactum trace (its first member is "pactumTrace": "1.1")`}, false},
+		{"no version", `{"task": {}}`, []string{`pactumTrace: missing: not a pactum trace (its first member is "pactumTrace": "1.2")`}, false},
 		{"version number", set("pactumTrace", 1), []string{"pactumTrace: want a string, got a number"}, false},
 		{"major 2", set("pactumTrace", "2"), []string{"pactumTrace: trace version 2 is not supported: this pactum reads version 1 traces"}, true},
 		{"major 2 minor", set("pactumTrace", "2.1"), []string{"pactumTrace: trace version 2.1 is not supported: this pactum reads version 1 traces"}, true},

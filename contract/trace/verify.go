@@ -96,8 +96,38 @@ type Report struct {
 // not fit the contract: an unknown Options.Step, or a trace of one task
 // for a contract of several steps without a step named.
 func Verify(ctx context.Context, c *contract.Compiled, tr *Trace, o Options) (*Report, error) {
-	ct := c.Contract()
 	if tr == nil || tr.Task == nil {
+		return nil, fmt.Errorf("the trace has no task")
+	}
+	if err := sameContract(c, tr); err != nil {
+		return nil, err
+	}
+	return verifyNode(ctx, c, &tr.Node, o, false)
+}
+
+// sameContract refuses a trace recorded under another contract than c:
+// its verdicts would be compared with checks it never had.
+func sameContract(c *contract.Compiled, tr *Trace) error {
+	given := ContractRef{ID: c.Contract().ID, Digest: c.Digest()}
+	refs := recorded(&tr.Node)
+	if tr.Contract != nil {
+		refs = append([]ContractRef{*tr.Contract}, refs...)
+	}
+	for _, ref := range refs {
+		if (ref.Digest != "" && ref.Digest != given.Digest) || (ref.Digest == "" && ref.ID != given.ID) {
+			return &OtherContractError{Recorded: ref, Given: given}
+		}
+	}
+	return nil
+}
+
+// verifyNode is Verify on node n, whichever contract its gates recorded.
+// handed says a one-task node ran a step with what its input carries: the
+// resources labelled in its input (contract.StepResources), as a step of
+// a run is handed them, rather than none (a task on its own).
+func verifyNode(ctx context.Context, c *contract.Compiled, n *Node, o Options, handed bool) (*Report, error) {
+	ct := c.Contract()
+	if n == nil || n.Task == nil {
 		return nil, fmt.Errorf("the trace has no task")
 	}
 	if o.Step != "" {
@@ -105,19 +135,7 @@ func Verify(ctx context.Context, c *contract.Compiled, tr *Trace, o Options) (*R
 			return nil, fmt.Errorf("contract %s has no step %q (its steps: %s)", ct.ID, o.Step, stepIDs(ct))
 		}
 	}
-	// A trace recorded under another contract is not checked against
-	// this one: its verdicts would be compared with checks it never had.
-	given := ContractRef{ID: ct.ID, Digest: c.Digest()}
-	refs := recorded(&tr.Node)
-	if tr.Contract != nil {
-		refs = append([]ContractRef{*tr.Contract}, refs...)
-	}
-	for _, ref := range refs {
-		if (ref.Digest != "" && ref.Digest != given.Digest) || (ref.Digest == "" && ref.ID != given.ID) {
-			return nil, &OtherContractError{Recorded: ref, Given: given}
-		}
-	}
-	rep := &Report{Contract: ct.ID, TaskID: tr.Task.ID, Passed: true, Steps: []StepReport{}}
+	rep := &Report{Contract: ct.ID, TaskID: n.Task.ID, Passed: true, Steps: []StepReport{}}
 	add := func(sr StepReport) {
 		rep.Steps = append(rep.Steps, sr)
 		if sr.Status != StatusPassed {
@@ -127,7 +145,7 @@ func Verify(ctx context.Context, c *contract.Compiled, tr *Trace, o Options) (*R
 
 	byStep := map[string]*Node{}
 	var siblings []*task.Task
-	for _, k := range tr.Children {
+	for _, k := range n.Children {
 		if k == nil || k.Task == nil {
 			continue
 		}
@@ -142,30 +160,36 @@ func Verify(ctx context.Context, c *contract.Compiled, tr *Trace, o Options) (*R
 			if o.Step != "" && st.ID != o.Step {
 				continue
 			}
-			n, ok := byStep[st.ID]
+			k, ok := byStep[st.ID]
 			if !ok {
 				add(StepReport{Step: st.ID, Status: StatusNotRun, Reason: fmt.Sprintf("no task of the trace ran step %s", st.ID)})
 				continue
 			}
 			s, _ := c.Step(st.ID)
-			resources := contract.StepResources(s, n.Task.Envelope.Input)
-			add(check(ctx, s, n, contract.ReplayOptions{WorkDir: o.WorkDir, Resources: resources, Done: done, Now: o.Now}))
+			resources := contract.StepResources(s, k.Task.Envelope.Input)
+			add(check(ctx, s, k, contract.ReplayOptions{WorkDir: o.WorkDir, Resources: resources, Done: done, Now: o.Now}))
 		}
 		return rep, nil
 	}
 
 	id := o.Step
 	if id == "" {
-		if _, ok := c.Step(tr.Task.Envelope.Step); ok {
-			id = tr.Task.Envelope.Step
+		if _, ok := c.Step(n.Task.Envelope.Step); ok {
+			id = n.Task.Envelope.Step
 		} else if len(ct.Steps) == 1 {
 			id = ct.Steps[0].ID
 		} else {
-			return nil, fmt.Errorf("the trace is one task (%s) and contract %s has %d steps (%s): name the step it ran with --step", tr.Task.ID, ct.ID, len(ct.Steps), stepIDs(ct))
+			return nil, fmt.Errorf("the trace is one task (%s) and contract %s has %d steps (%s): name the step it ran with --step", n.Task.ID, ct.ID, len(ct.Steps), stepIDs(ct))
 		}
 	}
 	s, _ := c.Step(id)
-	add(check(ctx, s, &tr.Node, contract.ReplayOptions{WorkDir: o.WorkDir, Now: o.Now}))
+	ro := contract.ReplayOptions{WorkDir: o.WorkDir, Now: o.Now}
+	if handed {
+		if rs := contract.StepResources(s, n.Task.Envelope.Input); len(rs) > 0 {
+			ro.Resources = rs
+		}
+	}
+	add(check(ctx, s, n, ro))
 	return rep, nil
 }
 
@@ -184,14 +208,7 @@ func check(ctx context.Context, s *contract.CompiledStep, n *Node, ro contract.R
 	}
 	vr := s.Replay(ctx, r, ro)
 	sr.VerifiedResult = vr
-	switch {
-	case !vr.Verification.PreGate.Passed:
-		sr.Status = StatusBlocked
-	case vr.Verification.Passed:
-		sr.Status = StatusPassed
-	default:
-		sr.Status = StatusFailed
-	}
+	sr.Status = statusOf(vr)
 	sr.Reason = vr.Error
 	if sr.Status != StatusPassed && t.State != task.StateSucceeded {
 		why := string(t.State)
@@ -213,4 +230,16 @@ func stepIDs(c *contract.AgentContract) string {
 		ids[i] = s.ID
 	}
 	return strings.Join(ids, ", ")
+}
+
+// statusOf is the verdict of a verified result: blocked by its pre-gate,
+// passed, or failed (its post-gate, or its agent).
+func statusOf(vr *contract.VerifiedResult) Status {
+	switch {
+	case !vr.Verification.PreGate.Passed:
+		return StatusBlocked
+	case vr.Verification.Passed:
+		return StatusPassed
+	}
+	return StatusFailed
 }

@@ -177,6 +177,9 @@ func newTasksCmd() *cobra.Command {
 			if t.Envelope.ParentTaskID != "" {
 				fmt.Fprintf(out, "parent   %s (step %s)\n", t.Envelope.ParentTaskID, t.Envelope.Step)
 			}
+			if t.Envelope.ReplayOf != "" {
+				fmt.Fprintf(out, "replays  %s\n", t.Envelope.ReplayOf)
+			}
 			if id := t.TraceID(); id != "" {
 				fmt.Fprintf(out, "trace    %s\n", id)
 			}
@@ -268,14 +271,16 @@ func newTasksCmd() *cobra.Command {
 		},
 	}
 	export := newTasksExportCmd(&cf)
-	cmd.AddCommand(list, get, timeline, export, cancel, retry, newTasksWatchCmd(&cf))
+	replay := newTasksReplayCmd(&cf, &asJSON)
+	cmd.AddCommand(list, get, timeline, export, cancel, retry, replay, newTasksWatchCmd(&cf))
 	namingStore(cmd, &cf)
-	for _, sub := range []*cobra.Command{get, timeline, export, cancel, retry} {
+	for _, sub := range []*cobra.Command{get, timeline, export, cancel, retry, replay} {
 		sub.ValidArgsFunction = completeTaskIDs(&cf)
 	}
 	_ = list.RegisterFlagCompletionFunc("state", completeStates)
 	_ = list.RegisterFlagCompletionFunc("agent", completeAgents(&cf))
 	_ = list.RegisterFlagCompletionFunc("parent", completeTaskIDs(&cf))
+	_ = replay.RegisterFlagCompletionFunc("agent", completeAgents(&cf))
 	return cmd
 }
 

@@ -60,6 +60,16 @@ the trace format"). ` + "`pactum verify`" + ` checks a trace against a contract.
 // contract, a bad trace), as opposed to a check that failed (status 1).
 func usageError(err error) error { return &exitErr{code: 2, err: err} }
 
+// withExitCode gives err exit status code unless it sets one already (a
+// failed check's 1); nil stays nil.
+func withExitCode(code int, err error) error {
+	var ee *exitErr
+	if err == nil || errors.As(err, &ee) {
+		return err
+	}
+	return &exitErr{code: code, err: err}
+}
+
 // exitErr is an error that sets the exit status.
 type exitErr struct {
 	code int

@@ -56,13 +56,8 @@ Exit status: 0 when the report recommends SHIP, 1 for NEEDS WORK, 2 for
 BLOCKED (or when the run could not run).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			err := run(cmd, args[0], args[1])
-			var ee *exitErr
-			if err != nil && !errors.As(err, &ee) {
-				// The run could not run (or be followed): as BLOCKED.
-				err = &exitErr{code: exitBlocked, err: err}
-			}
-			return err
+			// A run that could not run (or be followed): as BLOCKED.
+			return withExitCode(exitBlocked, run(cmd, args[0], args[1]))
 		},
 	}
 	run = func(cmd *cobra.Command, name, desc string) error {

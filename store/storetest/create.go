@@ -142,6 +142,7 @@ func testCreateRoundTrip(t *testing.T, b *bundle) {
 	in := newTask(spec{id: "t1", key: "key-1"})
 	in.RunAfter = at(90*time.Second + 3*time.Microsecond)
 	in.Envelope.PolicyRef, in.Envelope.ApprovalRef = "policy-1", "approval-1"
+	in.Envelope.ReplayOf = "t0" // a replay's link to the task it replays
 	in.Envelope.CreatedAt = at(-time.Second + time.Microsecond)
 	in.History = []task.Message{in.Envelope.Input, {ID: "m2", Role: task.RoleAgent, Parts: []task.Part{{Kind: task.PartURL, URL: "https://example.com/f", Filename: "f", MediaType: "text/plain"}}}}
 	got, err := b.s.CreateTask(b.ctx, task.CreateParams{Task: in, Steps: steps(task.StateValidated, task.StateQueued), Now: t0, IdempotencyTTL: time.Hour})
