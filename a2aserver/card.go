@@ -148,6 +148,9 @@ func buildCard(spec task.AgentSpec, info AgentInfo, endpoint string, o *Options)
 		DefaultOutputModes: out,
 		Skills:             skills,
 	}
+	if info.Contracts != nil {
+		card.Capabilities.Extensions = append(card.Capabilities.Extensions, contractsExtension(info.Contracts, endpoint))
+	}
 	if bearer {
 		card.SecuritySchemes = a2a.NamedSecuritySchemes{bearerScheme: a2a.HTTPAuthSecurityScheme{
 			Scheme: "Bearer", Description: "a token pactum's configuration gives an actor (auth: bearer)",

@@ -74,6 +74,9 @@ type exchange struct {
 	notification bool
 	// taskID is the task an HTTP+JSON route names, for error metadata.
 	taskID string
+	// cc is the call context (callContext), made once: the handler
+	// activates extensions on it, which the answer's header then names.
+	cc context.Context
 }
 
 // operation is a decoded request, ready to call: one of unary and stream.
@@ -141,12 +144,15 @@ func (d *dispatcher) serveREST(w http.ResponseWriter, r *http.Request, b wire.Bi
 // binding makes it: a call context with the service parameters read
 // from the headers.
 func (x *exchange) callContext() context.Context {
+	if x.cc != nil {
+		return x.cc
+	}
 	params := a2asrv.NewServiceParams(x.r.Header)
 	if x.b.Legacy() {
 		params = a2av0.ToServiceParams(x.r.Header)
 	}
-	ctx, _ := a2asrv.NewCallContext(x.r.Context(), params)
-	return ctx
+	x.cc, _ = a2asrv.NewCallContext(x.r.Context(), params)
+	return x.cc
 }
 
 // run calls op and writes its answer.
@@ -164,6 +170,7 @@ func (x *exchange) run(op operation) {
 		x.w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	echoExtensions(x.callContext(), x.w.Header(), x.b.Legacy())
 	if body == nil && x.b == wire.REST03 {
 		// A2A 0.3's DeleteTaskPushNotificationConfig.
 		x.w.WriteHeader(http.StatusNoContent)
@@ -204,6 +211,7 @@ func (x *exchange) stream(op operation) {
 	var s *wire.Stream
 	open := func() bool {
 		var err error
+		echoExtensions(x.callContext(), x.w.Header(), x.b.Legacy())
 		s, err = wire.OpenStream(x.w, x.b.RPC(), x.id, x.d.keepAlive)
 		if err != nil {
 			wire.WriteError(x.w, x.b, x.id, a2a.NewError(a2a.ErrUnsupportedOperation, err.Error()), x.taskID)

@@ -33,6 +33,12 @@ type HandlerOptions struct {
 	// newest checked attempt (nil: none), which the task's answers carry
 	// under metadata.pactum.verifiedResult. See Options.VerifiedResult.
 	VerifiedResult func(ctx context.Context, t *task.Task) (any, error)
+	// Contracts, when set, are the contracts the agent's answers are
+	// checked against, as its card declares them (the contracts
+	// extension, ContractsURI): a call that activates the extension gets
+	// each verified result under its key too; with Required, a call that
+	// does not is refused.
+	Contracts *ContractsInfo
 }
 
 // Handler serves the A2A operations of one agent directly on the
@@ -46,6 +52,8 @@ type Handler struct {
 	log          *slog.Logger
 	// verifiedResult is HandlerOptions.VerifiedResult.
 	verifiedResult func(ctx context.Context, t *task.Task) (any, error)
+	// contracts is HandlerOptions.Contracts.
+	contracts *ContractsInfo
 }
 
 var _ a2asrv.RequestHandler = (*Handler)(nil)
@@ -63,7 +71,7 @@ func NewHandler(coord *task.Coordinator, agent string, opts HandlerOptions) (*Ha
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{coord: coord, agent: agent, allowPrivate: opts.AllowPrivatePush, pusher: opts.Pusher, log: log.With("agent", agent), verifiedResult: opts.VerifiedResult}, nil
+	return &Handler{coord: coord, agent: agent, allowPrivate: opts.AllowPrivatePush, pusher: opts.Pusher, log: log.With("agent", agent), verifiedResult: opts.VerifiedResult, contracts: opts.Contracts}, nil
 }
 
 // Agent returns the name of the agent the handler serves.
@@ -192,6 +200,10 @@ func (h *Handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskR
 		// Read the caller when the stream starts: an a2asrv interceptor
 		// may set it on the call context only then.
 		ctx := withCaller(ctx)
+		if err := h.extensions(ctx); err != nil {
+			yield(nil, err)
+			return
+		}
 		if req == nil || req.ID == "" {
 			yield(nil, invalidParams("task id is required"))
 			return
@@ -258,6 +270,7 @@ func (h *Handler) stream(ctx context.Context, items iter.Seq2[task.FollowItem, e
 		evs := artifactEvents(stored, skip)
 		if n := len(evs); n > 0 {
 			artifactWithVerified(evs[n-1].Artifact, vr)
+			artifactWithExtensionVerified(ctx, evs[n-1].Artifact, vr)
 		}
 		for _, ev := range evs {
 			if !yield(ev, nil) {
@@ -265,6 +278,7 @@ func (h *Handler) stream(ctx context.Context, items iter.Seq2[task.FollowItem, e
 			}
 		}
 		withVerified(status.Metadata, vr)
+		status.Metadata = withExtensionVerified(ctx, status.Metadata, vr)
 		yield(status, nil)
 	}
 	for it, err := range items {
@@ -353,6 +367,9 @@ const (
 // and the returned task is final (or waiting for input) already.
 func (h *Handler) start(ctx context.Context, op string, req *a2a.SendMessageRequest, mode submitMode) (_ *startedRequest, err error) {
 	ctx = withCaller(ctx)
+	if err := h.extensions(ctx); err != nil {
+		return nil, err
+	}
 	if req == nil || req.Message == nil {
 		return nil, invalidParams("message is required")
 	}
@@ -473,6 +490,9 @@ func checkHistoryLength(field string, n *int) error {
 // GetTask implements a2asrv.RequestHandler.
 func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	ctx = withCaller(ctx)
+	if err := h.extensions(ctx); err != nil {
+		return nil, err
+	}
 	if req == nil {
 		return nil, invalidParams("task id is required")
 	}
@@ -492,6 +512,9 @@ func (h *Handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Ta
 // tasks it submitted. Only this agent's tasks are listed.
 func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	ctx = withCaller(ctx)
+	if err := h.extensions(ctx); err != nil {
+		return nil, err
+	}
 	if req == nil {
 		req = &a2a.ListTasksRequest{}
 	}
@@ -542,6 +565,9 @@ func (h *Handler) ListTasks(ctx context.Context, req *a2a.ListTasksRequest) (*a2
 // not depend on the transport the cancel came through.
 func (h *Handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
 	ctx = withCaller(ctx)
+	if err := h.extensions(ctx); err != nil {
+		return nil, err
+	}
 	if req == nil {
 		return nil, invalidParams("task id is required")
 	}

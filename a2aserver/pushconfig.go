@@ -67,6 +67,9 @@ func (h *Handler) putPushConfig(ctx context.Context, op string, c task.PushConfi
 // replaces it.
 func (h *Handler) CreateTaskPushConfig(ctx context.Context, req *a2a.PushConfig) (*a2a.PushConfig, error) {
 	ctx = withCaller(ctx)
+	if err := h.extensions(ctx); err != nil {
+		return nil, err
+	}
 	if req == nil {
 		return nil, invalidParams("push notification config is required")
 	}
@@ -89,6 +92,9 @@ func (h *Handler) CreateTaskPushConfig(ctx context.Context, req *a2a.PushConfig)
 // GetTaskPushConfig implements a2asrv.RequestHandler.
 func (h *Handler) GetTaskPushConfig(ctx context.Context, req *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
 	ctx = withCaller(ctx)
+	if err := h.extensions(ctx); err != nil {
+		return nil, err
+	}
 	if req == nil {
 		return nil, invalidParams("task id is required")
 	}
@@ -113,6 +119,9 @@ func (h *Handler) GetTaskPushConfig(ctx context.Context, req *a2a.GetTaskPushCon
 // configurations are returned on one page.
 func (h *Handler) ListTaskPushConfigs(ctx context.Context, req *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
 	ctx = withCaller(ctx)
+	if err := h.extensions(ctx); err != nil {
+		return nil, err
+	}
 	if req == nil {
 		return nil, invalidParams("task id is required")
 	}
@@ -136,6 +145,9 @@ func (h *Handler) ListTaskPushConfigs(ctx context.Context, req *a2a.ListTaskPush
 // the task must exist.
 func (h *Handler) DeleteTaskPushConfig(ctx context.Context, req *a2a.DeleteTaskPushConfigRequest) error {
 	ctx = withCaller(ctx)
+	if err := h.extensions(ctx); err != nil {
+		return err
+	}
 	if req == nil {
 		return invalidParams("task id is required")
 	}

@@ -53,6 +53,10 @@ type AgentInfo struct {
 	// published in the capability profile. (Every agent supports the
 	// streaming operations: status updates stream regardless.)
 	Streaming bool
+	// Contracts, when set, are the contracts the agent's answers are
+	// checked against: its card declares them in the contracts extension
+	// (ContractsURI), each served at /agents/NAME/contracts/DIGEST.
+	Contracts *ContractsInfo
 }
 
 // Options configure a Server.
@@ -206,7 +210,7 @@ func New(opts Options) (*Server, error) {
 	s.pusher = push.New(opts.Coordinator, popts)
 	for _, info := range opts.Agents {
 		spec, _ := opts.Coordinator.Agent(info.Name)
-		h, err := NewHandler(opts.Coordinator, info.Name, HandlerOptions{AllowPrivatePush: opts.AllowPrivatePush, Pusher: s.pusher, Logger: opts.Logger, VerifiedResult: opts.VerifiedResult})
+		h, err := NewHandler(opts.Coordinator, info.Name, HandlerOptions{AllowPrivatePush: opts.AllowPrivatePush, Pusher: s.pusher, Logger: opts.Logger, VerifiedResult: opts.VerifiedResult, Contracts: info.Contracts})
 		if err != nil {
 			return nil, err
 		}
@@ -326,6 +330,10 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint
 		return
 	case "/.well-known/agent.json":
 		s.serveCard(w, r, ep, mount, true)
+		return
+	}
+	if digest, ok := strings.CutPrefix(sub, "/contracts/"); ok {
+		s.serveContract(w, r, ep, digest)
 		return
 	}
 	rpc := sub == "/"
@@ -459,6 +467,34 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request, ep *endpoint,
 		return
 	}
 	_, _ = w.Write(body)
+}
+
+// serveContract serves the canonical JSON of a contract ep's card names,
+// by its digest: public, as the card that names it is.
+func (s *Server) serveContract(w http.ResponseWriter, r *http.Request, ep *endpoint, digest string) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		wire.WriteStatus(w, http.StatusMethodNotAllowed, "INVALID_ARGUMENT", a2a.ErrInvalidRequest, "contracts are read with GET")
+		return
+	}
+	if ep.info.Contracts != nil {
+		for _, c := range ep.info.Contracts.Contracts {
+			if c.Digest != digest {
+				continue
+			}
+			w.Header().Set("Access-Control-Allow-Origin", "*")
+			w.Header().Set("Content-Type", "application/json")
+			// The digest names these bytes: they never change.
+			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+			w.Header().Set("ETag", `"`+digest+`"`)
+			if r.Method == http.MethodGet {
+				_, _ = w.Write(c.Canonical)
+			}
+			return
+		}
+	}
+	msg := fmt.Sprintf("agent %s honours no contract with digest %q; its card lists the contracts it honours (capabilities.extensions, %s)", ep.spec.Name, digest, ContractsURI)
+	wire.WriteStatus(w, http.StatusNotFound, "NOT_FOUND", a2a.ErrMethodNotFound, msg)
 }
 
 // withTraceContext returns r with the W3C trace context of its traceparent

@@ -73,8 +73,10 @@ func (h *Handler) taskWithVerified(ctx context.Context, t *task.Task, historyLen
 	out := taskToA2A(t, historyLength, withArtifacts)
 	if vr := h.verified(ctx, t); vr != nil {
 		withVerified(out.Metadata, vr)
+		out.Metadata = withExtensionVerified(ctx, out.Metadata, vr)
 		if n := len(out.Artifacts); n > 0 {
 			artifactWithVerified(out.Artifacts[n-1], vr)
+			artifactWithExtensionVerified(ctx, out.Artifacts[n-1], vr)
 		}
 	}
 	return out

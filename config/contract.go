@@ -13,6 +13,9 @@ import (
 var (
 	violationPolicies = []string{"retry", "escalate", "fail", "continue"}
 	strictnessLevels  = []string{"strict", "loose", "permissive"}
+	// extensionModes are the values of a contract's `extension`: whether
+	// callers must activate the contracts extension.
+	extensionModes = []string{"optional", "required"}
 )
 
 // AgentContract is an agent's `contract:`: the contract step every attempt
@@ -46,6 +49,10 @@ type AgentContract struct {
 	// the graph the agent runs (`nodes: true`), instead of one step on
 	// the agent's answer.
 	Nodes bool
+	// Extension says whether callers must activate the contracts
+	// extension the agent's card declares (`extension`: optional, the
+	// default, or required).
+	Extension string
 	// Inline is the inline step's mapping; nil with File.
 	Inline *yaml.Node
 	// Line is the line of the `contract` key's value.
@@ -70,8 +77,9 @@ func (w *walker) agentContract(n *yaml.Node, path string) *AgentContract {
 	if isFile {
 		var fileN *yaml.Node
 		w.fieldsOf(ps, path, map[string]handler{
-			"file": func(n *yaml.Node, path string) { fileN, ac.File = n, w.nonEmpty(n, path) },
-			"step": func(n *yaml.Node, path string) { ac.Step = w.nonEmpty(n, path) },
+			"file":      func(n *yaml.Node, path string) { fileN, ac.File = n, w.nonEmpty(n, path) },
+			"step":      func(n *yaml.Node, path string) { ac.Step = w.nonEmpty(n, path) },
+			"extension": func(n *yaml.Node, path string) { ac.Extension, _ = w.oneOf(n, path, extensionModes...) },
 			"nodes": func(n *yaml.Node, path string) {
 				b, ok := w.boolean(n, path)
 				ac.Nodes = b
@@ -96,6 +104,7 @@ func (w *walker) agentContract(n *yaml.Node, path string) *AgentContract {
 	ac.Inline = n
 	w.fieldsOf(ps, path, map[string]handler{
 		"onViolation": func(n *yaml.Node, path string) { w.oneOf(n, path, violationPolicies...) },
+		"extension":   func(n *yaml.Node, path string) { ac.Extension, _ = w.oneOf(n, path, extensionModes...) },
 		"strictness":  func(n *yaml.Node, path string) { w.oneOf(n, path, strictnessLevels...) },
 		"assertions": func(n *yaml.Node, path string) {
 			w.list(n, path, func(_ int, item *yaml.Node, path string) {
@@ -138,6 +147,8 @@ type ContractSpec struct {
 	// Nodes checks every step of File on the node of the same name
 	// (`nodes: true`); Step is then "".
 	Nodes bool
+	// ExtensionRequired is `extension: required`.
+	ExtensionRequired bool
 	// Decode strictly decodes the inline step's mapping into v (a pointer
 	// to a struct with the inline fields' `yaml` tags): unknown keys,
 	// wrong types and bad values are Errors at file:line:column and field
@@ -160,7 +171,7 @@ func (c *Config) ContractSpec(a Agent, baseDir string) (ContractSpec, bool) {
 	}
 	root := join(c.agentPath(a), "contract")
 	file := c.file
-	spec := ContractSpec{Agent: a.Name, Step: ac.Step, Nodes: ac.Nodes}
+	spec := ContractSpec{Agent: a.Name, Step: ac.Step, Nodes: ac.Nodes, ExtensionRequired: ac.Extension == "required"}
 	if ac.File != "" {
 		spec.File = ac.File
 		if dir := c.baseDir(baseDir); !filepath.IsAbs(spec.File) && dir != "" {

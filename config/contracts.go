@@ -26,6 +26,10 @@ type Contract struct {
 	// MaxParallel bounds how many of the run's steps run at once
 	// (`max_parallel`, default 4, 1..64).
 	MaxParallel int `yaml:"max_parallel" check:"min=1,max=64"`
+	// Extension says whether callers of the contract's agent must
+	// activate the contracts extension its card declares
+	// (`extension`: optional, the default, or required).
+	Extension string `yaml:"extension" check:"oneof=optional|required"`
 	// Line is the line the entry is at.
 	Line int `yaml:"-"`
 
@@ -70,6 +74,8 @@ type ContractFile struct {
 	File string
 	// MaxParallel is the entry's max_parallel (default applied).
 	MaxParallel int
+	// ExtensionRequired is the entry's extension: required.
+	ExtensionRequired bool
 	// Path is the entry's field path ("contracts[0]").
 	Path string
 	// Error places a problem with the entry (a file that does not load, a
@@ -86,7 +92,7 @@ func (c *Config) ContractFile(i int, baseDir string) ContractFile {
 	if !e.rawString {
 		at = path + ".file"
 	}
-	out := ContractFile{File: e.File, MaxParallel: e.MaxParallel, Path: path}
+	out := ContractFile{File: e.File, MaxParallel: e.MaxParallel, ExtensionRequired: e.Extension == "required", Path: path}
 	if dir := c.baseDir(baseDir); !filepath.IsAbs(out.File) && dir != "" {
 		out.File = filepath.Join(dir, out.File)
 	}

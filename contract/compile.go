@@ -309,3 +309,35 @@ func (s *CompiledStep) fails(t AssertionType) bool {
 		return t != Suggest
 	}
 }
+
+// Compiled returns the contract the step belongs to.
+func (s *CompiledStep) Compiled() *Compiled { return s.contract }
+
+// ResourceTypes returns the types of the resources the steps named by
+// ids create (produces) and consume (requires), each sorted, without
+// repeats: what an agent running those steps produces and needs, as its
+// card declares it. An unknown step id adds nothing.
+func (c *Compiled) ResourceTypes(ids []string) (produces, requires []string) {
+	add := func(out []string, rid string) []string {
+		t := string(c.resource(rid).def.Type)
+		if t == "" || slices.Contains(out, t) {
+			return out
+		}
+		return append(out, t)
+	}
+	for _, id := range ids {
+		s, ok := c.Step(id)
+		if !ok {
+			continue
+		}
+		for _, r := range s.step.Creates {
+			produces = add(produces, r)
+		}
+		for _, r := range s.step.Consumes {
+			requires = add(requires, r)
+		}
+	}
+	slices.Sort(produces)
+	slices.Sort(requires)
+	return produces, requires
+}

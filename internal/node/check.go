@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/pactum/pactum/a2aserver"
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/contract"
@@ -65,6 +66,9 @@ type builtAgent struct {
 	agent  agent.Agent
 	tool   task.Middleware
 	gate   task.Middleware
+	// contracts is what its card declares of its gate's contract (nil
+	// without one).
+	contracts *a2aserver.ContractsInfo
 }
 
 // buildAgents builds the runtime of every agent of cfg, in order, and
@@ -99,6 +103,7 @@ func buildAgents(ctx context.Context, cfg *config.Config, baseDir string) (built
 			}
 			// File resources are looked for where the agent works.
 			b.gate = gate.middleware(contract.GateOptions{WorkDir: b.workDir(cfg, baseDir)})
+			b.contracts = gate.contracts()
 		}
 		tool, terr := tools.stepFor(cfg, ac, a)
 		if terr != nil {

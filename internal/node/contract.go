@@ -22,6 +22,8 @@ type inlineStep struct {
 	Creates     []string                     `yaml:"creates"`
 	Consumes    []string                     `yaml:"consumes"`
 	Resources   []contract.ContractResource  `yaml:"resources"`
+	// Extension is read by package config (ContractSpec.ExtensionRequired).
+	Extension string `yaml:"extension"`
 }
 
 // agentGate is an agent's compiled contract: one step checked on every
@@ -31,6 +33,44 @@ type agentGate struct {
 	step  *contract.CompiledStep
 	nodes *contract.Compiled
 	spec  config.ContractSpec
+}
+
+// contracts returns what the agent's card declares of the gate's
+// contract (the contracts extension).
+func (g *agentGate) contracts() *a2aserver.ContractsInfo {
+	if g.nodes != nil {
+		return contractsInfo(g.nodes, stepIDs(g.nodes), true, g.spec.ExtensionRequired)
+	}
+	return contractsInfo(g.step.Compiled(), []string{g.step.Step().ID}, false, g.spec.ExtensionRequired)
+}
+
+// contractsInfo is what a card declares of contract c, whose steps ids
+// the agent's answers are checked against (each on a node of the
+// agent's graph with nodes).
+func contractsInfo(c *contract.Compiled, ids []string, nodes, required bool) *a2aserver.ContractsInfo {
+	canonical, err := contract.Canonical(c.Contract())
+	if err != nil {
+		// A compiled contract was encoded to compile it; it encodes again.
+		canonical = nil
+	}
+	produces, requires := c.ResourceTypes(ids)
+	ct := c.Contract()
+	return &a2aserver.ContractsInfo{
+		Required: required,
+		Contracts: []a2aserver.ContractRef{{
+			ID: ct.ID, Version: ct.Version, Digest: c.Digest(), Steps: ids, Nodes: nodes, Canonical: canonical,
+		}},
+		Produces: produces, Requires: requires,
+	}
+}
+
+// stepIDs returns the ids of c's steps, in order.
+func stepIDs(c *contract.Compiled) []string {
+	var ids []string
+	for _, s := range c.Contract().Steps {
+		ids = append(ids, s.ID)
+	}
+	return ids
 }
 
 // middleware returns the gate as a pipeline step.

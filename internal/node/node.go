@@ -128,7 +128,9 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		if b.gate != nil {
 			gated[ac.Name] = true
 		}
-		infos = append(infos, agentInfo(ac, agent.MetadataOf(b.agent)))
+		info := agentInfo(ac, agent.MetadataOf(b.agent))
+		info.Contracts = b.contracts
+		infos = append(infos, info)
 	}
 	// Every agent is built before any error is returned, so that all of
 	// them are reported, placed in the file (as Check does).

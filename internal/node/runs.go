@@ -109,6 +109,7 @@ func runAgents(sc servedContract, byName map[string]builtAgent, cfg *config.Conf
 		Name: id, Description: sc.contract.Description,
 		InputModes:  []string{"text/plain", "application/json"},
 		OutputModes: []string{"text/plain", "application/json"},
+		Contracts:   contractsInfo(sc.compiled, stepIDs(sc.compiled), false, sc.entry.ExtensionRequired),
 	}
 	if info.Description == "" {
 		info.Description = fmt.Sprintf("Runs contract %s: %d verified steps", id, len(sc.contract.Steps))
