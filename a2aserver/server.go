@@ -299,16 +299,9 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) *http.Requ
 	if s.opts.Authenticate == nil {
 		return r
 	}
-	token, err := bearer.Token(r)
+	ctx, err := s.caller(r.Context(), r.Header.Values("Authorization"))
 	if err == nil {
-		actor, ok := s.opts.Authenticate(token)
-		if ok {
-			return r.WithContext(task.WithCaller(r.Context(), actor))
-		}
-		err = bearer.ErrInvalidToken
-	}
-	if s.opts.Refused != nil {
-		s.opts.Refused(!errors.Is(err, bearer.ErrNoToken))
+		return r.WithContext(ctx)
 	}
 	if status := bearer.Refuse(w, err); status != http.StatusUnauthorized {
 		wire.WriteStatus(w, status, "INVALID_ARGUMENT", a2a.ErrInvalidRequest, err.Error())
@@ -316,6 +309,29 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) *http.Requ
 	}
 	wire.WriteStatus(w, http.StatusUnauthorized, "UNAUTHENTICATED", a2a.ErrUnauthenticated, err.Error())
 	return nil
+}
+
+// caller returns ctx carrying the actor (task.WithCaller) whose bearer
+// token authorization, the values of a request's Authorization header or
+// gRPC metadata, holds. Without Options.Authenticate it returns ctx as
+// is. A refusal is told to Options.Refused and returned:
+// bearer.ErrNoToken, bearer.ErrInvalidToken or bearer.ErrMultipleHeaders.
+func (s *Server) caller(ctx context.Context, authorization []string) (context.Context, error) {
+	if s.opts.Authenticate == nil {
+		return ctx, nil
+	}
+	token, err := bearer.FromValues(authorization)
+	if err == nil {
+		actor, ok := s.opts.Authenticate(token)
+		if ok {
+			return task.WithCaller(ctx, actor), nil
+		}
+		err = bearer.ErrInvalidToken
+	}
+	if s.opts.Refused != nil {
+		s.opts.Refused(!errors.Is(err, bearer.ErrNoToken))
+	}
+	return nil, err
 }
 
 // serveAgent serves sub (the path below the agent's mount point) of ep.

@@ -27,8 +27,11 @@ var (
 // (the scheme in any case, surrounding blanks trimmed). It returns
 // ErrMultipleHeaders when r has more than one Authorization header, and
 // ErrNoToken when it has none or one that holds no bearer token.
-func Token(r *http.Request) (string, error) {
-	values := r.Header.Values("Authorization")
+func Token(r *http.Request) (string, error) { return FromValues(r.Header.Values("Authorization")) }
+
+// FromValues is Token on the values of a request's Authorization header
+// (or of gRPC's "authorization" metadata), as the request carried them.
+func FromValues(values []string) (string, error) {
 	switch len(values) {
 	case 0:
 		return "", ErrNoToken
@@ -49,8 +52,17 @@ func Token(r *http.Request) (string, error) {
 // its HTTP status: 401, or 400 with error="invalid_request" for several
 // Authorization headers (RFC 6750 §3.1).
 func Refuse(w http.ResponseWriter, err error) int {
+	challenge, status := Challenge(err)
+	w.Header().Set("WWW-Authenticate", challenge)
+	return status
+}
+
+// Challenge returns the WWW-Authenticate challenge refusing a request for
+// err (ErrNoToken, ErrInvalidToken or ErrMultipleHeaders) and the HTTP
+// status of the refusal, as Refuse answers them.
+func Challenge(err error) (challenge string, status int) {
 	c := `Bearer realm="pactum"`
-	status := http.StatusUnauthorized
+	status = http.StatusUnauthorized
 	switch {
 	case errors.Is(err, ErrMultipleHeaders):
 		c += `, error="invalid_request"`
@@ -58,8 +70,7 @@ func Refuse(w http.ResponseWriter, err error) int {
 	case errors.Is(err, ErrInvalidToken):
 		c += `, error="invalid_token"`
 	}
-	w.Header().Set("WWW-Authenticate", c)
-	return status
+	return c, status
 }
 
 // Transport sends Token as a bearer token with every request, through Next
