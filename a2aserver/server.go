@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -69,6 +71,11 @@ type Options struct {
 	// "https://agents.example.com"; cards advertise interfaces under it.
 	// Default: the scheme and Host of each card request.
 	BaseURL string
+	// GRPCAddress, when set, is where gRPC clients reach the agents' A2A
+	// gRPC binding (served by NewGRPCServer): host:port, as a gRPC client
+	// dials it. Each card then lists a GRPC interface at that address
+	// whose tenant is the agent's name. Default "": no gRPC interface.
+	GRPCAddress string
 	// MaxBodyBytes bounds request bodies (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// AllowPrivatePush lets push notifications reach loopback, private and
@@ -155,6 +162,12 @@ func (o *Options) validate() error {
 			return fmt.Errorf("a2aserver: Options.BaseURL %q must be an absolute http(s) URL without query or fragment", o.BaseURL)
 		}
 		o.BaseURL = strings.TrimRight(o.BaseURL, "/")
+	}
+	if o.GRPCAddress != "" {
+		host, port, err := net.SplitHostPort(o.GRPCAddress)
+		if n, perr := strconv.ParseUint(port, 10, 16); err != nil || host == "" || perr != nil || n == 0 {
+			return fmt.Errorf("a2aserver: Options.GRPCAddress %q must be host:port with a port in 1..65535", o.GRPCAddress)
+		}
 	}
 	if o.MaxBodyBytes < 0 {
 		return fmt.Errorf("a2aserver: Options.MaxBodyBytes must not be negative, got %d", o.MaxBodyBytes)

@@ -18,17 +18,19 @@ import (
 
 func newServeCmd() *cobra.Command {
 	var (
-		cf        configFlags
-		listen    string
-		baseURL   string
-		logFormat string
-		logLevel  string
-		drain     time.Duration
+		cf         configFlags
+		listen     string
+		grpcListen string
+		baseURL    string
+		logFormat  string
+		logLevel   string
+		drain      time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the configured agents over A2A",
-		Long: `Serve every configured agent as an A2A 1.0 server on one listener.
+		Long: `Serve every configured agent as an A2A 1.0 server on one listener, and
+over A2A's gRPC binding on a second one with --grpc-listen (or grpc_listen).
 
 Without --config pactum serves built-in demo agents (echo, slow-echo) on the
 embedded SQLite store, so a first run shows something working at once.`,
@@ -45,6 +47,13 @@ embedded SQLite store, so a first run shows something working at once.`,
 					cfg.BaseURL = config.DefaultBaseURL(listen)
 				}
 				cfg.Listen = listen
+			}
+			if grpcListen != "" {
+				// A gRPC address that was only the default follows it.
+				if cfg.GRPCListen == "" || cfg.GRPCURL == config.DefaultGRPCURL(cfg.GRPCListen) {
+					cfg.GRPCURL = config.DefaultGRPCURL(grpcListen)
+				}
+				cfg.GRPCListen = grpcListen
 			}
 			if baseURL != "" {
 				cfg.BaseURL = baseURL
@@ -81,6 +90,7 @@ embedded SQLite store, so a first run shows something working at once.`,
 	}
 	cf.register(cmd)
 	cmd.Flags().StringVar(&listen, "listen", "", "listen address (default from config, 127.0.0.1:9000)")
+	cmd.Flags().StringVar(&grpcListen, "grpc-listen", "", "also serve A2A over gRPC on this address (default from config: off)")
 	cmd.Flags().StringVar(&baseURL, "base-url", "", "public base URL written into agent cards")
 	cmd.Flags().StringVar(&logFormat, "log-format", "", "log format: text or json")
 	cmd.Flags().StringVar(&logLevel, "log-level", "", "log level: debug, info, warn, error")
