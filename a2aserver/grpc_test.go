@@ -508,3 +508,41 @@ func TestGRPCShutdown(t *testing.T) {
 		t.Errorf("second Shutdown: %v", err)
 	}
 }
+
+// TestGRPCMetadataAndLimits checks that a call's traceparent metadata is
+// the trace context stored with the task it submits, as the HTTP header
+// is, and that a request message over Options.MaxBodyBytes is refused
+// with ResourceExhausted before anything is submitted.
+func TestGRPCMetadataAndLimits(t *testing.T) {
+	t.Parallel()
+	g := setupGRPC(t, func(c *setupConfig) { c.opts.MaxBodyBytes = 2048 })
+	ctx := testCtx(t)
+	raw := g.raw()
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	req := func(text string) *a2apb.SendMessageRequest {
+		return &a2apb.SendMessageRequest{Tenant: "echo", Message: &a2apb.Message{MessageId: a2a.NewMessageID(), Role: a2apb.Role_ROLE_USER,
+			Parts: []*a2apb.Part{{Content: &a2apb.Part_Text{Text: text}}}}}
+	}
+	res, err := raw.SendMessage(metadata.AppendToOutgoingContext(ctx, "traceparent", tp), req("traced"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := g.coord.Get(ctx, res.GetTask().GetId(), 0); err != nil || st.Envelope.TraceParent != tp {
+		t.Errorf("stored traceparent %q (err %v), want the one sent, %q", st.Envelope.TraceParent, err, tp)
+	}
+	before, err := raw.ListTasks(ctx, &a2apb.ListTasksRequest{Tenant: "echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = raw.SendMessage(ctx, req(strings.Repeat("x", 4096)))
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("a 4 KiB message with MaxBodyBytes 2048: %v, want ResourceExhausted", err)
+	}
+	after, err := raw.ListTasks(ctx, &a2apb.ListTasksRequest{Tenant: "echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.GetTotalSize() != before.GetTotalSize() {
+		t.Errorf("tasks went from %d to %d: the refused message was submitted", before.GetTotalSize(), after.GetTotalSize())
+	}
+}
