@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/pactum/pactum/a2aserver"
+	"github.com/pactum/pactum/internal/bearer"
 )
 
 // grpcBundle is a bundle whose server also serves gRPC on loopback.
@@ -64,16 +65,6 @@ func setupGRPC(t *testing.T, tweak ...func(*setupConfig)) *grpcBundle {
 	})
 	return g
 }
-
-// bearerToken sends a bearer token with every call, over plaintext
-// loopback.
-type bearerToken string
-
-func (b bearerToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{"authorization": "Bearer " + string(b)}, nil
-}
-
-func (bearerToken) RequireTransportSecurity() bool { return false }
 
 // client returns the official a2a-go client of agent over gRPC, built
 // from the agent's card as served over HTTP; opts are added to its
@@ -363,8 +354,8 @@ func TestGRPCAuth(t *testing.T) {
 		t.Errorf("Refused told of %d refusals (%d with a token), want 8 (4)", refused.Load(), invalid.Load())
 	}
 
-	alice := g.client("echo", grpc.WithPerRPCCredentials(bearerToken("alice-token")))
-	bob := g.client("echo", grpc.WithPerRPCCredentials(bearerToken("bob-token")))
+	alice := g.client("echo", grpc.WithPerRPCCredentials(bearer.PerRPC{Token: "alice-token", AllowInsecure: true}))
+	bob := g.client("echo", grpc.WithPerRPCCredentials(bearer.PerRPC{Token: "bob-token", AllowInsecure: true}))
 	m := userMessage("mine")
 	m.Metadata = map[string]any{"pactum": map[string]any{"actor": "alice"}}
 	tk := send(ctx, t, alice, sendReq(m))

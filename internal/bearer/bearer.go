@@ -4,6 +4,7 @@
 package bearer
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -90,3 +91,20 @@ func (t Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+t.Token)
 	return next.RoundTrip(r)
 }
+
+// PerRPC sends Token as a bearer token with every gRPC call, as the
+// "authorization" metadata (a credentials.PerRPCCredentials). gRPC sends
+// per-call credentials only over a secure connection unless
+// AllowInsecure is set (plaintext on loopback).
+type PerRPC struct {
+	Token         string
+	AllowInsecure bool
+}
+
+// GetRequestMetadata implements credentials.PerRPCCredentials.
+func (p PerRPC) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + p.Token}, nil
+}
+
+// RequireTransportSecurity implements credentials.PerRPCCredentials.
+func (p PerRPC) RequireTransportSecurity() bool { return !p.AllowInsecure }

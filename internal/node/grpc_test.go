@@ -19,18 +19,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/pactum/pactum/config"
+	"github.com/pactum/pactum/internal/bearer"
 	"github.com/pactum/pactum/internal/e2e/mdblock"
 	"github.com/pactum/pactum/internal/node"
 )
-
-// token sends a bearer token as gRPC metadata, over plaintext loopback.
-type token string
-
-func (t token) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{"authorization": "Bearer " + string(t)}, nil
-}
-
-func (token) RequireTransportSecurity() bool { return false }
 
 // TestGRPCDocExample serves the gRPC example configuration of docs/a2a.md
 // (on free loopback ports instead of 9000 and 9001) and drives it as the
@@ -98,7 +90,7 @@ func TestGRPCDocExample(t *testing.T) {
 		return c
 	}
 	req := &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hello over gRPC"))}
-	res, err := client(grpc.WithPerRPCCredentials(token("ci-secret-5d1e"))).SendMessage(cctx, req)
+	res, err := client(grpc.WithPerRPCCredentials(bearer.PerRPC{Token: "ci-secret-5d1e", AllowInsecure: true})).SendMessage(cctx, req)
 	if err != nil {
 		t.Fatalf("SendMessage with the token: %v", err)
 	}

@@ -15,17 +15,9 @@ import (
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/pactum/pactum/internal/bearer"
 )
-
-// grpcToken sends a bearer token as gRPC metadata with every call, over
-// plaintext loopback.
-type grpcToken string
-
-func (t grpcToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{"authorization": "Bearer " + string(t)}, nil
-}
-
-func (grpcToken) RequireTransportSecurity() bool { return false }
 
 // TestGoClientGRPCBearer runs the official a2a-go gRPC transport against
 // a pactum subprocess with auth: bearer and two actors: a call without a
@@ -69,7 +61,7 @@ func TestGoClientGRPCBearer(t *testing.T) {
 
 	for name, c := range map[string]*a2aclient.Client{
 		"without a token":  client(),
-		"with a bad token": client(grpc.WithPerRPCCredentials(grpcToken("nope"))),
+		"with a bad token": client(grpc.WithPerRPCCredentials(bearer.PerRPC{Token: "nope", AllowInsecure: true})),
 	} {
 		if _, err := c.SendMessage(ctx, msg("hi")); !errors.Is(err, a2a.ErrUnauthenticated) {
 			t.Errorf("SendMessage %s: %v, want %v", name, err, a2a.ErrUnauthenticated)
@@ -79,8 +71,8 @@ func TestGoClientGRPCBearer(t *testing.T) {
 		}
 	}
 
-	alice := client(grpc.WithPerRPCCredentials(grpcToken("alice-7f3a")))
-	bob := client(grpc.WithPerRPCCredentials(grpcToken("bob-91c2")))
+	alice := client(grpc.WithPerRPCCredentials(bearer.PerRPC{Token: "alice-7f3a", AllowInsecure: true}))
+	bob := client(grpc.WithPerRPCCredentials(bearer.PerRPC{Token: "bob-91c2", AllowInsecure: true}))
 	res, err := alice.SendMessage(ctx, msg("alice's"))
 	if err != nil {
 		t.Fatalf("alice's SendMessage: %v", err)
@@ -108,7 +100,7 @@ func TestGoClientGRPCBearer(t *testing.T) {
 
 	// A call names its agent in the tenant field; the client sends the
 	// card's, the transport sends what it is given.
-	conn, err := grpc.NewClient(srv.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(grpcToken("alice-7f3a")))
+	conn, err := grpc.NewClient(srv.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(bearer.PerRPC{Token: "alice-7f3a", AllowInsecure: true}))
 	if err != nil {
 		t.Fatal(err)
 	}
