@@ -250,7 +250,8 @@ func (s *Server) Stop(ctx context.Context) error { return s.pusher.Stop(ctx) }
 func (s *Server) Pusher() *push.Pusher { return s.pusher }
 
 // RequestHandler returns the A2A request handler of the named agent, for
-// callers that mount it on other transports (gRPC, say).
+// callers that mount it on transports of their own (NewGRPCServer serves
+// the gRPC binding with it).
 func (s *Server) RequestHandler(agent string) (a2asrv.RequestHandler, bool) {
 	ep, ok := s.agents[agent]
 	if !ok {
