@@ -41,20 +41,7 @@ embedded SQLite store, so a first run shows something working at once.`,
 			if err != nil {
 				return err
 			}
-			if listen != "" {
-				// A base URL that was only the default follows the address.
-				if cfg.BaseURL == config.DefaultBaseURL(cfg.Listen) {
-					cfg.BaseURL = config.DefaultBaseURL(listen)
-				}
-				cfg.Listen = listen
-			}
-			if grpcListen != "" {
-				// A gRPC address that was only the default follows it.
-				if cfg.GRPCListen == "" || cfg.GRPCURL == config.DefaultGRPCURL(cfg.GRPCListen) {
-					cfg.GRPCURL = config.DefaultGRPCURL(grpcListen)
-				}
-				cfg.GRPCListen = grpcListen
-			}
+			setListeners(cfg, listen, grpcListen)
 			if baseURL != "" {
 				cfg.BaseURL = baseURL
 			}
@@ -96,6 +83,24 @@ embedded SQLite store, so a first run shows something working at once.`,
 	cmd.Flags().StringVar(&logLevel, "log-level", "", "log level: debug, info, warn, error")
 	cmd.Flags().DurationVar(&drain, "drain", 30*time.Second, "how long shutdown waits for running tasks")
 	return cmd
+}
+
+// setListeners applies --listen and --grpc-listen (each ignored when
+// empty) to cfg. A base URL, or a gRPC address for the cards, that was
+// only the default of the configured address follows the new one.
+func setListeners(cfg *config.Config, listen, grpcListen string) {
+	if listen != "" {
+		if cfg.BaseURL == config.DefaultBaseURL(cfg.Listen) {
+			cfg.BaseURL = config.DefaultBaseURL(listen)
+		}
+		cfg.Listen = listen
+	}
+	if grpcListen != "" {
+		if cfg.GRPCListen == "" || cfg.GRPCURL == config.DefaultGRPCURL(cfg.GRPCListen) {
+			cfg.GRPCURL = config.DefaultGRPCURL(grpcListen)
+		}
+		cfg.GRPCListen = grpcListen
+	}
 }
 
 // serveGCPercent is the garbage collector's target for `pactum serve` when
