@@ -87,8 +87,9 @@ const simulationNote = "Simulation (dry run): tasks succeed without calling the 
 
 // buildCard returns the card of an agent whose interfaces live at
 // endpoint, an absolute URL. The card lists JSON-RPC and HTTP+JSON for
-// protocol 1.0 and, at the same URL, for 0.3 (served to requests without an
-// A2A-Version header). With o.Authenticate the card declares the bearer
+// protocol 1.0, then gRPC for 1.0 at o.GRPCAddress with the agent's name
+// as tenant when that is set, then JSON-RPC and HTTP+JSON at endpoint for
+// 0.3 (served to requests without an A2A-Version header). With o.Authenticate the card declares the bearer
 // scheme and requires it; either way its trust-model extension says how
 // callers are (or are not) authenticated.
 func buildCard(spec task.AgentSpec, info AgentInfo, endpoint string, o *Options) *a2a.AgentCard {
@@ -122,15 +123,10 @@ func buildCard(spec task.AgentSpec, info AgentInfo, endpoint string, o *Options)
 	}
 	trust, trustDesc := trustModel(bearer)
 	card := &a2a.AgentCard{
-		Name:        spec.Name,
-		Description: desc,
-		Version:     version,
-		SupportedInterfaces: []*a2a.AgentInterface{
-			a2a.NewAgentInterface(endpoint, a2a.TransportProtocolJSONRPC),
-			a2a.NewAgentInterface(endpoint, a2a.TransportProtocolHTTPJSON),
-			{URL: endpoint, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
-			{URL: endpoint, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: a2av0.Version},
-		},
+		Name:                spec.Name,
+		Description:         desc,
+		Version:             version,
+		SupportedInterfaces: interfaces(spec.Name, endpoint, o.GRPCAddress),
 		Capabilities: a2a.AgentCapabilities{
 			Streaming:         true,
 			PushNotifications: true,
@@ -158,6 +154,22 @@ func buildCard(spec task.AgentSpec, info AgentInfo, endpoint string, o *Options)
 		card.SecurityRequirements = a2a.SecurityRequirementsOptions{{bearerScheme: a2a.SecuritySchemeScopes{}}}
 	}
 	return card
+}
+
+// interfaces returns the interfaces of the agent named name (see
+// buildCard).
+func interfaces(name, endpoint, grpcAddress string) []*a2a.AgentInterface {
+	out := []*a2a.AgentInterface{
+		a2a.NewAgentInterface(endpoint, a2a.TransportProtocolJSONRPC),
+		a2a.NewAgentInterface(endpoint, a2a.TransportProtocolHTTPJSON),
+	}
+	if grpcAddress != "" {
+		out = append(out, &a2a.AgentInterface{URL: grpcAddress, ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: a2a.Version, Tenant: name})
+	}
+	return append(out,
+		&a2a.AgentInterface{URL: endpoint, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
+		&a2a.AgentInterface{URL: endpoint, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: a2av0.Version},
+	)
 }
 
 // joinURL appends path segments to an absolute base URL.

@@ -10,7 +10,10 @@
 //
 // Server puts the handlers behind the official transports of a2a-go
 // (JSON-RPC and HTTP+JSON, 1.0 and 0.3), negotiates the protocol version,
-// bounds request bodies and serves the agent cards. The push.Pusher it
+// bounds request bodies and serves the agent cards. GRPCServer serves the
+// same handlers over A2A 1.0's gRPC binding (a2a-go's a2agrpc), one
+// service for every agent, each call naming its agent in its tenant
+// field, behind the same authentication. The push.Pusher it
 // runs (package push) delivers task events to the webhooks clients
 // registered.
 //

@@ -128,17 +128,23 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, rpc bool) ([]b
 // writeVersionNotSupported answers a request for a protocol version the
 // server does not speak.
 func writeVersionNotSupported(w http.ResponseWriter, rpc bool, requested string, id json.RawMessage) {
-	supported := make([]string, len(supportedVersions))
-	for i, v := range supportedVersions {
-		supported[i] = string(v)
-	}
-	msg := fmt.Sprintf("A2A protocol version %q is not supported; supported versions: %s (no A2A-Version means 0.3)", requested, strings.Join(supported, ", "))
-	err := a2a.NewError(a2a.ErrVersionNotSupported, msg).WithErrorInfoMeta(map[string]string{
-		"requestedVersion": requested, "supportedVersions": strings.Join(supported, ","),
-	})
+	err := versionNotSupported(requested, supportedVersions, "no A2A-Version means 0.3")
 	if rpc {
 		wire.WriteRPCError(w, http.StatusOK, id, err)
 		return
 	}
-	wire.WriteStatus(w, http.StatusBadRequest, "FAILED_PRECONDITION", err, msg)
+	wire.WriteStatus(w, http.StatusBadRequest, "FAILED_PRECONDITION", err, err.Message)
+}
+
+// versionNotSupported is the VersionNotSupported error of a request for
+// version requested where supported are served; note ends the message.
+func versionNotSupported(requested string, supported []a2a.ProtocolVersion, note string) *a2a.Error {
+	names := make([]string, len(supported))
+	for i, v := range supported {
+		names[i] = string(v)
+	}
+	msg := fmt.Sprintf("A2A protocol version %q is not supported; supported versions: %s (%s)", requested, strings.Join(names, ", "), note)
+	return a2a.NewError(a2a.ErrVersionNotSupported, msg).WithErrorInfoMeta(map[string]string{
+		"requestedVersion": requested, "supportedVersions": strings.Join(names, ","),
+	})
 }

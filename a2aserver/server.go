@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,6 +75,11 @@ type Options struct {
 	// "https://agents.example.com"; cards advertise interfaces under it.
 	// Default: the scheme and Host of each card request.
 	BaseURL string
+	// GRPCAddress, when set, is where gRPC clients reach the agents' A2A
+	// gRPC binding (served by NewGRPCServer): host:port, as a gRPC client
+	// dials it. Each card then lists a GRPC interface at that address
+	// whose tenant is the agent's name. Default "": no gRPC interface.
+	GRPCAddress string
 	// MaxBodyBytes bounds request bodies (default DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// AllowPrivatePush lets push notifications reach loopback, private and
@@ -160,6 +167,12 @@ func (o *Options) validate() error {
 		}
 		o.BaseURL = strings.TrimRight(o.BaseURL, "/")
 	}
+	if o.GRPCAddress != "" {
+		host, port, err := net.SplitHostPort(o.GRPCAddress)
+		if n, perr := strconv.ParseUint(port, 10, 16); err != nil || host == "" || perr != nil || n == 0 {
+			return fmt.Errorf("a2aserver: Options.GRPCAddress %q must be host:port with a port in 1..65535", o.GRPCAddress)
+		}
+	}
 	if o.MaxBodyBytes < 0 {
 		return fmt.Errorf("a2aserver: Options.MaxBodyBytes must not be negative, got %d", o.MaxBodyBytes)
 	}
@@ -241,7 +254,8 @@ func (s *Server) Stop(ctx context.Context) error { return s.pusher.Stop(ctx) }
 func (s *Server) Pusher() *push.Pusher { return s.pusher }
 
 // RequestHandler returns the A2A request handler of the named agent, for
-// callers that mount it on other transports (gRPC, say).
+// callers that mount it on transports of their own (NewGRPCServer serves
+// the gRPC binding with it).
 func (s *Server) RequestHandler(agent string) (a2asrv.RequestHandler, bool) {
 	ep, ok := s.agents[agent]
 	if !ok {
@@ -303,16 +317,9 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) *http.Requ
 	if s.opts.Authenticate == nil {
 		return r
 	}
-	token, err := bearer.Token(r)
+	ctx, err := s.caller(r.Context(), r.Header.Values("Authorization"))
 	if err == nil {
-		actor, ok := s.opts.Authenticate(token)
-		if ok {
-			return r.WithContext(task.WithCaller(r.Context(), actor))
-		}
-		err = bearer.ErrInvalidToken
-	}
-	if s.opts.Refused != nil {
-		s.opts.Refused(!errors.Is(err, bearer.ErrNoToken))
+		return r.WithContext(ctx)
 	}
 	if status := bearer.Refuse(w, err); status != http.StatusUnauthorized {
 		wire.WriteStatus(w, status, "INVALID_ARGUMENT", a2a.ErrInvalidRequest, err.Error())
@@ -320,6 +327,29 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) *http.Requ
 	}
 	wire.WriteStatus(w, http.StatusUnauthorized, "UNAUTHENTICATED", a2a.ErrUnauthenticated, err.Error())
 	return nil
+}
+
+// caller returns ctx carrying the actor (task.WithCaller) whose bearer
+// token authorization, the values of a request's Authorization header or
+// gRPC metadata, holds. Without Options.Authenticate it returns ctx as
+// is. A refusal is told to Options.Refused and returned:
+// bearer.ErrNoToken, bearer.ErrInvalidToken or bearer.ErrMultipleHeaders.
+func (s *Server) caller(ctx context.Context, authorization []string) (context.Context, error) {
+	if s.opts.Authenticate == nil {
+		return ctx, nil
+	}
+	token, err := bearer.FromValues(authorization)
+	if err == nil {
+		actor, ok := s.opts.Authenticate(token)
+		if ok {
+			return task.WithCaller(ctx, actor), nil
+		}
+		err = bearer.ErrInvalidToken
+	}
+	if s.opts.Refused != nil {
+		s.opts.Refused(!errors.Is(err, bearer.ErrNoToken))
+	}
+	return nil, err
 }
 
 // serveAgent serves sub (the path below the agent's mount point) of ep.

@@ -51,6 +51,15 @@ type Config struct {
 	// "localhost" for an empty or unspecified host). It has no query,
 	// fragment or trailing slash.
 	BaseURL string `yaml:"base_url"`
+	// GRPCListen, when set, is the host:port of a listener of its own on
+	// which the agents are also served over A2A 1.0's gRPC binding
+	// (`grpc_listen`, default "": no gRPC; docs/a2a.md, "gRPC").
+	GRPCListen string `yaml:"grpc_listen"`
+	// GRPCURL is the host:port gRPC clients dial, written into the gRPC
+	// interface of the agent cards (`grpc_url`; only with grpc_listen,
+	// default GRPCListen with "localhost" for an empty or unspecified
+	// host).
+	GRPCURL string `yaml:"grpc_url"`
 	// Store is the store DSN; its scheme picks the driver: sqlite://PATH or
 	// postgres://… (`store`, default "sqlite://pactum.db"). Load makes a
 	// relative SQLite path, the default's included, relative to the

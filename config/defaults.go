@@ -3,6 +3,7 @@ package config
 import (
 	"cmp"
 	"net"
+	"strings"
 )
 
 // Empty returns a configuration with every default applied and no agents,
@@ -37,12 +38,22 @@ func DefaultBaseURL(listen string) string {
 	return "http://" + listen
 }
 
+// DefaultGRPCURL is the address written into the cards' gRPC interface
+// when grpc_url is not set: grpc_listen, with "localhost" in place of an
+// empty or unspecified host, as DefaultBaseURL does.
+func DefaultGRPCURL(grpcListen string) string {
+	return strings.TrimPrefix(DefaultBaseURL(grpcListen), "http://")
+}
+
 // setDefaults fills every unset field of c except DefaultAgent, which needs
 // the agents. ttlSet says whether IdempotencyTTL was given (zero is a value:
 // disabled).
 func (c *Config) setDefaults(ttlSet bool) {
 	c.Listen = cmp.Or(c.Listen, DefaultListen)
 	c.BaseURL = cmp.Or(c.BaseURL, DefaultBaseURL(c.Listen))
+	if c.GRPCListen != "" {
+		c.GRPCURL = cmp.Or(c.GRPCURL, DefaultGRPCURL(c.GRPCListen))
+	}
 	c.Store = cmp.Or(c.Store, DefaultStore)
 	c.Log.Level = cmp.Or(c.Log.Level, DefaultLogLevel)
 	c.Auth = cmp.Or(c.Auth, AuthNone)

@@ -75,6 +75,7 @@ type refNodes struct {
 func (w *walker) config(root *yaml.Node, c *Config) {
 	var (
 		listenN, baseURLN, storeN, defaultAgentN, agentsN *yaml.Node
+		grpcListenN, grpcURLN                             *yaml.Node
 		agents                                            []agentNodes
 		actors, approvals                                 []refNodes
 		ttlSet                                            bool
@@ -92,6 +93,8 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 		w.fields(root, "", map[string]handler{
 			"listen":        set(&c.Listen, &listenN),
 			"base_url":      set(&c.BaseURL, &baseURLN),
+			"grpc_listen":   set(&c.GRPCListen, &grpcListenN),
+			"grpc_url":      set(&c.GRPCURL, &grpcURLN),
 			"store":         set(&c.Store, &storeN),
 			"node":          set(&c.Node, new(*yaml.Node)),
 			"default_agent": set(&c.DefaultAgent, &defaultAgentN),
@@ -204,6 +207,19 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 			w.wrapf(baseURLN, "base_url", err, "%v", err)
 		} else {
 			c.BaseURL = u
+		}
+	}
+	if grpcListenN != nil {
+		if err := checkListen(c.GRPCListen); err != nil {
+			w.wrapf(grpcListenN, "grpc_listen", err, "%v", err)
+		}
+	}
+	if grpcURLN != nil {
+		switch err := checkDialAddress(c.GRPCURL); {
+		case err != nil:
+			w.wrapf(grpcURLN, "grpc_url", err, "%v", err)
+		case c.GRPCListen == "":
+			w.errorf(grpcURLN, "grpc_url", "needs grpc_listen: gRPC is served only on a grpc_listen address")
 		}
 	}
 	if storeN != nil {
@@ -865,6 +881,25 @@ func checkListen(s string) error {
 	}
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return fmt.Errorf("invalid listen address %q: port %q is not a number in 0..65535: %w", s, port, err)
+	}
+	return nil
+}
+
+// checkDialAddress validates the host:port a client dials: a host and a
+// port in 1..65535.
+func checkDialAddress(s string) error {
+	if strings.Contains(s, "://") {
+		return fmt.Errorf("invalid address %q: want host:port, not a URL (gRPC clients dial an address), e.g. grpc.example.com:443", s)
+	}
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("invalid address %q: want host:port, e.g. grpc.example.com:443: %w", s, err)
+	}
+	if host == "" {
+		return fmt.Errorf("invalid address %q: the host is empty", s)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+		return fmt.Errorf("invalid address %q: port %q is not a number in 1..65535", s, port)
 	}
 	return nil
 }

@@ -180,6 +180,18 @@ func TestParseErrors(t *testing.T) {
 			[]string{`pactum.yaml:1:9: listen: invalid listen address "127.0.0.1:99999": port "99999" is not a number in 0..65535`}},
 		{"listen named port", "listen: 127.0.0.1:http\n" + oneAgent,
 			[]string{`pactum.yaml:1:9: listen: invalid listen address "127.0.0.1:http"`}},
+		{"grpc_listen without port", "grpc_listen: localhost\n" + oneAgent,
+			[]string{`pactum.yaml:1:14: grpc_listen: invalid listen address "localhost": want host:port`}},
+		{"grpc_listen bad port", "grpc_listen: 127.0.0.1:70000\n" + oneAgent,
+			[]string{`pactum.yaml:1:14: grpc_listen: invalid listen address "127.0.0.1:70000": port "70000" is not a number in 0..65535`}},
+		{"grpc_url without grpc_listen", "grpc_url: grpc.example.com:443\n" + oneAgent,
+			[]string{`pactum.yaml:1:11: grpc_url: needs grpc_listen: gRPC is served only on a grpc_listen address`}},
+		{"grpc_url a URL", "grpc_listen: :9001\ngrpc_url: https://grpc.example.com\n" + oneAgent,
+			[]string{`pactum.yaml:2:11: grpc_url: invalid address "https://grpc.example.com": want host:port, not a URL`}},
+		{"grpc_url no host", "grpc_listen: :9001\ngrpc_url: ':9001'\n" + oneAgent,
+			[]string{`pactum.yaml:2:11: grpc_url: invalid address ":9001": the host is empty`}},
+		{"grpc_url port 0", "grpc_listen: :9001\ngrpc_url: example.com:0\n" + oneAgent,
+			[]string{`pactum.yaml:2:11: grpc_url: invalid address "example.com:0": port "0" is not a number in 1..65535`}},
 		{"base_url relative", "base_url: /pactum\n" + oneAgent,
 			[]string{`pactum.yaml:1:11: base_url: base URL "/pactum" must be an absolute http:// or https:// URL`}},
 		{"base_url scheme", "base_url: ftp://example.com\n" + oneAgent,
@@ -562,6 +574,27 @@ func TestDefaultBaseURL(t *testing.T) {
 		}
 		if c.BaseURL != want {
 			t.Errorf("listen %q: BaseURL = %q, want %q", listen, c.BaseURL, want)
+		}
+	}
+}
+
+// TestGRPCDefaults checks that gRPC is off by default and that grpc_url
+// follows grpc_listen as base_url follows listen.
+func TestGRPCDefaults(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ src, listen, url string }{
+		{"", "", ""},
+		{"grpc_listen: 127.0.0.1:9001\n", "127.0.0.1:9001", "127.0.0.1:9001"},
+		{"grpc_listen: ':9001'\n", ":9001", "localhost:9001"},
+		{"grpc_listen: '[::]:9001'\n", "[::]:9001", "localhost:9001"},
+		{"grpc_listen: ':9001'\ngrpc_url: grpc.example.com:443\n", ":9001", "grpc.example.com:443"},
+	} {
+		c, err := config.Parse([]byte(tc.src+oneAgent), "x.yaml")
+		if err != nil {
+			t.Fatalf("%q: %v", tc.src, err)
+		}
+		if c.GRPCListen != tc.listen || c.GRPCURL != tc.url {
+			t.Errorf("%q: grpc_listen %q, grpc_url %q; want %q, %q", tc.src, c.GRPCListen, c.GRPCURL, tc.listen, tc.url)
 		}
 	}
 }

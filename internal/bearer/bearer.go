@@ -4,6 +4,7 @@
 package bearer
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -27,8 +28,11 @@ var (
 // (the scheme in any case, surrounding blanks trimmed). It returns
 // ErrMultipleHeaders when r has more than one Authorization header, and
 // ErrNoToken when it has none or one that holds no bearer token.
-func Token(r *http.Request) (string, error) {
-	values := r.Header.Values("Authorization")
+func Token(r *http.Request) (string, error) { return FromValues(r.Header.Values("Authorization")) }
+
+// FromValues is Token on the values of a request's Authorization header
+// (or of gRPC's "authorization" metadata), as the request carried them.
+func FromValues(values []string) (string, error) {
 	switch len(values) {
 	case 0:
 		return "", ErrNoToken
@@ -49,8 +53,17 @@ func Token(r *http.Request) (string, error) {
 // its HTTP status: 401, or 400 with error="invalid_request" for several
 // Authorization headers (RFC 6750 §3.1).
 func Refuse(w http.ResponseWriter, err error) int {
+	challenge, status := Challenge(err)
+	w.Header().Set("WWW-Authenticate", challenge)
+	return status
+}
+
+// Challenge returns the WWW-Authenticate challenge refusing a request for
+// err (ErrNoToken, ErrInvalidToken or ErrMultipleHeaders) and the HTTP
+// status of the refusal, as Refuse answers them.
+func Challenge(err error) (challenge string, status int) {
 	c := `Bearer realm="pactum"`
-	status := http.StatusUnauthorized
+	status = http.StatusUnauthorized
 	switch {
 	case errors.Is(err, ErrMultipleHeaders):
 		c += `, error="invalid_request"`
@@ -58,8 +71,7 @@ func Refuse(w http.ResponseWriter, err error) int {
 	case errors.Is(err, ErrInvalidToken):
 		c += `, error="invalid_token"`
 	}
-	w.Header().Set("WWW-Authenticate", c)
-	return status
+	return c, status
 }
 
 // Transport sends Token as a bearer token with every request, through Next
@@ -79,3 +91,20 @@ func (t Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+t.Token)
 	return next.RoundTrip(r)
 }
+
+// PerRPC sends Token as a bearer token with every gRPC call, as the
+// "authorization" metadata (a credentials.PerRPCCredentials). gRPC sends
+// per-call credentials only over a secure connection unless
+// AllowInsecure is set (plaintext on loopback).
+type PerRPC struct {
+	Token         string
+	AllowInsecure bool
+}
+
+// GetRequestMetadata implements credentials.PerRPCCredentials.
+func (p PerRPC) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + p.Token}, nil
+}
+
+// RequireTransportSecurity implements credentials.PerRPCCredentials.
+func (p PerRPC) RequireTransportSecurity() bool { return !p.AllowInsecure }

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"google.golang.org/grpc/credentials"
+
 	"github.com/pactum/pactum/internal/bearer"
 )
 
@@ -73,5 +75,19 @@ func TestTransport(t *testing.T) {
 	resp.Body.Close()
 	if len(seen) != 1 || seen[0] != "Bearer t0k" || req.Header.Get("Authorization") != "Bearer stale" {
 		t.Errorf("server saw %q; the caller's request now has %q", seen, req.Header.Get("Authorization"))
+	}
+}
+
+// TestPerRPC checks the gRPC credentials: the token as authorization
+// metadata, and transport security required unless allowed away.
+func TestPerRPC(t *testing.T) {
+	t.Parallel()
+	var _ credentials.PerRPCCredentials = bearer.PerRPC{}
+	md, err := bearer.PerRPC{Token: "t0k"}.GetRequestMetadata(t.Context())
+	if err != nil || len(md) != 1 || md["authorization"] != "Bearer t0k" {
+		t.Errorf("metadata %v, %v; want authorization: Bearer t0k", md, err)
+	}
+	if !(bearer.PerRPC{}).RequireTransportSecurity() || (bearer.PerRPC{AllowInsecure: true}).RequireTransportSecurity() {
+		t.Error("RequireTransportSecurity must be true unless AllowInsecure")
 	}
 }

@@ -18,17 +18,19 @@ import (
 
 func newServeCmd() *cobra.Command {
 	var (
-		cf        configFlags
-		listen    string
-		baseURL   string
-		logFormat string
-		logLevel  string
-		drain     time.Duration
+		cf         configFlags
+		listen     string
+		grpcListen string
+		baseURL    string
+		logFormat  string
+		logLevel   string
+		drain      time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the configured agents over A2A",
-		Long: `Serve every configured agent as an A2A 1.0 server on one listener.
+		Long: `Serve every configured agent as an A2A 1.0 server on one listener, and
+over A2A's gRPC binding on a second one with --grpc-listen (or grpc_listen).
 
 Without --config pactum serves built-in demo agents (echo, slow-echo) on the
 embedded SQLite store, so a first run shows something working at once.`,
@@ -39,13 +41,7 @@ embedded SQLite store, so a first run shows something working at once.`,
 			if err != nil {
 				return err
 			}
-			if listen != "" {
-				// A base URL that was only the default follows the address.
-				if cfg.BaseURL == config.DefaultBaseURL(cfg.Listen) {
-					cfg.BaseURL = config.DefaultBaseURL(listen)
-				}
-				cfg.Listen = listen
-			}
+			setListeners(cfg, listen, grpcListen)
 			if baseURL != "" {
 				cfg.BaseURL = baseURL
 			}
@@ -81,11 +77,30 @@ embedded SQLite store, so a first run shows something working at once.`,
 	}
 	cf.register(cmd)
 	cmd.Flags().StringVar(&listen, "listen", "", "listen address (default from config, 127.0.0.1:9000)")
+	cmd.Flags().StringVar(&grpcListen, "grpc-listen", "", "also serve A2A over gRPC on this address (default from config: off)")
 	cmd.Flags().StringVar(&baseURL, "base-url", "", "public base URL written into agent cards")
 	cmd.Flags().StringVar(&logFormat, "log-format", "", "log format: text or json")
 	cmd.Flags().StringVar(&logLevel, "log-level", "", "log level: debug, info, warn, error")
 	cmd.Flags().DurationVar(&drain, "drain", 30*time.Second, "how long shutdown waits for running tasks")
 	return cmd
+}
+
+// setListeners applies --listen and --grpc-listen (each ignored when
+// empty) to cfg. A base URL, or a gRPC address for the cards, that was
+// only the default of the configured address follows the new one.
+func setListeners(cfg *config.Config, listen, grpcListen string) {
+	if listen != "" {
+		if cfg.BaseURL == config.DefaultBaseURL(cfg.Listen) {
+			cfg.BaseURL = config.DefaultBaseURL(listen)
+		}
+		cfg.Listen = listen
+	}
+	if grpcListen != "" {
+		if cfg.GRPCListen == "" || cfg.GRPCURL == config.DefaultGRPCURL(cfg.GRPCListen) {
+			cfg.GRPCURL = config.DefaultGRPCURL(grpcListen)
+		}
+		cfg.GRPCListen = grpcListen
+	}
 }
 
 // serveGCPercent is the garbage collector's target for `pactum serve` when

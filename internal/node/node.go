@@ -4,6 +4,7 @@
 package node
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -259,8 +260,12 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	if len(gated) > 0 || len(contractAgents) > 0 {
 		verified = verifiedResult(s.coord, gated, contractAgents)
 	}
+	var grpcAddress string
+	if cfg.GRPCListen != "" {
+		grpcAddress = cmp.Or(cfg.GRPCURL, config.DefaultGRPCURL(cfg.GRPCListen))
+	}
 	s.a2a, err = a2aserver.New(a2aserver.Options{
-		Coordinator: s.coord, Agents: infos, DefaultAgent: defaultAgent, BaseURL: cfg.BaseURL,
+		Coordinator: s.coord, Agents: infos, DefaultAgent: defaultAgent, BaseURL: cfg.BaseURL, GRPCAddress: grpcAddress,
 		MaxBodyBytes: cfg.MaxBodyBytes, AllowPrivatePush: cfg.Push.AllowPrivate, Logger: log,
 		Push: push.Options{
 			MaxAttempts: cfg.Push.MaxAttempts, Timeout: cfg.Push.Timeout.Duration,
@@ -541,8 +546,19 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, drain time.
 }
 
 func (s *Server) serve(ctx context.Context, ln net.Listener, sd Shutdown) error {
+	var gln net.Listener
+	if s.cfg.GRPCListen != "" {
+		var err error
+		if gln, err = net.Listen("tcp", s.cfg.GRPCListen); err != nil {
+			ln.Close()
+			return fmt.Errorf("listen for gRPC on %s: %w", s.cfg.GRPCListen, err)
+		}
+	}
 	if err := s.Start(ctx); err != nil {
 		ln.Close()
+		if gln != nil {
+			gln.Close()
+		}
 		return err
 	}
 	// Read and write deadlines are set per request by the guard (package
@@ -553,15 +569,31 @@ func (s *Server) serve(ctx context.Context, ln net.Listener, sd Shutdown) error 
 		BaseContext: func(net.Listener) context.Context { return ctx },
 	}
 	ln = httpguard.LimitListener(ln, s.cfg.HTTP.MaxConnections, s.connectionsFull())
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- hs.Serve(ln) }()
 	s.log.Info("pactum serving", "addr", ln.Addr().String(), "base_url", s.cfg.BaseURL, "store", store.Redact(s.cfg.Store), "node", s.coord.Node())
+	var gs *a2aserver.GRPCServer
+	if gln != nil {
+		gs = s.a2a.NewGRPCServer()
+		go func() { errc <- gs.Serve(ctx, gln) }()
+		s.log.Info("pactum serving A2A over gRPC", "addr", gln.Addr().String(), "grpc_url", cmp.Or(s.cfg.GRPCURL, config.DefaultGRPCURL(s.cfg.GRPCListen)))
+	}
 	var serveErr error
 	select {
 	case <-ctx.Done():
 	case serveErr = <-errc:
 	}
-	if err := s.Drain(sd, func(ctx context.Context) { _ = hs.Shutdown(ctx) }); err != nil {
+	// Both servers stop within the drain, side by side: calls under way
+	// end with ctx (their base context), then each waits for its
+	// connections until the drain's context ends.
+	if err := s.Drain(sd, func(ctx context.Context) {
+		var wg sync.WaitGroup
+		if gs != nil {
+			wg.Go(func() { _ = gs.Shutdown(ctx) })
+		}
+		_ = hs.Shutdown(ctx)
+		wg.Wait()
+	}); err != nil {
 		s.log.Warn("stop", "err", err)
 	}
 	if errors.Is(serveErr, http.ErrServerClosed) {

@@ -19,6 +19,10 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 )
 
 const (
@@ -130,11 +134,17 @@ func logLines(t *testing.T, out []byte) {
 }
 
 // TestGoClient drives a pactum subprocess with the official Go client
-// (a2aclient, agentcard resolver) over JSON-RPC and over HTTP+JSON, through
-// discovery, send, stream, get, list, cancel, subscribe and push configs.
+// (a2aclient, agentcard resolver) over JSON-RPC, over HTTP+JSON and over
+// gRPC (a2agrpc's transport, on the server's --grpc-listen port), through
+// discovery, send, stream, get, list, cancel, subscribe and push configs;
+// over gRPC also the extended card, so that all 11 operations are driven.
 func TestGoClient(t *testing.T) {
 	t.Parallel()
-	srv := setup(t)
+	cfg, err := filepath.Abs("pactum-interop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := setupGRPC(t, cfg)
 	hook := newWebhook(t)
 	for _, tc := range []struct {
 		name      string
@@ -142,6 +152,7 @@ func TestGoClient(t *testing.T) {
 	}{
 		{"JSONRPC", a2a.TransportProtocolJSONRPC},
 		{"REST", a2a.TransportProtocolHTTPJSON},
+		{"GRPC", a2a.TransportProtocolGRPC},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &goFlow{srv: srv, hook: hook, transport: tc.transport, rec: newRecorder()}
@@ -208,6 +219,9 @@ func (f *goFlow) run(t *testing.T) {
 	f.step(t, "resubscribe", f.resubscribe)
 	f.step(t, "push", f.push)
 	f.step(t, "push_in_send", f.pushInSend)
+	if f.transport == a2a.TransportProtocolGRPC {
+		f.step(t, "extended_card", f.extendedCard)
+	}
 }
 
 func (f *goFlow) discovery(t *testing.T, ctx context.Context) {
@@ -242,9 +256,19 @@ func (f *goFlow) discovery(t *testing.T, ctx context.Context) {
 	} else if root.Name != "echo" {
 		t.Errorf("root card is %q, want the default agent echo", root.Name)
 	}
+	if f.transport == a2a.TransportProtocolGRPC {
+		// The gRPC interface is the server's gRPC listener, and names
+		// its agent as tenant (docs/a2a.md, "gRPC").
+		for name, card := range map[string]*a2a.AgentCard{"echo": f.echoCard, "slow-echo": f.slowCard} {
+			if iface := interfaceFor(card, f.transport); iface.URL != f.srv.GRPC || iface.Tenant != name {
+				t.Errorf("%s card's gRPC interface %+v: want url %s, tenant %s", name, iface, f.srv.GRPC, name)
+			}
+		}
+	}
 	opts := []a2aclient.FactoryOption{
 		a2aclient.WithJSONRPCTransport(f.http),
 		a2aclient.WithRESTTransport(f.http),
+		a2agrpc.WithGRPCTransport(f.grpcOptions()...),
 		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{f.transport}}),
 	}
 	if f.echo, err = a2aclient.NewFromCard(ctx, f.echoCard, opts...); err != nil {
@@ -283,9 +307,12 @@ func (f *goFlow) send(t *testing.T, ctx context.Context) {
 	}
 	// The request went over the transport under test, announcing 1.0.
 	var ex *exchange
-	if f.transport == a2a.TransportProtocolHTTPJSON {
+	switch f.transport {
+	case a2a.TransportProtocolHTTPJSON:
 		ex = f.rec.last("/message:send")
-	} else {
+	case a2a.TransportProtocolGRPC:
+		ex = f.rec.last("A2AService/SendMessage")
+	default:
 		ex = f.rec.last(`"SendMessage"`)
 	}
 	if ex == nil {
@@ -566,20 +593,50 @@ func (f *goFlow) pushInSend(t *testing.T, ctx context.Context) {
 	t.Logf("webhook got %s", deliveryKinds(deliveries))
 }
 
+// grpcOptions are the options of the flow's gRPC connections: plaintext
+// on loopback, every call recorded.
+func (f *goFlow) grpcOptions() []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithUnaryInterceptor(f.rec.unaryGRPC),
+		grpc.WithStreamInterceptor(f.rec.streamGRPC),
+	}
+}
+
+// extendedCard calls GetExtendedAgentCard over gRPC. The client refuses
+// it without a call when the card does not declare an extended card, so
+// its gRPC transport makes the call, with the agent as tenant; pactum has
+// no extended card and answers UnsupportedOperation.
+func (f *goFlow) extendedCard(t *testing.T, ctx context.Context) {
+	if _, err := f.echo.GetExtendedAgentCard(ctx, &a2a.GetExtendedAgentCardRequest{}); !errors.Is(err, a2a.ErrExtendedCardNotConfigured) {
+		t.Errorf("client GetExtendedAgentCard: %v, want the client's own %v", err, a2a.ErrExtendedCardNotConfigured)
+	}
+	conn, err := grpc.NewClient(f.srv.GRPC, f.grpcOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := a2agrpc.NewGRPCTransport(conn)
+	defer tr.Destroy()
+	_, err = tr.GetExtendedAgentCard(ctx, a2aclient.ServiceParams{a2a.SvcParamVersion: {string(a2a.Version)}}, &a2a.GetExtendedAgentCardRequest{Tenant: "echo"})
+	f.expectError(t, "GetExtendedAgentCard", err, errUnsupportedOperation)
+}
+
 // ---------------------------------------------------------------- helpers
 
-// a2aError is an A2A error as each binding carries it (§5.4, §9.5, §11.6).
+// a2aError is an A2A error as each binding carries it (§5.4, §9.5,
+// §10.6, §11.6).
 type a2aError struct {
 	sentinel   error
 	rpcCode    int
 	httpStatus int
 	reason     string // google.rpc.ErrorInfo reason
+	grpcCode   codes.Code
 }
 
 var (
-	errTaskNotFound         = a2aError{a2a.ErrTaskNotFound, -32001, http.StatusNotFound, "TASK_NOT_FOUND"}
-	errTaskNotCancelable    = a2aError{a2a.ErrTaskNotCancelable, -32002, http.StatusBadRequest, "TASK_NOT_CANCELABLE"}
-	errUnsupportedOperation = a2aError{a2a.ErrUnsupportedOperation, -32004, http.StatusBadRequest, "UNSUPPORTED_OPERATION"}
+	errTaskNotFound         = a2aError{a2a.ErrTaskNotFound, -32001, http.StatusNotFound, "TASK_NOT_FOUND", codes.NotFound}
+	errTaskNotCancelable    = a2aError{a2a.ErrTaskNotCancelable, -32002, http.StatusBadRequest, "TASK_NOT_CANCELABLE", codes.FailedPrecondition}
+	errUnsupportedOperation = a2aError{a2a.ErrUnsupportedOperation, -32004, http.StatusBadRequest, "UNSUPPORTED_OPERATION", codes.FailedPrecondition}
 )
 
 // expectError checks that the last call failed with want. When a2a-go does
@@ -590,6 +647,16 @@ var (
 func (f *goFlow) expectError(t *testing.T, what string, err error, want a2aError) {
 	t.Helper()
 	ex := f.rec.lastExchange()
+	if f.transport == a2a.TransportProtocolGRPC {
+		// a2a-go's gRPC transport reads every error it gets: no allowance.
+		switch {
+		case !errors.Is(err, want.sentinel):
+			t.Errorf("%s: got %v, want %v (gRPC %v %s)", what, err, want.sentinel, want.grpcCode, want.reason)
+		case ex == nil || ex.Method != "gRPC" || ex.StatusCode != int(want.grpcCode):
+			t.Errorf("%s: the last call recorded is %+v, want one answered with gRPC %v", what, ex, want.grpcCode)
+		}
+		return
+	}
 	if errors.Is(err, want.sentinel) {
 		if ex != nil && f.transport == a2a.TransportProtocolHTTPJSON && ex.StatusCode != want.httpStatus {
 			// a2a-go reads errors inside an SSE stream; @a2a-js/sdk does not

@@ -65,7 +65,10 @@ func pactumBinary(t *testing.T) string {
 // a loopback port with its own SQLite file.
 type pactumServer struct {
 	// URL is the server's base URL, http://127.0.0.1:PORT.
-	URL  string
+	URL string
+	// GRPC is the address of its gRPC listener, 127.0.0.1:PORT ("" when
+	// it serves no gRPC).
+	GRPC string
 	logs *lockedBuffer
 }
 
@@ -90,11 +93,23 @@ func setup(t *testing.T) *pactumServer {
 // variables (NAME=value) for the server process.
 func setupWith(t *testing.T, cfg string, env ...string) *pactumServer {
 	t.Helper()
+	return launch(t, cfg, false, env...)
+}
+
+// setupGRPC is setupWith for a server that also serves A2A over gRPC on
+// a loopback port of its own (--grpc-listen).
+func setupGRPC(t *testing.T, cfg string, env ...string) *pactumServer {
+	t.Helper()
+	return launch(t, cfg, true, env...)
+}
+
+func launch(t *testing.T, cfg string, grpc bool, env ...string) *pactumServer {
+	t.Helper()
 	bin := pactumBinary(t)
 	// The port is picked free and then handed over, so another process can
 	// take it in between; try again in that case.
 	for attempt := 1; ; attempt++ {
-		srv, err := startServer(t, bin, cfg, env...)
+		srv, err := startServer(t, bin, cfg, grpc, env...)
 		if err == nil {
 			return srv
 		}
@@ -106,7 +121,7 @@ func setupWith(t *testing.T, cfg string, env ...string) *pactumServer {
 	}
 }
 
-func startServer(t *testing.T, bin, cfg string, env ...string) (*pactumServer, error) {
+func startServer(t *testing.T, bin, cfg string, grpc bool, env ...string) (*pactumServer, error) {
 	t.Helper()
 	port, err := freePort()
 	if err != nil {
@@ -115,7 +130,16 @@ func startServer(t *testing.T, bin, cfg string, env ...string) (*pactumServer, e
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	srv := &pactumServer{URL: "http://" + addr, logs: &lockedBuffer{}}
 	dsn := "sqlite://" + filepath.Join(t.TempDir(), "pactum.db")
-	cmd := exec.Command(bin, "serve", "--config", cfg, "--listen", addr, "--base-url", srv.URL, "--store", dsn)
+	args := []string{"serve", "--config", cfg, "--listen", addr, "--base-url", srv.URL, "--store", dsn}
+	if grpc {
+		gport, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		srv.GRPC = fmt.Sprintf("127.0.0.1:%d", gport)
+		args = append(args, "--grpc-listen", srv.GRPC)
+	}
+	cmd := exec.Command(bin, args...)
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
 	}

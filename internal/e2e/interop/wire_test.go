@@ -2,13 +2,21 @@ package interop
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 )
 
 const (
@@ -218,4 +226,90 @@ func (e *exchange) decodeError() (a2aError, bool) {
 		}
 	}
 	return out, true
+}
+
+// unaryGRPC is a gRPC client interceptor that keeps each unary call as an
+// exchange: URL is the full method, Version the a2a-version metadata,
+// ReqBody the request as protojson, Status and StatusCode its gRPC code.
+func (r *recorder) unaryGRPC(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	e := r.startGRPC(ctx, method)
+	e.request(req)
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	e.settle(err, reply)
+	return err
+}
+
+// streamGRPC is unaryGRPC for streams: the code is the one the stream
+// ends with; the response body the first message.
+func (r *recorder) streamGRPC(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	e := r.startGRPC(ctx, method)
+	cs, err := streamer(ctx, desc, cc, method, opts...)
+	if err != nil {
+		e.settle(err, nil)
+		return nil, err
+	}
+	return &recordedStream{ClientStream: cs, e: e}, nil
+}
+
+func (r *recorder) startGRPC(ctx context.Context, method string) *exchange {
+	md, _ := metadata.FromOutgoingContext(ctx)
+	e := &exchange{Method: "gRPC", URL: method, mu: &r.mu}
+	if v := md.Get("a2a-version"); len(v) > 0 {
+		e.Version = v[0]
+	}
+	r.mu.Lock()
+	r.ex = append(r.ex, e)
+	r.mu.Unlock()
+	return e
+}
+
+// request records a request message.
+func (e *exchange) request(m any) {
+	if pm, ok := m.(proto.Message); ok {
+		b, _ := protojson.Marshal(pm)
+		e.mu.Lock()
+		e.ReqBody = clip(string(b))
+		e.mu.Unlock()
+	}
+}
+
+// settle records the end of a gRPC call (err nil or io.EOF: OK) and, if
+// none is recorded yet, a response message.
+func (e *exchange) settle(err error, m any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	st := status.Convert(err)
+	e.Status, e.StatusCode = st.Code().String(), int(st.Code())
+	if err != nil {
+		e.Err = err
+		return
+	}
+	if pm, ok := m.(proto.Message); ok && e.RespBody.Len() == 0 {
+		b, _ := protojson.Marshal(pm)
+		e.RespBody.WriteString(clip(string(b)))
+	}
+}
+
+// recordedStream records what a client stream sends and how it ends.
+type recordedStream struct {
+	grpc.ClientStream
+	e *exchange
+}
+
+func (s *recordedStream) SendMsg(m any) error {
+	s.e.request(m)
+	return s.ClientStream.SendMsg(m)
+}
+
+func (s *recordedStream) RecvMsg(m any) error {
+	err := s.ClientStream.RecvMsg(m)
+	if err != nil {
+		s.e.settle(err, nil)
+	} else {
+		s.e.settle(nil, m)
+	}
+	return err
 }
