@@ -2,6 +2,7 @@ package config
 
 import (
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -13,6 +14,8 @@ import (
 var (
 	violationPolicies = []string{"retry", "escalate", "fail", "continue"}
 	strictnessLevels  = []string{"strict", "loose", "permissive"}
+	// digestPattern is a contract digest as cards name it.
+	digestPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 	// extensionModes are the values of a contract's `extension`: whether
 	// callers must activate the contracts extension.
 	extensionModes = []string{"optional", "required"}
@@ -53,6 +56,11 @@ type AgentContract struct {
 	// extension the agent's card declares (`extension`: optional, the
 	// default, or required).
 	Extension string
+	// Remote pins the contract the remote agent's card declares (an a2a
+	// agent whose remote serves pactum's contracts extension) by its
+	// digest (`remote: sha256:…`): its answers are checked here against
+	// that contract.
+	Remote string
 	// Inline is the inline step's mapping; nil with File.
 	Inline *yaml.Node
 	// Line is the line of the `contract` key's value.
@@ -73,6 +81,21 @@ func (w *walker) agentContract(n *yaml.Node, path string) *AgentContract {
 		if p.key == "file" || p.key == "step" || p.key == "nodes" {
 			isFile = true
 		}
+	}
+	if hasKey(ps, "remote") {
+		w.fieldsOf(ps, path, map[string]handler{
+			"remote": func(n *yaml.Node, path string) {
+				ac.Remote = w.nonEmpty(n, path)
+				if ac.Remote != "" && !digestPattern.MatchString(ac.Remote) {
+					w.errorf(n, path, "want the contract's digest as the remote agent's card names it: sha256: and 64 hex digits (pactum contract discover URL prints it)")
+				}
+			},
+			"extension": func(n *yaml.Node, path string) { ac.Extension, _ = w.oneOf(n, path, extensionModes...) },
+		}, func(p pair) bool {
+			w.errorf(p.keyN, join(path, p.key), "a remote contract takes remote (and extension) only: the contract is the one the remote agent's card declares with that digest")
+			return true
+		})
+		return ac
 	}
 	if isFile {
 		var fileN *yaml.Node
@@ -149,6 +172,9 @@ type ContractSpec struct {
 	Nodes bool
 	// ExtensionRequired is `extension: required`.
 	ExtensionRequired bool
+	// Remote is the digest of the remote agent's contract the agent is
+	// pinned to (`remote`); File, Step and Decode are then empty.
+	Remote string
 	// Decode strictly decodes the inline step's mapping into v (a pointer
 	// to a struct with the inline fields' `yaml` tags): unknown keys,
 	// wrong types and bad values are Errors at file:line:column and field
@@ -171,7 +197,7 @@ func (c *Config) ContractSpec(a Agent, baseDir string) (ContractSpec, bool) {
 	}
 	root := join(c.agentPath(a), "contract")
 	file := c.file
-	spec := ContractSpec{Agent: a.Name, Step: ac.Step, Nodes: ac.Nodes, ExtensionRequired: ac.Extension == "required"}
+	spec := ContractSpec{Agent: a.Name, Step: ac.Step, Nodes: ac.Nodes, ExtensionRequired: ac.Extension == "required", Remote: ac.Remote}
 	if ac.File != "" {
 		spec.File = ac.File
 		if dir := c.baseDir(baseDir); !filepath.IsAbs(spec.File) && dir != "" {

@@ -143,6 +143,9 @@ type Runtime struct {
 	idle     interface{ CloseIdleConnections() }
 	resolver *agentcard.Resolver
 	factory  *a2aclient.Factory
+	// hc is the client calls and card fetches use (the configured
+	// headers on every request).
+	hc       *http.Client
 	sessions *sessions
 	// resolving admits one card resolution at a time.
 	resolving chan struct{}
@@ -176,6 +179,7 @@ func New(s Settings, opts ...Option) (*Runtime, error) {
 		cfg:       cfg,
 		log:       slog.Default(),
 		resolver:  agentcard.NewResolver(hc),
+		hc:        hc,
 		factory:   newFactory(cfg.Transport, hc),
 		sessions:  newSessions(),
 		resolving: make(chan struct{}, 1),
@@ -188,6 +192,22 @@ func New(s Settings, opts ...Option) (*Runtime, error) {
 	}
 	return r, nil
 }
+
+// Card returns the remote agent's card: the one the runtime's calls use,
+// fetched on first use.
+func (r *Runtime) Card(ctx context.Context) (*a2a.AgentCard, error) {
+	c, err := r.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer r.release(c)
+	return c.card, nil
+}
+
+// HTTPClient returns the client the runtime's calls and card fetches use
+// (the configured headers on every request), for reading documents the
+// remote's card names (a contract).
+func (r *Runtime) HTTPClient() *http.Client { return r.hc }
 
 // Invoke runs one attempt and returns its result. Streamed artifact chunks,
 // if the remote agent streams, are collected into the result.

@@ -14,7 +14,7 @@ import (
 func newContractCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "contract", Short: "Work with contract files"}
 	cmd.AddCommand(newContractCheckCmd(), newContractRunCmd(), newContractShowCmd(),
-		newContractImportCmd(), newContractDetectCmd(), newContractExportCmd(), newContractTraceCmd())
+		newContractImportCmd(), newContractDetectCmd(), newContractExportCmd(), newContractTraceCmd(), newContractDiscoverCmd())
 	return cmd
 }
 

@@ -96,13 +96,13 @@ func buildAgents(ctx context.Context, cfg *config.Config, baseDir string) (built
 		}
 		b := builtAgent{config: ac, agent: a}
 		if gate != nil {
-			if cerr := gate.check(ac, agent.MetadataOf(a)); cerr != nil {
+			if cerr := gate.check(ac, a); cerr != nil {
 				errs = append(errs, cerr)
 				_ = agent.Close(a)
 				continue
 			}
 			// File resources are looked for where the agent works.
-			b.gate = gate.middleware(contract.GateOptions{WorkDir: b.workDir(cfg, baseDir)})
+			b.gate = gate.middleware(a, contract.GateOptions{WorkDir: b.workDir(cfg, baseDir)})
 			b.contracts = gate.contracts()
 		}
 		tool, terr := tools.stepFor(cfg, ac, a)

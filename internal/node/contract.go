@@ -4,14 +4,101 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
+	"sync"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/pactum/pactum/a2aserver"
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/contract"
+	"github.com/pactum/pactum/internal/discovery"
 	"github.com/pactum/pactum/task"
 )
+
+// remoteAgent is an agent whose remote declares its contracts on its
+// card: the a2a runtime.
+type remoteAgent interface {
+	Card(ctx context.Context) (*a2a.AgentCard, error)
+	HTTPClient() *http.Client
+}
+
+// remoteGate is the gate of an agent pinned to its remote's contract: on
+// the first attempt it reads the remote's card, loads the contract it
+// declares with the pinned digest (discovery.Load: the digest is checked)
+// and from then on checks every answer against its step, as a contract
+// file's step would be. Until the card has been read successfully each
+// attempt tries again; a card that declares no contract with the digest,
+// or one pactum cannot check an answer against, fails the attempt
+// permanently with contract_violation.
+type remoteGate struct {
+	digest string
+	agent  remoteAgent
+	o      contract.GateOptions
+
+	mu   sync.Mutex
+	gate task.Middleware
+}
+
+func (g *remoteGate) Name() string { return contract.GateStep }
+
+func (g *remoteGate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*task.Result, error) {
+	gate, err := g.resolve(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return gate.Handle(ctx, a, next)
+}
+
+// resolve returns the gate of the pinned contract, reading it the first
+// time.
+func (g *remoteGate) resolve(ctx context.Context) (task.Middleware, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.gate != nil {
+		return g.gate, nil
+	}
+	card, err := g.agent.Card(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the remote's card for its contract %s: %w", g.digest, err)
+	}
+	refuse := func(format string, args ...any) error {
+		return task.Permanent(&task.Error{Code: task.CodeContractViolation,
+			Message: fmt.Sprintf("remote agent %s: ", card.Name) + fmt.Sprintf(format, args...)})
+	}
+	d, err := discovery.Contracts(card)
+	if err != nil {
+		return nil, refuse("pinned to contract %s: %v", g.digest, err)
+	}
+	ref, err := d.Find(g.digest)
+	if err != nil {
+		return nil, refuse("pinned to contract %s: %v", g.digest, err)
+	}
+	c, _, err := discovery.Load(ctx, ref, func(ctx context.Context, url string) ([]byte, error) {
+		return discovery.Fetch(ctx, g.agent.HTTPClient(), url)
+	})
+	if err != nil {
+		if re := (*discovery.RefusedError)(nil); errors.As(err, &re) {
+			return nil, refuse("%v", err)
+		}
+		return nil, err // the contract's URL could not be read: try again
+	}
+	if ref.Nodes || len(ref.Steps) != 1 {
+		return nil, refuse("contract %s is checked on %d steps there (node by node: %v); pactum checks a remote's answers against a contract of one step", ref.ID, len(ref.Steps), ref.Nodes)
+	}
+	compiled, err := contract.Compile(c)
+	if err != nil {
+		return nil, refuse("contract %s: %v", ref.ID, err)
+	}
+	step, ok := compiled.Step(ref.Steps[0])
+	if !ok {
+		return nil, refuse("contract %s has no step %q", ref.ID, ref.Steps[0])
+	}
+	g.gate = step.Middleware(g.o)
+	return g.gate, nil
+}
 
 // inlineStep is an agent's inline contract: one step, written under the
 // agent with the field names of a contract file's step.
@@ -32,12 +119,19 @@ type inlineStep struct {
 type agentGate struct {
 	step  *contract.CompiledStep
 	nodes *contract.Compiled
-	spec  config.ContractSpec
+	// remote is the digest of the remote agent's contract the agent is
+	// pinned to (contract: {remote: DIGEST}); the contract is read from
+	// the remote's card on the first attempt (remoteGate).
+	remote string
+	spec   config.ContractSpec
 }
 
 // contracts returns what the agent's card declares of the gate's
 // contract (the contracts extension).
 func (g *agentGate) contracts() *a2aserver.ContractsInfo {
+	if g.remote != "" {
+		return nil // known once the remote's card is read
+	}
 	if g.nodes != nil {
 		return contractsInfo(g.nodes, stepIDs(g.nodes), true, g.spec.ExtensionRequired)
 	}
@@ -73,8 +167,11 @@ func stepIDs(c *contract.Compiled) []string {
 	return ids
 }
 
-// middleware returns the gate as a pipeline step.
-func (g *agentGate) middleware(o contract.GateOptions) task.Middleware {
+// middleware returns the gate as a pipeline step of agent a.
+func (g *agentGate) middleware(a agent.Agent, o contract.GateOptions) task.Middleware {
+	if g.remote != "" {
+		return &remoteGate{digest: g.remote, agent: a.(remoteAgent), o: o}
+	}
 	if g.nodes != nil {
 		return g.nodes.NodeGate(o)
 	}
@@ -83,7 +180,11 @@ func (g *agentGate) middleware(o contract.GateOptions) task.Middleware {
 
 // check refuses a gate the agent's runtime cannot serve: nodes on a
 // runtime that does not report its graph's nodes.
-func (g *agentGate) check(ac config.Agent, md agent.Metadata) *config.Error {
+func (g *agentGate) check(ac config.Agent, a agent.Agent) *config.Error {
+	md := agent.MetadataOf(a)
+	if _, ok := a.(remoteAgent); g.remote != "" && !ok {
+		return g.spec.Error("remote", fmt.Sprintf("agent type %q has no remote card; remote pins the contract a remote A2A agent's card declares (type a2a)", ac.Type), nil)
+	}
 	if g.nodes != nil && !md.Nodes {
 		return g.spec.Error("nodes", fmt.Sprintf("agent type %q does not report the nodes of a graph; nodes: true needs a runtime that does (langgraph), or name the step the agent's answer is checked against with step", ac.Type), nil)
 	}
@@ -98,6 +199,9 @@ func buildContract(cfg *config.Config, ac config.Agent, baseDir string) (*agentG
 	spec, ok := cfg.ContractSpec(ac, baseDir)
 	if !ok {
 		return nil, nil
+	}
+	if spec.Remote != "" {
+		return &agentGate{remote: spec.Remote, spec: spec}, nil
 	}
 	if spec.Decode != nil {
 		step, errs := inlineContract(spec)

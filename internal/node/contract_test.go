@@ -369,6 +369,9 @@ steps:
   - name: f
     type: echo
     contract: {file: ok.yaml, nodes: true}
+  - name: h
+    type: echo
+    contract: {remote: "sha256:0000000000000000000000000000000000000000000000000000000000000000"}
   - name: g
     type: langgraph
     langgraph: {url: "http://127.0.0.1:1", assistant: x}
@@ -391,6 +394,7 @@ steps:
 		"pactum.yaml:22:37: agents[3].contract.step: ",
 		`no step "read"`,
 		`pactum.yaml:28:38: agents[5].contract.nodes: agent type "echo" does not report the nodes of a graph; nodes: true needs a runtime that does (langgraph)`,
+		`agents[6].contract.remote: agent type "echo" has no remote card; remote pins the contract a remote A2A agent's card declares (type a2a)`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Check's errors lack %q:\n%s", want, got)
@@ -399,7 +403,7 @@ steps:
 	if n := strings.Count(got, "no_such_check"); n != 1 {
 		t.Errorf("the unknown check type is reported %d times, want once:\n%s", n, got)
 	}
-	for _, fine := range []string{"agents[4]", "agents[6]"} {
+	for _, fine := range []string{"agents[4]", "agents[7]"} {
 		if strings.Contains(got, fine) {
 			t.Errorf("the contract of %s is fine, but:\n%s", fine, got)
 		}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -162,4 +163,134 @@ func TestContractsExtensionWire(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
+}
+
+// cardContract returns the digest and URL of the one contract the card
+// of the agent at agentURL declares.
+func cardContract(t *testing.T, agentURL string) (digest, url string) {
+	t.Helper()
+	resp, err := http.Get(agentURL + "/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var card struct {
+		Capabilities struct {
+			Extensions []struct {
+				URI    string `json:"uri"`
+				Params struct {
+					Contracts []struct{ Digest, URL string } `json:"contracts"`
+				} `json:"params"`
+			} `json:"extensions"`
+		} `json:"capabilities"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&card); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range card.Capabilities.Extensions {
+		if e.URI == contractsURI && len(e.Params.Contracts) == 1 {
+			return e.Params.Contracts[0].Digest, e.Params.Contracts[0].URL
+		}
+	}
+	t.Fatalf("the card of %s declares no contract under %s", agentURL, contractsURI)
+	return "", ""
+}
+
+// TestRemoteContractPinned: pactum contract discover prints what a
+// remote pactum's card declares and writes the contract, checked; a
+// second pactum whose a2a agent is pinned to that contract by its digest
+// (contract: {remote: DIGEST}) checks the remote's answers against it
+// locally; pinned to a digest the remote does not declare, the task fails
+// with contract_violation naming what it declares.
+func TestRemoteContractPinned(t *testing.T) {
+	t.Parallel()
+	cfg, err := filepath.Abs(filepath.Join("testdata", "contracts-extension.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := setupWith(t, cfg)
+	digest, _ := cardContract(t, remote.AgentURL("checked"))
+
+	dir := t.TempDir()
+	out, err := exec.Command(pactumBinary(t), "contract", "discover", remote.AgentURL("checked"), "--out", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("contract discover: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"agent checked: contracts extension, optional",
+		"contract checked 1.0 " + digest,
+		"checked: steps checked",
+		"loaded from embedded in the card, digest checked (1 steps)",
+		"written to " + filepath.Join(dir, "checked.contract.json"),
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("contract discover printed no %q:\n%s", want, out)
+		}
+	}
+	if out, err := exec.Command(pactumBinary(t), "contract", "check", filepath.Join(dir, "checked.contract.json")).CombinedOutput(); err != nil {
+		t.Errorf("contract check of the discovered contract: %v\n%s", err, out)
+	}
+	out, err = exec.Command(pactumBinary(t), "contract", "discover", remote.URL+"/agents/echo-less").CombinedOutput()
+	if err == nil {
+		t.Errorf("contract discover of an agent that is not served succeeded:\n%s", out)
+	}
+
+	local := filepath.Join(dir, "local.yaml")
+	other := "sha256:" + strings.Repeat("0", 64)
+	if err := os.WriteFile(local, []byte(`agents:
+  - name: proxy
+    type: a2a
+    a2a: {url: `+remote.AgentURL("checked")+`}
+    contract: {remote: `+digest+`}
+  - name: misled
+    type: a2a
+    a2a: {url: `+remote.AgentURL("checked")+`}
+    contract: {remote: `+other+`}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := setupWith(t, local)
+	send := func(agent string) map[string]any {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-` + agent + `","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`
+		req, _ := http.NewRequest(http.MethodPost, srv.AgentURL(agent), strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("A2A-Version", "1.0")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Result struct {
+				Task map[string]any `json:"task"`
+			} `json:"result"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatal(err)
+		}
+		return out.Result.Task
+	}
+	task := send("proxy")
+	vr, _ := dig(task, "metadata", "pactum", "verifiedResult").(map[string]any)
+	if st := dig(task, "status", "state"); st != "TASK_STATE_COMPLETED" || vr == nil || vr["contractDigest"] != digest || dig(vr, "verification", "passed") != true {
+		t.Errorf("the pinned agent's task: state %v, verified result %v; want completed, passed against %s", st, vr, digest)
+	}
+	task = send("misled")
+	reason, _ := dig(task, "metadata", "pactum", "reason").(string)
+	if st := dig(task, "status", "state"); st != "TASK_STATE_FAILED" || !strings.Contains(reason, "declares no contract with digest "+other) || !strings.Contains(reason, digest) {
+		t.Errorf("the agent pinned to another digest: state %v, reason %q", st, reason)
+	}
+}
+
+// dig returns the value at the path of keys in nested JSON objects.
+func dig(v any, keys ...string) any {
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
 }
