@@ -180,6 +180,9 @@ func (g *GRPCServer) call(ctx context.Context, header func(metadata.MD)) (contex
 	if len(md.Get("traceparent")) > 0 {
 		ctx = propagation.TraceContext{}.Extract(ctx, metadataCarrier(md))
 	}
+	// The answer is converted to protobuf: its metadata takes plain
+	// JSON values only.
+	ctx = context.WithValue(ctx, plainMetadataKey{}, true)
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(g.base, cancel)
 	return ctx, func() { stop(); cancel() }, nil

@@ -33,8 +33,22 @@ func (h *Handler) verified(ctx context.Context, t *task.Task) any {
 		h.log.WarnContext(ctx, "read verified result", "task", t.ID, "err", err)
 		return nil
 	}
+	if c, ok := vr.(CompactJSON); ok && ctx.Value(plainMetadataKey{}) != nil {
+		// gRPC converts metadata to a protobuf Struct, which takes
+		// decoded JSON values, not a json.Marshaler.
+		var v any
+		if err := json.Unmarshal(c, &v); err != nil {
+			h.log.WarnContext(ctx, "decode verified result", "task", t.ID, "err", err)
+			return nil
+		}
+		return v
+	}
 	return vr
 }
+
+// plainMetadataKey marks a call whose answer is converted to protobuf
+// (gRPC): the values in its metadata must be decoded JSON values.
+type plainMetadataKey struct{}
 
 // withVerified adds vr to metadata.pactum of meta, a task's or an event's
 // metadata as internal/a2amap built it (under MetadataKey).

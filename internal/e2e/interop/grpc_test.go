@@ -122,3 +122,49 @@ func TestGoClientGRPCBearer(t *testing.T) {
 		t.Errorf("GetTask through tenant echo: %v, %v", got, err)
 	}
 }
+
+// TestGRPCContractsExtension: over gRPC the contracts extension is
+// activated by the a2a-extensions metadata (the verified result under
+// its key in the task's metadata), and an agent that requires it refuses
+// a call without it with ExtensionSupportRequired.
+func TestGRPCContractsExtension(t *testing.T) {
+	t.Parallel()
+	cfg, err := filepath.Abs(filepath.Join("testdata", "contracts-extension.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := setupGRPC(t, cfg)
+	ctx, cancel := context.WithTimeout(t.Context(), stepTimeout)
+	defer cancel()
+	conn, err := grpc.NewClient(srv.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := a2agrpc.NewGRPCTransport(conn)
+	defer tr.Destroy()
+	msg := func(agent string) *a2a.SendMessageRequest {
+		return &a2a.SendMessageRequest{Tenant: agent, Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))}
+	}
+	plain := a2aclient.ServiceParams{a2a.SvcParamVersion: {string(a2a.Version)}}
+	activated := a2aclient.ServiceParams{a2a.SvcParamVersion: {string(a2a.Version)}, a2a.SvcParamExtensions: {contractsURI}}
+	for _, agent := range []string{"checked", "strict"} {
+		res, err := tr.SendMessage(ctx, activated, msg(agent))
+		if err != nil {
+			t.Fatalf("%s, activated: %v", agent, err)
+		}
+		tk, ok := res.(*a2a.Task)
+		if !ok || tk.Status.State != a2a.TaskStateCompleted {
+			t.Fatalf("%s, activated: %#v", agent, res)
+		}
+		if vr, _ := tk.Metadata[contractsURI].(map[string]any); vr == nil || vr["verifiedResult"] == nil {
+			t.Errorf("%s, activated: metadata %v has no verified result under %s", agent, tk.Metadata, contractsURI)
+		}
+	}
+	res, err := tr.SendMessage(ctx, plain, msg("checked"))
+	if tk, ok := res.(*a2a.Task); err != nil || !ok || tk.Metadata[contractsURI] != nil {
+		t.Errorf("checked, not activated: %v, %#v", err, res)
+	}
+	if _, err := tr.SendMessage(ctx, plain, msg("strict")); !errors.Is(err, a2a.ErrExtensionSupportRequired) || !strings.Contains(err.Error(), contractsURI) {
+		t.Errorf("strict, not activated: %v, want %v naming %s", err, a2a.ErrExtensionSupportRequired, contractsURI)
+	}
+}
