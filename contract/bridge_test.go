@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sync/atomic"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/pactum/pactum/contract"
@@ -149,7 +149,9 @@ func TestBridgeStep(t *testing.T) {
 			t.Parallel()
 			var called atomic.Int32
 			b := setupRunGates(t, bridgeContract(), contract.RunOptions{}, map[string]task.RunnerFunc{
-				"fetch": func(context.Context, *task.Request, task.Emit) (*task.Result, error) { return dataResult(tc.numbers), nil },
+				"fetch": func(context.Context, *task.Request, task.Emit) (*task.Result, error) {
+					return dataResult(tc.numbers), nil
+				},
 				"sum": func(_ context.Context, req *task.Request, _ task.Emit) (*task.Result, error) {
 					called.Add(1)
 					return textResult("summed"), nil
