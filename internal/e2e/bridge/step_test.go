@@ -3,8 +3,11 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -19,8 +22,8 @@ import (
 // bridgeNode serves examples/bridge (pactum.yaml, add.yaml) as they are,
 // but for where things are on this machine: the remote A2A agent's URL,
 // the absolute paths of server-everything and of add.yaml, a store in
-// the test's directory. It returns the node's address.
-func bridgeNode(t *testing.T, tl tools, remote string) string {
+// the test's directory. It returns the node's address and store.
+func bridgeNode(t *testing.T, tl tools, remote string) (addr, store string) {
 	t.Helper()
 	ex, err := filepath.Abs(filepath.Join("..", "..", "..", "examples", "bridge"))
 	if err != nil {
@@ -48,9 +51,46 @@ func bridgeNode(t *testing.T, tl tools, remote string) string {
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := nodeproc.FreeAddr(t)
+	addr = nodeproc.FreeAddr(t)
 	nodeproc.Start(t, tl.pactum, addr, filepath.Join(dir, "node.log"), "serve", "--config", path, "--listen", addr, "--base-url", "http://"+addr)
-	return addr
+	return addr, "sqlite://" + filepath.Join(dir, "bridge.db")
+}
+
+// verifyOffline exports the run's trace from store (pactum tasks export)
+// and checks it against examples/bridge/add.yaml (pactum verify --json),
+// without the MCP server: it returns what verify said of step sum, and
+// verify's exit status.
+func verifyOffline(t *testing.T, tl tools, store, id string) (*contract.VerifiedResult, int) {
+	t.Helper()
+	trace := filepath.Join(t.TempDir(), "run.json")
+	if out, err := exec.Command(tl.pactum, "tasks", "export", id, "--store", store, "--out", trace).CombinedOutput(); err != nil {
+		t.Fatalf("tasks export: %v\n%s", err, out)
+	}
+	cmd := exec.Command(tl.pactum, "verify", "--contract", filepath.Join("..", "..", "..", "examples", "bridge", "add.yaml"), "--trace", trace, "--json")
+	out, err := cmd.Output()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	var report struct {
+		Steps []struct {
+			Step     string                   `json:"step"`
+			Verified *contract.VerifiedResult `json:"verifiedResult"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(out, &report); err != nil {
+		t.Fatalf("verify --json printed %s: %v", out, err)
+	}
+	for _, s := range report.Steps {
+		if s.Step == "sum" {
+			return s.Verified, code
+		}
+	}
+	t.Fatalf("verify --json says nothing of step sum: %s", out)
+	return nil, code
 }
 
 // run sends numbers as a data part to the contract agent add at addr and
@@ -121,7 +161,7 @@ func TestBridgeStep(t *testing.T) {
 	for name, url := range remotes {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			addr := bridgeNode(t, tl, url)
+			addr, store := bridgeNode(t, tl, url)
 
 			task := run(t, addr, map[string]any{"a": 2, "b": 3})
 			rr := verified(t, task)
@@ -138,6 +178,11 @@ func TestBridgeStep(t *testing.T) {
 			}
 			if !bridged {
 				t.Fatalf("the pre-gate of sum has no passed bridge check: %+v", sum.Verification.PreGate)
+			}
+			// Offline, without the MCP server: the recorded schema.
+			off, code := verifyOffline(t, tl, store, string(task.ID))
+			if code != 0 || off == nil || !off.Verification.Passed || !reflect.DeepEqual(off.Verification.PreGate, sum.Verification.PreGate) {
+				t.Fatalf("pactum verify (exit %d) says %+v, live said %+v", code, off, sum)
 			}
 
 			task = run(t, addr, map[string]any{"a": "2", "b": 3})
@@ -156,6 +201,10 @@ func TestBridgeStep(t *testing.T) {
 			sum = step(rr, "sum")
 			if rr.Passed || sum == nil || sum.Executed || sum.Verification.PreGate.Passed || !strings.Contains(sum.Error, want) {
 				t.Fatalf("step sum after a refusal (the tool must not run): %+v", sum)
+			}
+			off, code = verifyOffline(t, tl, store, string(task.ID))
+			if code == 0 || off == nil || off.Executed || off.Error != sum.Error || !reflect.DeepEqual(off.Verification.PreGate, sum.Verification.PreGate) {
+				t.Fatalf("pactum verify (exit %d) says %+v, live said %+v", code, off, sum)
 			}
 		})
 	}
