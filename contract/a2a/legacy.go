@@ -206,14 +206,25 @@ func kindOf(m map[string]any) string {
 // DecodeOutput reads an A2A agent's output given as JSON ([]byte,
 // json.RawMessage or decoded values) of protocol 1.0, 0.3 or 0.2: a task
 // (*sdk.Task), a message (*sdk.Message) or an artifact (*sdk.Artifact),
-// told apart as kindOf says and upgraded as Upgrade says. Anything else
-// is an error wrapping contract.ErrUnsupportedInput.
+// told apart as kindOf says and upgraded as Upgrade says, or SendMessage's
+// result as 1.0 wraps it ({"task": …} or {"message": …}, alone). Anything
+// else is an error wrapping contract.ErrUnsupportedInput.
 func DecodeOutput(v any) (any, error) {
 	m, err := generic(v)
 	if err != nil {
 		return nil, err
 	}
-	kind := kindOf(m)
+	var kind string
+	if len(m) == 1 {
+		for _, k := range []string{"task", "message"} {
+			if inner, ok := m[k].(map[string]any); ok {
+				m, kind = inner, k
+			}
+		}
+	}
+	if kind == "" {
+		kind = kindOf(m)
+	}
 	Upgrade(kind, m)
 	switch kind {
 	case "artifact":

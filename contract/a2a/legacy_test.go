@@ -96,6 +96,8 @@ func TestExtractResourcesLegacy(t *testing.T) {
 		{"parts without a role", `{"parts": [{"text": "plain"}]}`, "text_s_0", "plain", nil},
 		{"0.2 task, status message", `{"id": "t", "sessionId": "x", "status": {"state": "completed", "message": {"role": "agent", "parts": [{"type": "text", "text": "ok"}]}}}`, "text_s_0", "ok", nil},
 		{"0.3 artifact", `{"artifactId": "a", "name": "rep", "parts": [{"kind": "text", "text": "body"}]}`, "artifact_rep", "body", nil},
+		{"1.0 result wrapping a task", `{"task": {"id": "t", "status": {"state": "TASK_STATE_COMPLETED"}, "artifacts": [{"artifactId": "a", "name": "r", "parts": [{"text": "wrapped"}]}]}}`, "artifact_r", "wrapped", nil},
+		{"1.0 result wrapping a message", `{"message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": "reply"}]}}`, "text_s_0", "reply", nil},
 		{"0.2 file bytes", `{"role": "agent", "parts": [{"type": "file", "file": {"bytes": "aGVsbG8=", "name": "h.txt", "mimeType": "text/plain"}}]}`, "file_h_txt", "hello", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
