@@ -57,7 +57,9 @@ func isBridge(st *ContractStep) bool {
 //     (toolargs.TextArgument); a tool with no arguments gets none, and
 //     any other tool is an error saying what it takes.
 //
-// The arguments are then checked against the schema (CheckArguments).
+// It does not check the arguments against the schema: CheckArguments
+// does, and the bridge (a bridge step's pre-gate, package
+// contract/bridge) calls both.
 func ToolArguments(rs []Resource, schema map[string]any) (map[string]any, error) {
 	var texts []string
 	for _, r := range rs {
