@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
@@ -165,4 +166,34 @@ func permissionWarning(path string, mode fs.FileMode) string {
 		return ""
 	}
 	return fmt.Sprintf("private key file %s has mode %04o: other users than its owner can read it (chmod 600 %s)", path, mode.Perm(), path)
+}
+
+// GenerateKey makes a new key for alg and returns it with its PKCS #8
+// PEM, the form ParseKey and LoadKey read (what `openssl genpkey
+// -algorithm ed25519` or `-algorithm EC -pkeyopt ec_paramgen_curve:P-256`
+// write).
+func GenerateKey(kid, alg string) (*Key, []byte, error) {
+	var priv any
+	var err error
+	switch alg {
+	case AlgEdDSA:
+		_, priv, err = ed25519.GenerateKey(rand.Reader)
+	case AlgES256:
+		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	default:
+		return nil, nil, fmt.Errorf("%w: alg %q is not one of %s", ErrKey, alg, strings.Join(Algorithms, ", "))
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("cardsig: generate key: %w", err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(priv)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cardsig: generate key: %w", err)
+	}
+	pemData := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+	k, err := ParseKey(kid, alg, pemData)
+	if err != nil {
+		return nil, nil, err
+	}
+	return k, pemData, nil
 }
