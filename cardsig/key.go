@@ -32,7 +32,7 @@ const (
 var Algorithms = []string{AlgEdDSA, AlgES256}
 
 // ErrKey is what every error about a key's file or type wraps.
-var ErrKey = errors.New("cardsig: bad key")
+var ErrKey = errors.New("bad card signing key")
 
 // maxKIDLen bounds a key id.
 const maxKIDLen = 128
