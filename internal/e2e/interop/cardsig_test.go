@@ -22,9 +22,10 @@ import (
 // canonicalize (pinned in its package.json) and nothing of pactum's,
 // checks the cards a pactum subprocess signs with an Ed25519 and a P-256
 // key against the JWKS it serves, and must pass every signature of every
-// card; a card with one member changed must fail both. It is skipped only
-// when node or the npm packages are missing, and fails instead when
-// PACTUM_REQUIRE_INTEROP=1 (CI sets it).
+// card; a card with one member changed must fail both. The official
+// JavaScript SDK's own verifier (js/cardsig.mjs) must accept them too. It
+// is skipped only when node or the npm packages are missing, and fails
+// instead when PACTUM_REQUIRE_INTEROP=1 (CI sets it).
 func TestCardSignaturesNode(t *testing.T) {
 	t.Parallel()
 	node, dir := nodeWith(t, filepath.Join("testdata", "cardsig"), "jose")
@@ -80,6 +81,26 @@ agents:
 			t.Errorf("%s: %d signatures passed, want 2", card, n)
 		}
 	}
+
+	// The official JavaScript SDK's verifier, which canonicalises its own
+	// way (docs/a2a.md, "Signed cards"), accepts them too.
+	t.Run("a2a-js", func(t *testing.T) {
+		node, jsDir := jsClient(t)
+		card := srv.AgentURL("echo") + "/.well-known/agent-card.json"
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, "cardsig.mjs", card, jwksURL)
+		cmd.Dir = jsDir
+		cmd.WaitDelay = 5 * time.Second
+		out, err := cmd.CombinedOutput()
+		logLines(t, out)
+		if err != nil {
+			t.Fatalf("node cardsig.mjs %s: %v (see FAIL lines above)", card, err)
+		}
+		if n := bytes.Count(out, []byte("PASS ")); n != 4 {
+			t.Fatalf("cardsig.mjs passed %d checks, want 4", n)
+		}
+	})
 
 	// The same card with its description changed, served with the
 	// node's own JWKS: node must refuse both signatures.
