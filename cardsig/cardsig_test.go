@@ -484,3 +484,49 @@ func TestJWKSPublicOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestSDKForm: a signature over the card with its empty values removed,
+// as the a2a-js and a2a-python SDKs sign, verifies only when Verify is
+// asked to try FormSDK, and then says so.
+func TestSDKForm(t *testing.T) {
+	t.Parallel()
+	s, err := cardsig.NewSigner(newKey(t, "k", cardsig.AlgEdDSA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, err := s.Sign([]byte(card), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The SDKs would have signed this card as the one without empties.
+	var c map[string]any
+	if err := json.Unmarshal(signed, &c); err != nil {
+		t.Fatal(err)
+	}
+	c["documentationUrl"] = ""
+	c["provider"] = map[string]any{"url": "", "organization": ""}
+	c["skills"] = append(c["skills"].([]any), map[string]any{})
+	c["capabilities"].(map[string]any)["extensions"].([]any)[0].(map[string]any)["params"].(map[string]any)["none"] = nil
+	withEmpty, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, err := cardsig.Verify(context.Background(), withEmpty, jwksResolver(t, s))
+	if err != nil || results[0].Err == nil {
+		t.Fatalf("strict Verify of a card with empty members added = %+v, %v; want a failure", results, err)
+	}
+	results, err = cardsig.Verify(context.Background(), withEmpty, jwksResolver(t, s), cardsig.FormSDK)
+	if err != nil || results[0].Err != nil || results[0].Form != cardsig.FormSDK {
+		t.Fatalf("Verify with FormSDK = %+v, %v; want verified in the sdk form", results, err)
+	}
+	results, err = cardsig.Verify(context.Background(), signed, jwksResolver(t, s), cardsig.FormSDK)
+	if err != nil || results[0].Err != nil || results[0].Form != cardsig.FormJCS {
+		t.Fatalf("Verify of the card as signed = %+v, %v; want verified in the jcs form", results, err)
+	}
+	// A change that is not an empty value still breaks it.
+	c["name"] = "evil"
+	changed, _ := json.Marshal(c)
+	if results, err := cardsig.Verify(context.Background(), changed, jwksResolver(t, s), cardsig.FormSDK); err != nil || results[0].Err == nil {
+		t.Fatalf("Verify with FormSDK of a renamed card = %+v, %v; want a failure", results, err)
+	}
+}

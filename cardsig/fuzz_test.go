@@ -39,7 +39,7 @@ func FuzzVerify(f *testing.F) {
 			}
 		}
 		resolve := func(context.Context, string, string) ([]jose.JSONWebKey, error) { return keys, nil }
-		results, err := cardsig.Verify(context.Background(), cardJSON, resolve)
+		results, err := cardsig.Verify(context.Background(), cardJSON, resolve, cardsig.FormSDK)
 		if err != nil {
 			return
 		}

@@ -1,6 +1,7 @@
 package cardsig
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/go-jose/go-jose/v4"
+	"github.com/gowebpki/jcs"
 )
 
 // ErrUnsigned is returned by Verify for a card without signatures.
@@ -45,9 +47,28 @@ type Result struct {
 	Index int
 	// Header is its protected header (zero when it does not decode).
 	Header Header
+	// Form is the form of the card the signature verified over (FormJCS
+	// unless Verify was asked to try others); "" when it did not verify.
+	Form Form
 	// Err is nil when the signature verifies, else why not.
 	Err error
 }
+
+// Form is how the payload of a signature is computed from a card.
+type Form string
+
+const (
+	// FormJCS is the card without its signatures in RFC 8785 canonical
+	// form (Payload): what A2A §8.4 asks for and pactum signs.
+	FormJCS Form = "jcs"
+	// FormSDK is FormJCS after removing, at every depth, each member or
+	// list item that is an empty string, an empty list, an empty object
+	// or null: how the a2a-js and a2a-python SDKs canonicalise before
+	// they sign (docs/a2a.md, "Signed cards"). It is weaker (empty
+	// members can be added or removed without breaking the signature) and
+	// keeps members outside the A2A schema, which those SDKs drop.
+	FormSDK Form = "sdk"
+)
 
 // Verify checks every signature of card, a JSON object as fetched,
 // against the keys resolve finds for it, over the card's canonical form
@@ -55,7 +76,10 @@ type Result struct {
 // card without signatures, or says why the card cannot be read. A card is
 // to be trusted when at least one signature verifies and, for a strict
 // reader, none fails.
-func Verify(ctx context.Context, card []byte, resolve Resolver) ([]Result, error) {
+//
+// A signature that does not verify over FormJCS is tried over each of
+// also in turn, and verifies if one of them does.
+func Verify(ctx context.Context, card []byte, resolve Resolver, also ...Form) ([]Result, error) {
 	payload, err := Payload(card)
 	if err != nil {
 		return nil, err
@@ -64,12 +88,88 @@ func Verify(ctx context.Context, card []byte, resolve Resolver) ([]Result, error
 	if err != nil {
 		return nil, err
 	}
+	payloads := map[Form][]byte{FormJCS: payload}
+	for _, f := range also {
+		if f == FormSDK && payloads[FormSDK] == nil {
+			if payloads[FormSDK], err = sdkPayload(card); err != nil {
+				return nil, err
+			}
+		}
+	}
 	out := make([]Result, len(sigs))
 	for i, sig := range sigs {
 		out[i] = Result{Index: i}
 		out[i].Header, out[i].Err = verifyOne(ctx, sig, payload, resolve)
+		if out[i].Err == nil {
+			out[i].Form = FormJCS
+			continue
+		}
+		for _, f := range also {
+			if p, ok := payloads[f]; ok && f != FormJCS {
+				if _, err := verifyOne(ctx, sig, p, resolve); err == nil {
+					out[i].Form, out[i].Err = f, nil
+					break
+				}
+			}
+		}
 	}
 	return out, nil
+}
+
+// sdkPayload returns the FormSDK payload of card.
+func sdkPayload(card []byte) ([]byte, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(card))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("cardsig: %w", err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("cardsig: the card is not a JSON object")
+	}
+	delete(m, signaturesMember)
+	cleaned, _ := withoutEmpty(m)
+	if cleaned == nil {
+		cleaned = map[string]any{}
+	}
+	b, err := json.Marshal(cleaned)
+	if err != nil {
+		return nil, fmt.Errorf("cardsig: %w", err)
+	}
+	out, err := jcs.Transform(b)
+	if err != nil {
+		return nil, fmt.Errorf("cardsig: canonical form: %w", err)
+	}
+	return out, nil
+}
+
+// withoutEmpty returns v without empty strings, lists, objects and nulls
+// at any depth; ok is false when v itself is empty once cleaned.
+func withoutEmpty(v any) (any, bool) {
+	switch x := v.(type) {
+	case nil:
+		return nil, false
+	case string:
+		return x, x != ""
+	case []any:
+		out := make([]any, 0, len(x))
+		for _, item := range x {
+			if c, ok := withoutEmpty(item); ok {
+				out = append(out, c)
+			}
+		}
+		return out, len(out) > 0
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, item := range x {
+			if c, ok := withoutEmpty(item); ok {
+				out[k] = c
+			}
+		}
+		return out, len(out) > 0
+	}
+	return v, true
 }
 
 // signaturesOf decodes the signatures member of card.

@@ -36,8 +36,9 @@ func newCardCmd() *cobra.Command {
 
 // cardVerifyOptions are the flags of `pactum card verify`.
 type cardVerifyOptions struct {
-	jwks string // --jwks URL|FILE
-	key  string // --key FILE
+	jwks    string // --jwks URL|FILE
+	key     string // --key FILE
+	sdkForm bool   // --sdk-form
 }
 
 func newCardVerifyCmd() *cobra.Command {
@@ -56,6 +57,12 @@ is fetched only when it is on the card's own origin (same scheme, host and
 port): a card cannot send the verifier elsewhere for its keys. Only EdDSA
 (Ed25519) and ES256 (P-256) signatures are accepted; "none" and HMAC never.
 
+With --sdk-form a signature that does not verify over the canonical card
+is tried over the card with its empty strings, lists and objects removed,
+as the a2a-js and a2a-python SDKs sign (docs/a2a.md, "Signed cards"); such
+a signature is reported as verified "in the sdk form". It protects less:
+empty members can then be added or removed unnoticed.
+
 One line per signature says whether it verifies, with its kid and alg.
 Exit status: 0 when every signature verifies; 1 when the card is unsigned,
 cannot be fetched, or any signature fails.`,
@@ -67,6 +74,7 @@ cannot be fetched, or any signature fails.`,
 	f := cmd.Flags()
 	f.StringVar(&o.jwks, "jwks", "", "JWKS of the signing keys, an http(s) URL or a file (default: each signature's jku, on the card's origin only)")
 	f.StringVar(&o.key, "key", "", "file with a public key: PEM (any kid), a JWK or a JWKS")
+	f.BoolVar(&o.sdkForm, "sdk-form", false, "also accept signatures over the card without empty values (as a2a-js and a2a-python sign)")
 	return cmd
 }
 
@@ -85,7 +93,11 @@ func runCardVerify(ctx context.Context, out io.Writer, rawURL string, o cardVeri
 	if err != nil {
 		return err
 	}
-	results, err := cardsig.Verify(ctx, body, resolve)
+	var also []cardsig.Form
+	if o.sdkForm {
+		also = append(also, cardsig.FormSDK)
+	}
+	results, err := cardsig.Verify(ctx, body, resolve, also...)
 	if errors.Is(err, cardsig.ErrUnsigned) {
 		return fmt.Errorf("%s: %w; there is nothing to verify (a pactum server signs its cards when cards.signing_keys is configured)", cardURL, err)
 	}
@@ -101,6 +113,9 @@ func runCardVerify(ctx context.Context, out io.Writer, rawURL string, o cardVeri
 			continue
 		}
 		ok++
+		if r.Form != cardsig.FormJCS {
+			what += " in the " + string(r.Form) + " form"
+		}
 		fmt.Fprintf(out, "%s: verified\n", what)
 	}
 	switch {

@@ -87,7 +87,26 @@ func TestCardVerify(t *testing.T) {
 			}
 		})
 	}
-	code, stdout, stderr := runMain("card", "verify", agent, "--key", oneFile)
+	// --sdk-form accepts a card to which only empty members were added
+	// (as the a2a-js and a2a-python SDKs canonicalise), and says so.
+	var c map[string]any
+	_, signed := n.get(t, "/agents/echo/.well-known/agent-card.json")
+	if err := json.Unmarshal([]byte(signed), &c); err != nil {
+		t.Fatal(err)
+	}
+	c["documentationUrl"], c["provider"] = "", map[string]any{}
+	withEmpty, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(withEmpty) }))
+	defer fake.Close()
+	code, stdout, stderr := runMain("card", "verify", fake.URL+"/card.json", "--jwks", jwksFile, "--sdk-form")
+	if code != 0 || !strings.Contains(stdout, "kid new (EdDSA) in the sdk form: verified") || !strings.Contains(stdout, "kid old (ES256) in the sdk form: verified") {
+		t.Fatalf("--sdk-form: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+
+	code, stdout, stderr = runMain("card", "verify", agent, "--key", oneFile)
 	if code != 1 || !strings.Contains(stdout, "kid new (EdDSA): verified") || !strings.Contains(stdout, `kid old (ES256): FAILED: no key for kid "old"`) ||
 		!strings.Contains(stderr, "1 of 2 signatures of "+agent+"/.well-known/agent-card.json fail") {
 		t.Fatalf("one key: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
@@ -165,6 +184,9 @@ func TestCardVerifyRefuses(t *testing.T) {
 			[]string{"FAILED: no key: jku " + n.url + cardsig.JWKSPath + " is not on the card's origin"}, "no signature of"},
 		{"keys that did not sign it", func() []string { return []string{n.url + "/agents/echo", "--jwks", otherFile} },
 			[]string{"kid new (EdDSA): FAILED: the signature does not match", `kid old (ES256): FAILED: no key for kid "old"`}, "no signature of"},
+		{"empty member added", func() []string {
+			return []string{serveCard(tampered(func(c map[string]any) { c["documentationUrl"] = "" })), "--jwks", n.url + cardsig.JWKSPath}
+		}, []string{"kid new (EdDSA): FAILED: the signature does not match"}, "no signature of"},
 		{"not a URL", func() []string { return []string{"agents/echo"} }, nil, "needs an http(s) URL"},
 		{"no card there", func() []string { return []string{n.url + "/agents/nobody"} }, nil, "HTTP 404"},
 	} {
