@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -113,4 +114,59 @@ func TestNoJWKSWithoutSigner(t *testing.T) {
 	if c := b.card("/agents/echo/.well-known/agent-card.json"); len(c.Signatures) != 0 {
 		t.Fatalf("unsigned server served %d signatures", len(c.Signatures))
 	}
+}
+
+// TestCardsHaveNoEmptyValues: pactum's cards hold no empty string, list
+// or object and no null, so the form the a2a-js and a2a-python SDKs
+// verify over (empty values removed) is the form pactum signs, and their
+// verifiers accept its signatures (docs/a2a.md, "Signed cards"). An
+// agent's own skill without tags would break that: the spec requires the
+// member, so pactum sends "tags": [].
+func TestCardsHaveNoEmptyValues(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *setupConfig) { c.opts.CardSigner = newSigner(t) })
+	for _, path := range []string{
+		"/agents/echo/.well-known/agent-card.json", "/agents/slow/.well-known/agent-card.json",
+		"/agents/guarded/.well-known/agent-card.json", "/.well-known/agent.json",
+	} {
+		var v any
+		if err := json.Unmarshal(b.do(http.MethodGet, path, "", nil).body, &v); err != nil {
+			t.Fatal(err)
+		}
+		if empty := emptyValues(v, "$"); len(empty) > 0 {
+			t.Errorf("%s has empty values at %v", path, empty)
+		}
+	}
+}
+
+// emptyValues returns the paths below path of v's empty strings, lists,
+// objects and nulls.
+func emptyValues(v any, path string) []string {
+	switch x := v.(type) {
+	case nil:
+		return []string{path}
+	case string:
+		if x == "" {
+			return []string{path}
+		}
+	case []any:
+		if len(x) == 0 {
+			return []string{path}
+		}
+		var out []string
+		for i, item := range x {
+			out = append(out, emptyValues(item, fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return out
+	case map[string]any:
+		if len(x) == 0 {
+			return []string{path}
+		}
+		var out []string
+		for k, item := range x {
+			out = append(out, emptyValues(item, path+"."+k)...)
+		}
+		return out
+	}
+	return nil
 }
