@@ -28,9 +28,46 @@ const cardFetchTimeout = 30 * time.Second
 func newCardCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "card",
-		Short: "Check agent cards: verify their signatures",
+		Short: "Sign agent cards: make a signing key, verify a card's signatures",
 	}
-	cmd.AddCommand(newCardVerifyCmd())
+	cmd.AddCommand(newCardKeygenCmd(), newCardVerifyCmd())
+	return cmd
+}
+
+func newCardKeygenCmd() *cobra.Command {
+	var alg string
+	cmd := &cobra.Command{
+		Use:   "keygen FILE [--alg EdDSA|ES256]",
+		Short: "Write a new card signing key",
+		Long: `Write a new private key for signing agent cards to FILE (PKCS #8 PEM, mode
+0600; an existing file is left alone): Ed25519 for --alg EdDSA (the
+default), ECDSA P-256 for --alg ES256. List it under cards.signing_keys
+with a kid of your choice; openssl genpkey -algorithm ed25519 (or
+-algorithm EC -pkeyopt ec_paramgen_curve:P-256) writes the same kind of
+file. The public half is what the server publishes at
+/.well-known/jwks.json.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, pemData, err := cardsig.GenerateKey("keygen", alg)
+			if err != nil {
+				return fmt.Errorf("--alg: %w", err)
+			}
+			f, err := os.OpenFile(args[0], os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if err != nil {
+				return fmt.Errorf("card keygen: %w", err)
+			}
+			if _, err := f.Write(pemData); err != nil {
+				_ = f.Close()
+				return fmt.Errorf("card keygen: %w", err)
+			}
+			if err := f.Close(); err != nil {
+				return fmt.Errorf("card keygen: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%s private key, mode 0600)\n", args[0], alg)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&alg, "alg", cardsig.AlgEdDSA, "EdDSA (an Ed25519 key) or ES256 (an ECDSA P-256 key)")
 	return cmd
 }
 

@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/pactum/pactum/cardsig"
+	"github.com/pactum/pactum/internal/e2e/mdblock"
 )
 
 // signedNode serves a node whose cards two keys sign (an Ed25519 one,
@@ -201,5 +203,47 @@ func TestCardVerifyRefuses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSignedCardsDoc runs the example of docs/a2a.md, "Verifying a card":
+// the setup block with the real binary, then `pactum serve` on the
+// configuration it wrote, then the verify block against it, and compares
+// what they print with what the doc shows, the server's address aside.
+func TestSignedCardsDoc(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "a2a.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := func(name, lang string) string {
+		t.Helper()
+		b, err := mdblock.Extract(string(doc), "<!-- "+name+":begin -->", "<!-- "+name+":end -->", lang, "the signed cards example's")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	setup, verify, want := block("cards-setup", "sh"), block("cards-verify", "sh"), block("cards-verify-output", "text")
+	bin := pactumBinary(t)
+	dir := t.TempDir()
+	sh := func(script string) string {
+		t.Helper()
+		cmd := exec.Command("sh", "-c", script)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v\n%s", script, err, out.String())
+		}
+		return out.String()
+	}
+	got := sh(setup)
+	n := serve(t, "--config", filepath.Join(dir, "pactum.yaml"))
+	const docURL = "http://127.0.0.1:9000"
+	got += sh(strings.ReplaceAll(verify, docURL, n.url))
+	if got = strings.ReplaceAll(got, n.url, docURL); got != want {
+		t.Fatalf("the example printed:\n%s\ndocs/a2a.md shows:\n%s", got, want)
 	}
 }
