@@ -103,6 +103,26 @@ func TestSignedCards(t *testing.T) {
 	}
 }
 
+// TestJWKSWithBearerAuth: with bearer authentication the JWKS stays as
+// open as the cards, and the signed card still declares the scheme.
+func TestJWKSWithBearerAuth(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *setupConfig) {
+		c.opts.CardSigner = newSigner(t)
+		c.opts.Authenticate = func(token string) (string, bool) { return "alice", token == "s3cret" }
+	})
+	if r := b.do(http.MethodGet, cardsig.JWKSPath, "", nil); r.status != http.StatusOK {
+		t.Fatalf("GET %s without a token: %d %s", cardsig.JWKSPath, r.status, r.body)
+	}
+	if r := b.do(http.MethodPost, cardsig.JWKSPath, "", nil); r.status != http.StatusMethodNotAllowed {
+		t.Fatalf("POST %s: %d %s", cardsig.JWKSPath, r.status, r.body)
+	}
+	c := b.card("/agents/echo/.well-known/agent-card.json")
+	if len(c.Signatures) != 2 || len(c.SecuritySchemes) != 1 {
+		t.Fatalf("card: %d signatures, schemes %v", len(c.Signatures), c.SecuritySchemes)
+	}
+}
+
 // TestNoJWKSWithoutSigner: without a CardSigner cards are unsigned and
 // there is no key endpoint.
 func TestNoJWKSWithoutSigner(t *testing.T) {
