@@ -130,3 +130,55 @@ agents:
 		t.Fatalf("node accepted a tampered card (err %v)", err)
 	}
 }
+
+// TestCardSignedByJSSDK: cards the official JavaScript SDK signs
+// (js/cardsign.mjs, generateAgentCardSignature of @a2a-js/sdk) verify with
+// `pactum card verify`; one whose JSON holds empty values, which the SDK
+// leaves out of what it signs, verifies only with --sdk-form, and says
+// so (docs/a2a.md, "What other SDKs canonicalise differently").
+func TestCardSignedByJSSDK(t *testing.T) {
+	t.Parallel()
+	node, jsDir := jsClient(t)
+	bin := pactumBinary(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "cardsign.mjs")
+	cmd.Dir = jsDir
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node cardsign.mjs: %v\n%s", err, out)
+	}
+	var signed struct {
+		Plain, WithEmpty, JWKS json.RawMessage
+	}
+	if err := json.Unmarshal(out, &signed); err != nil {
+		t.Fatalf("cardsign.mjs printed %s: %v", out, err)
+	}
+	jwks := filepath.Join(t.TempDir(), "jwks.json")
+	if err := os.WriteFile(jwks, signed.JWKS, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	serve := func(card []byte) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(card) }))
+		t.Cleanup(srv.Close)
+		return srv.URL + "/.well-known/agent-card.json"
+	}
+	plain, withEmpty := serve(signed.Plain), serve(signed.WithEmpty)
+	for _, tc := range []struct {
+		name string
+		args []string
+		ok   bool
+		want string
+	}{
+		{"plain", []string{plain}, true, "signature 1/1: kid a2a-js (ES256): verified"},
+		{"with empty values", []string{withEmpty}, false, "signature 1/1: kid a2a-js (ES256): FAILED: the signature does not match"},
+		{"with empty values, --sdk-form", []string{withEmpty, "--sdk-form"}, true, "signature 1/1: kid a2a-js (ES256) in the sdk form: verified"},
+	} {
+		cmd := exec.CommandContext(ctx, bin, append([]string{"card", "verify", "--jwks", jwks}, tc.args...)...)
+		out, err := cmd.CombinedOutput()
+		if (err == nil) != tc.ok || !bytes.Contains(out, []byte(tc.want)) {
+			t.Errorf("%s: pactum card verify: %v, want success %v and %q\n%s", tc.name, err, tc.ok, tc.want, out)
+		}
+	}
+}
