@@ -530,3 +530,23 @@ func TestSDKForm(t *testing.T) {
 		t.Fatalf("Verify with FormSDK of a renamed card = %+v, %v; want a failure", results, err)
 	}
 }
+
+// TestParseKeysSkipsUnknown: a JWKS may hold keys of types this package
+// cannot read beside the signing keys; they are skipped, and a JWKS of
+// none but those is an error.
+func TestParseKeysSkipsUnknown(t *testing.T) {
+	t.Parallel()
+	k := newKey(t, "k", cardsig.AlgEdDSA)
+	jwk, _ := json.Marshal(k.JWK())
+	unknown := `{"kty":"XYZ","kid":"odd","x":"AAAA"}`
+	keys, err := cardsig.ParseKeys([]byte(`{"keys":[` + unknown + `,` + string(jwk) + `]}`))
+	if err != nil || len(keys) != 1 || keys[0].KeyID != "k" {
+		t.Fatalf("ParseKeys = %+v, %v; want the one readable key", keys, err)
+	}
+	if _, err := cardsig.ParseKeys([]byte(`{"keys":[` + unknown + `]}`)); err == nil {
+		t.Fatal("ParseKeys of unreadable keys only: no error")
+	}
+	if keys, err := cardsig.ParseKeys([]byte(`{"keys":[]}`)); err != nil || len(keys) != 0 {
+		t.Fatalf("ParseKeys of an empty JWKS = %v, %v", keys, err)
+	}
+}

@@ -2,6 +2,7 @@ package cardsig
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -300,14 +301,19 @@ func ParseKeys(data []byte) ([]jose.JSONWebKey, error) {
 		if len(list) > maxKeys {
 			return nil, fmt.Errorf("cardsig: the JWKS has %d keys, more than %d", len(list), maxKeys)
 		}
+		var skipped error
 		for i, raw := range list {
 			var k jose.JSONWebKey
 			if err := k.UnmarshalJSON(raw); err != nil {
-				// A key of a type this package does not use (RSA, X25519, …)
-				// is skipped unless it cannot be read at all.
-				return nil, fmt.Errorf("cardsig: JWKS key %d: %w", i, err)
+				// A key go-jose cannot read (a type it does not know) may sit
+				// beside the signing keys: skip it, unless no key is left.
+				skipped = cmp.Or(skipped, fmt.Errorf("cardsig: JWKS key %d: %w", i, err))
+				continue
 			}
 			keys = append(keys, k)
+		}
+		if len(keys) == 0 && skipped != nil {
+			return nil, skipped
 		}
 	} else {
 		var k jose.JSONWebKey
