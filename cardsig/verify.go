@@ -202,8 +202,11 @@ func verifyOne(ctx context.Context, sig a2a.AgentCardSignature, payload []byte, 
 		return h, fmt.Errorf("protected header is not base64url: %w", err)
 	}
 	var fields map[string]any
-	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
-		return h, fmt.Errorf("protected header is not a JSON object: %s", strings.TrimSpace(fmt.Sprint(err)))
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return h, fmt.Errorf("protected header is not a JSON object: %w", err)
+	}
+	if fields == nil {
+		return h, errors.New("protected header is not a JSON object: null")
 	}
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return Header{}, fmt.Errorf("protected header: alg, kid, jku and typ must be strings: %w", err)
