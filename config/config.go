@@ -132,6 +132,9 @@ type Config struct {
 	Policy Policy `yaml:"policy"`
 	// Audit configures the audit log (`audit`).
 	Audit Audit `yaml:"audit"`
+	// Cards configures the agent cards: the keys that sign them
+	// (`cards`, default unsigned).
+	Cards Cards `yaml:"cards"`
 
 	// file is the name given to Parse, used in errors from AgentSpec and
 	// Check; storeLine and storeCol are where the store is set (0 when

@@ -114,6 +114,7 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 			},
 			"push":  func(n *yaml.Node, path string) { w.section(n, path, &c.Push) },
 			"audit": func(n *yaml.Node, path string) { w.audit(n, path, &c.Audit) },
+			"cards": func(n *yaml.Node, path string) { w.cards(n, path, &c.Cards) },
 			"http":  func(n *yaml.Node, path string) { wildcardN = w.http(n, path, &c.HTTP) },
 			"mcp": func(n *yaml.Node, path string) {
 				w.fields(n, path, map[string]handler{
