@@ -237,7 +237,7 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 		s.agents[info.Name] = &endpoint{spec: spec, info: info, handler: h,
-			wire: &dispatcher{h: h, keepAlive: opts.KeepAlive, recovered: s.recovered}}
+			wire: &dispatcher{h: h, keepAlive: opts.KeepAlive, recovered: s.recovered, extensions: info.Contracts != nil}}
 	}
 	s.def = s.agents[opts.DefaultAgent]
 	return s, nil
