@@ -302,6 +302,9 @@ func (w *stepWriter) follow(ctx context.Context, coord *task.Coordinator, k *tas
 		w.step(id, "?", err.Error())
 		return
 	}
+	for _, line := range retries.missed(recs, k.ID) {
+		w.step(id, "retried", line)
+	}
 	vr, _ := contract.Newest(recs)
 	took := last.UpdatedAt.Sub(last.CreatedAt).Round(time.Millisecond)
 	switch {
@@ -351,6 +354,27 @@ func (r *retryWatch) seen(t *task.Task) (string, bool) {
 	}
 	r.attempt = t.Attempt
 	return fmt.Sprintf("attempt %d: %s", t.Attempt, progress(t.Reason, 300, t.ID)), true
+}
+
+// missed returns the lines of the retries of the current turn that recs
+// (the task's execution record, oldest first) holds and the follow did
+// not show: a follow that falls behind resumes from the stored task, past
+// a retry's short stay in queued. Oldest first.
+func (r *retryWatch) missed(recs []task.Record, id string) []string {
+	from := 0
+	for i := range recs {
+		if recs[i].StartsTurn() {
+			from = i
+		}
+	}
+	var out []string
+	for _, rec := range recs[from:] {
+		if rec.From == task.StateInProgress && rec.To == task.StateQueued && rec.Attempt > r.attempt {
+			r.attempt = rec.Attempt
+			out = append(out, fmt.Sprintf("attempt %d: %s", rec.Attempt, progress(rec.Reason, 300, id)))
+		}
+	}
+	return out
 }
 
 // failedChecks names the failed checks of vr: each assertion's message and

@@ -3,9 +3,12 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/pactum/pactum/task"
 )
 
 // TestCut: a progress line is cut at a word boundary, never inside a word
@@ -65,5 +68,44 @@ func TestDisplayDSN(t *testing.T) {
 		if strings.Contains(got, "s3cret") {
 			t.Errorf("displayDSN(%q) = %q shows the password", in, got)
 		}
+	}
+}
+
+// TestRetryWatchMissed: the retries of the current turn that the record
+// holds and the follow did not show (it fell behind and resumed from the
+// stored task, past the queued state) are printed from the record, once,
+// oldest first; those the follow showed, and those of an earlier turn,
+// are not.
+func TestRetryWatchMissed(t *testing.T) {
+	rec := func(from, to task.State, attempt int, reason string) task.Record {
+		return task.Record{From: from, To: to, Attempt: attempt, Reason: reason}
+	}
+	recs := []task.Record{
+		rec(task.StateRequested, task.StateValidated, 0, ""),
+		rec(task.StateValidated, task.StateQueued, 0, ""),
+		rec(task.StateQueued, task.StateInProgress, 1, ""),
+		rec(task.StateInProgress, task.StateQueued, 1, "first try failed"),
+		rec(task.StateQueued, task.StateInProgress, 2, ""),
+		rec(task.StateInProgress, task.StateInputRequired, 2, "asks"),
+		rec(task.StateInputRequired, task.StateQueued, 2, "answered"),
+		rec(task.StateQueued, task.StateInProgress, 3, ""),
+		rec(task.StateInProgress, task.StateQueued, 3, "violated again"),
+		rec(task.StateQueued, task.StateInProgress, 4, ""),
+		rec(task.StateInProgress, task.StateQueued, 4, "and again"),
+		rec(task.StateQueued, task.StateInProgress, 5, ""),
+		rec(task.StateInProgress, task.StateSucceeded, 5, ""),
+	}
+	var r retryWatch
+	got := r.missed(recs, "t1")
+	want := []string{"attempt 3: violated again", "attempt 4: and again"}
+	if !slices.Equal(got, want) {
+		t.Errorf("missed = %q, want %q (the current turn's retries)", got, want)
+	}
+	if again := r.missed(recs, "t1"); len(again) != 0 {
+		t.Errorf("missed twice: %q", again)
+	}
+	seen := retryWatch{attempt: 3} // the follow showed attempt 3's retry
+	if got := seen.missed(recs, "t1"); !slices.Equal(got, want[1:]) {
+		t.Errorf("after the follow showed attempt 3: %q, want %q", got, want[1:])
 	}
 }

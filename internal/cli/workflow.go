@@ -178,6 +178,11 @@ func followStep(ctx context.Context, sw *stepWriter, coord *task.Coordinator, k 
 	if last == nil {
 		return
 	}
+	if recs, err := coord.Timeline(ctx, k.ID); err == nil {
+		for _, line := range retries.missed(recs, k.ID) {
+			sw.step(id, "retried", line)
+		}
+	}
 	took := last.UpdatedAt.Sub(last.CreatedAt).Round(time.Millisecond)
 	switch last.State {
 	case task.StateSucceeded:
