@@ -40,9 +40,13 @@ func TestApply(t *testing.T) {
 		{name: "add a member", mods: `[{"op":"add","path":"/description","value":"d","reason":"r"}]`,
 			check: func(c *contract.AgentContract) bool { return c.Description == "d" }},
 		{name: "append to an array", mods: `[{"op":"add","path":"/steps/0/assertions/-","value":{"type":"suggest","message":"m","check":{"type":"regex","target":"output","pattern":"x"}},"reason":"r"}]`,
-			check: func(c *contract.AgentContract) bool { return len(c.Steps[0].Assertions) == 2 && c.Steps[0].Assertions[1].Message == "m" }},
+			check: func(c *contract.AgentContract) bool {
+				return len(c.Steps[0].Assertions) == 2 && c.Steps[0].Assertions[1].Message == "m"
+			}},
 		{name: "insert into an array", mods: `[{"op":"add","path":"/steps/0/assertions/0","value":{"type":"suggest","message":"m","check":{"type":"regex","target":"output","pattern":"x"}},"reason":"r"}]`,
-			check: func(c *contract.AgentContract) bool { return c.Steps[0].Assertions[0].Message == "m" && c.Steps[0].Assertions[1].Message == "says hello" }},
+			check: func(c *contract.AgentContract) bool {
+				return c.Steps[0].Assertions[0].Message == "m" && c.Steps[0].Assertions[1].Message == "says hello"
+			}},
 		{name: "remove an element", mods: `[{"op":"remove","path":"/steps/1","reason":"r"}]`,
 			check: func(c *contract.AgentContract) bool { return len(c.Steps) == 1 }},
 		{name: "escaped tokens", mods: `[{"op":"remove","path":"/steps/1/metadata/a~1b","reason":"r"},{"op":"change","path":"/steps/1/metadata/c~0d","value":3,"reason":"r"}]`,
