@@ -105,9 +105,11 @@ var httpStatus = map[task.Code]int{
 	task.CodeInvalidArgument: http.StatusBadRequest,
 	task.CodeNotFound:        http.StatusNotFound,
 	task.CodeConflict:        http.StatusConflict,
-	task.CodeForbidden:       http.StatusForbidden,
-	task.CodeUnsupported:     http.StatusNotImplemented,
-	task.CodeUnavailable:     http.StatusServiceUnavailable,
+	// A stored accepted contract that does not verify.
+	task.CodeContractViolation: http.StatusConflict,
+	task.CodeForbidden:         http.StatusForbidden,
+	task.CodeUnsupported:       http.StatusNotImplemented,
+	task.CodeUnavailable:       http.StatusServiceUnavailable,
 }
 
 // ErrorBody is the JSON of an error answer.

@@ -55,7 +55,8 @@ type View struct {
 
 // ViewOf returns the view of a negotiation's task t (with its whole
 // history). An accepted contract is verified (Accepted.Verify): one that
-// does not verify is an error.
+// does not verify (a tampered store) is an error of code
+// contract_violation.
 func ViewOf(t *task.Task, agent string) (*View, error) {
 	v := &View{ID: t.ID, Agent: agent, State: t.State}
 	s, _ := replay(t.History)
@@ -76,11 +77,12 @@ func ViewOf(t *task.Task, agent string) (*View, error) {
 		v.Status = StatusCounter
 	case task.StateSucceeded:
 		a, err := AcceptedOf(t)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			_, err = a.Verify()
 		}
-		if _, err := a.Verify(); err != nil {
-			return nil, err
+		if err != nil {
+			// The store was changed behind pactum's back.
+			return nil, task.Errorf(task.CodeContractViolation, "negotiation %s: the accepted contract it stores does not verify: %v", t.ID, err)
 		}
 		v.Status, v.Accepted = StatusAccepted, a
 	case task.StateFailed, task.StateCanceled, task.StateDeadLetter:

@@ -192,10 +192,11 @@ signed with the signing key of the node --config names
 counter-proposes modifications (each a JSON pointer add, remove or change
 with a reason), signed by it.
 
-A counter-proposal is answered by the flags given, once each:
---accept-counter signs and accepts it; --counter MODS counter-proposes the
-modifications in the JSON file MODS ([{"op", "path", "value", "reason"}],
-applied to the agent's contract); --reject REASON ends the negotiation.
+A counter-proposal is answered by the flags given, each used once, in
+this order: --counter MODS counter-proposes the modifications in the JSON
+file MODS ([{"op", "path", "value", "reason"}], applied to the agent's
+contract); --accept-counter signs and accepts it; --reject REASON ends the
+negotiation.
 Without one, the counter-proposal is printed and the command exits with
 status 3; answer it later with --negotiation ID (and no FILE).
 
@@ -344,10 +345,6 @@ func answerCounter(key *negotiation.Key, v *negotiation.View, o *negotiateOption
 		return nil, fmt.Errorf("negotiation %s: the counter-proposal is not signed by the provider: %v", v.ID, cmp.Or[any](err, p.Role))
 	}
 	switch {
-	case o.reject != "":
-		m := &negotiation.Move{Action: negotiation.ActionReject, Reason: o.reject}
-		o.reject = ""
-		return m, nil
 	case o.counter != "":
 		b, err := os.ReadFile(o.counter)
 		if err != nil {
@@ -374,6 +371,10 @@ func answerCounter(key *negotiation.Key, v *negotiation.View, o *negotiateOption
 			return nil, err
 		}
 		return &negotiation.Move{Action: negotiation.ActionAccept, Signature: sig}, nil
+	case o.reject != "":
+		m := &negotiation.Move{Action: negotiation.ActionReject, Reason: o.reject}
+		o.reject = ""
+		return m, nil
 	}
 	return nil, nil
 }
