@@ -81,15 +81,23 @@ func DecodeMove(b []byte) (*Move, error) {
 	if err := decodeStrict(b, &m); err != nil {
 		return nil, fmt.Errorf("move: %w", err)
 	}
+	if err := m.check(); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// check refuses a move with an unknown action or an oversized signature.
+func (m *Move) check() error {
 	switch m.Action {
 	case ActionPropose, ActionCounter, ActionAccept, ActionReject:
 	default:
-		return nil, fmt.Errorf("move: action %q is not propose, counter, accept or reject", m.Action)
+		return fmt.Errorf("move: action %q is not propose, counter, accept or reject", m.Action)
 	}
 	if len(m.Signature) > MaxSignature {
-		return nil, errors.New("move: signature is too long")
+		return errors.New("move: signature is too long")
 	}
-	return &m, nil
+	return nil
 }
 
 // moveOf returns the move msg carries: its first data part marked with

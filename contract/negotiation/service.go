@@ -118,6 +118,9 @@ func (s *Service) Validate(data []byte) Report { return s.Provider.Validate(data
 // proposal that cannot stand (an invalid contract, a bad signature) is
 // refused with CodeInvalidArgument, nothing stored.
 func (s *Service) Propose(ctx context.Context, m *Move) (*View, error) {
+	if err := m.check(); err != nil {
+		return nil, task.Errorf(task.CodeInvalidArgument, "%v", err)
+	}
 	if m.Action != ActionPropose {
 		return nil, task.Errorf(task.CodeInvalidArgument, "a negotiation opens with a propose move, not %s", m.Action)
 	}
@@ -179,6 +182,9 @@ func (s *Service) Answer(ctx context.Context, id string, m *Move) (*View, error)
 	}
 	if t.State != task.StateInputRequired {
 		return nil, task.Errorf(task.CodeConflict, "negotiation %s is %s: it waits for no answer", id, t.State)
+	}
+	if err := m.check(); err != nil {
+		return nil, task.Errorf(task.CodeInvalidArgument, "%v", err)
 	}
 	msg, err := m.Message(task.RoleUser)
 	if err != nil {

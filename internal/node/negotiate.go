@@ -3,14 +3,19 @@ package node
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/contract/negotiation"
+	"github.com/pactum/pactum/mcpserver"
 	"github.com/pactum/pactum/task"
 )
 
@@ -189,4 +194,81 @@ func (g *pinnedGate) resolve(ctx context.Context, t *task.Task, cited any) (task
 	}
 	g.gates[acc.Digest] = gate
 	return gate, nil
+}
+
+// The node's MCP tools of contract validation and negotiation.
+const (
+	toolValidateContract  = "validate_contract"
+	toolNegotiateContract = "negotiate_contract"
+)
+
+// validateContractInput is the input of validate_contract.
+type validateContractInput struct {
+	Agent    string          `json:"agent" jsonschema:"the agent asked: one whose card declares the contracts extension with a validate endpoint"`
+	Contract json.RawMessage `json:"contract" jsonschema:"the contract, as the JSON of a contract file (version, id, steps, …)"`
+}
+
+// negotiateContractInput is the input of negotiate_contract.
+type negotiateContractInput struct {
+	Agent       string `json:"agent" jsonschema:"the agent whose contract is negotiated"`
+	Negotiation string `json:"negotiation,omitempty" jsonschema:"id of an open negotiation: move answers it, or without move the negotiation is read; empty: move proposes a new one"`
+	// Move is the caller's move.
+	Move *negotiation.Move `json:"move,omitempty" jsonschema:"the move: {action: propose, contract, signature} opens a negotiation; {action: accept, signature}, {action: counter, modifications, signature} or {action: reject, reason} answers a counter-proposal. signature is the proposer's Ed25519 JWS (compact, detached payload) over the RFC 8785 canonical form of the contract it offers or accepts"`
+}
+
+// negotiationTools returns validate_contract and negotiate_contract when
+// any agent's contract can be negotiated (negs).
+func negotiationTools(negs map[string]*negotiable) []mcpserver.Tool {
+	if len(negs) == 0 {
+		return nil
+	}
+	names := slices.Sorted(maps.Keys(negs))
+	find := func(agent string) (*negotiation.Service, error) {
+		n, ok := negs[agent]
+		if !ok {
+			return nil, task.Errorf(task.CodeNotFound, "agent %q negotiates no contract (agents that do: %s)", agent, strings.Join(names, ", "))
+		}
+		return n.svc, nil
+	}
+	return []mcpserver.Tool{
+		mcpserver.FuncTool(&mcp.Tool{
+			Name:  toolValidateContract,
+			Title: "Validate a contract against an agent",
+			Description: "Check a contract as pactum contract check does (structure, dependencies, checks that compile) and say, step by step, " +
+				"whether the agent can honour it (the step's agent, the resource types it creates), which of the agent's own assertions it lacks, " +
+				"and what the agent would answer to it as a proposal: accept, a counter-proposal (modifications, each with its reason) or a rejection. " +
+				"Agents: " + strings.Join(names, ", ") + ".",
+			Annotations: &mcp.ToolAnnotations{Title: "Validate a contract", ReadOnlyHint: true, OpenWorldHint: boolPtr(false)},
+		}, func(_ context.Context, in validateContractInput) (negotiation.Report, error) {
+			svc, err := find(in.Agent)
+			if err != nil {
+				return negotiation.Report{}, err
+			}
+			return svc.Validate(in.Contract), nil
+		}),
+		mcpserver.FuncTool(&mcp.Tool{
+			Name:  toolNegotiateContract,
+			Title: "Negotiate a contract with an agent",
+			Description: "Negotiate a contract with an agent, as the negotiate endpoint its card names does: propose a signed contract, then answer the agent's " +
+				"counter-proposal (accept, counter with JSON-pointer modifications, reject) until it is accepted (signed by both parties; a task citing it with " +
+				"request metadata pactum.negotiation: ID is verified against exactly that contract) or rejected. The answer is the negotiation: its status " +
+				"(proposed, counter, accepted, rejected), the contract on the table with its digest and the offerer's signature, the modifications and the reason. " +
+				"Agents: " + strings.Join(names, ", ") + ".",
+			Annotations: &mcp.ToolAnnotations{Title: "Negotiate a contract", DestructiveHint: boolPtr(false), OpenWorldHint: boolPtr(false)},
+		}, func(ctx context.Context, in negotiateContractInput) (*negotiation.View, error) {
+			svc, err := find(in.Agent)
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case in.Move == nil && in.Negotiation == "":
+				return nil, task.Errorf(task.CodeInvalidArgument, "give a move (propose opens a negotiation) or the id of a negotiation to read")
+			case in.Move == nil:
+				return svc.Get(ctx, in.Negotiation)
+			case in.Negotiation == "":
+				return svc.Propose(ctx, in.Move)
+			}
+			return svc.Answer(ctx, in.Negotiation, in.Move)
+		}),
+	}
 }

@@ -327,7 +327,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		Name: "pactum", Version: version.String(), Logger: log,
 		PerAgentTools: cfg.MCP.PerAgentTools, AgentDescriptions: descriptions,
 		WaitTimeout: cfg.MCP.WaitTimeout.Duration, VerifiedResult: verified,
-		Tools:  runTools(slices.Sorted(maps.Keys(contractAgents)), sw.names),
+		Tools:  append(runTools(slices.Sorted(maps.Keys(contractAgents)), sw.names), negotiationTools(negs)...),
 		Hidden: func(agent string) bool { return stepAgents[agent] },
 	})
 	if !cfg.MCP.Disabled {
