@@ -138,7 +138,12 @@ func (p *Provider) counter(offer *contract.Compiled, sig string, mods []Modifica
 		text = reason
 	}
 	msg.Parts = append([]task.Part{task.TextPart(text)}, msg.Parts...)
-	return &task.Result{InputRequired: true, Message: &msg, Reason: "counter-proposal"}, nil
+	// The reason is in the transition's record, and so in the audit chain.
+	why := fmt.Sprintf("counter-proposal: contract %s, %d modifications", offer.Digest(), len(mods))
+	if reason != "" {
+		why = "proposer's move refused; offer " + offer.Digest() + " stands"
+	}
+	return &task.Result{InputRequired: true, Message: &msg, Reason: why}, nil
 }
 
 // accepted is the result that ends the negotiation with offer accepted:
@@ -170,7 +175,7 @@ func (p *Provider) accepted(id string, offer *contract.Compiled, proposerSig, pr
 	msg := task.Message{ID: task.NewID(), Role: task.RoleAgent, Parts: []task.Part{task.TextPart(text)}}
 	return &task.Result{
 		Artifacts: []task.Artifact{{ID: AcceptedArtifact, Name: AcceptedArtifact, Parts: []task.Part{task.DataPart(b)}}},
-		Message:   &msg, Reason: "contract accepted",
+		Message:   &msg, Reason: text,
 	}, nil
 }
 

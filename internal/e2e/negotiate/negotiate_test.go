@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/pactum/pactum/contract/negotiation"
+	"github.com/pactum/pactum/internal/e2e/mdblock"
 	"github.com/pactum/pactum/internal/e2e/nodeproc"
 	_ "github.com/pactum/pactum/store/sqlite" // the "sqlite" database/sql driver
 )
@@ -318,5 +319,49 @@ func TestKill9MidNegotiationLosesNothing(t *testing.T) {
 	}
 	if state, digest, _ := s.cite(t, v.ID, "hello"); state != "TASK_STATE_COMPLETED" || digest != v.Digest {
 		t.Errorf("citing task: %s under %s", state, digest)
+	}
+}
+
+// TestNegotiateDoc runs docs/contracts.md's validation example against a
+// real node configured as the doc shows, and compares what it prints.
+func TestNegotiateDoc(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a real node; skipped with -short")
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "contracts.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := func(name, lang string) string {
+		t.Helper()
+		s, err := mdblock.Extract(string(doc), "<!-- "+name+":begin -->", "<!-- "+name+":end -->", lang, "the "+name+" example's")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := &setup{bin: nodeproc.Build(t, nodeproc.Pactum)}
+	n := &node{dir: t.TempDir(), addr: nodeproc.FreeAddr(t)}
+	n.cfg = filepath.Join(n.dir, "pactum.yaml")
+	cfg := fmt.Sprintf("listen: %s\nstore: sqlite://%s/b.db\n", n.addr, n.dir) + block("negotiate-config", "yaml")
+	if err := os.WriteFile(n.cfg, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(n.dir, "proposal.yaml"), []byte(block("negotiate-proposal", "yaml")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, code := s.pactum(t, "contract", "keygen", filepath.Join(n.dir, "b.pem")); code != 0 {
+		t.Fatal(out)
+	}
+	s.start(t, n)
+	args := strings.Fields(strings.ReplaceAll(strings.TrimSpace(block("negotiate-validate", "sh")), "127.0.0.1:9000", n.addr))
+	if args[0] != "pactum" {
+		t.Fatalf("%v: the example runs pactum only", args)
+	}
+	cmd := exec.Command(s.bin, args[1:]...)
+	cmd.Dir = n.dir
+	out, _ := cmd.Output()
+	if want := block("negotiate-validate-output", "text"); string(out) != want {
+		t.Fatalf("the example printed:\n%s\ndocs/contracts.md shows:\n%s", out, want)
 	}
 }
