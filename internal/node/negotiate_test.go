@@ -195,3 +195,89 @@ func TestSigningKeyErrors(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestPinnedToTheProposer: a negotiation is its proposer's: another
+// actor neither reads it nor has a task checked against it (the task
+// fails with contract_violation, as for a negotiation that does not
+// exist), while the proposer's citing task runs under exactly its digest.
+func TestPinnedToTheProposer(t *testing.T) {
+	t.Setenv("PACTUM_TEST_ALICE_NEG", "alice-secret")
+	t.Setenv("PACTUM_TEST_BOB_NEG", "bob-secret")
+	dir := t.TempDir()
+	writeKey(t, dir, "b.pem")
+	base := startLogged(t, dir, negotiatingNode+`auth: bearer
+actors:
+  - {name: alice, actions: [echo], token_env: PACTUM_TEST_ALICE_NEG}
+  - {name: bob, actions: [echo], token_env: PACTUM_TEST_BOB_NEG}
+`, nil)
+	post := func(token, url, body string, out any) int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("A2A-Version", "1.0")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if out != nil {
+			_ = json.NewDecoder(resp.Body).Decode(out)
+		}
+		return resp.StatusCode
+	}
+	// An acceptable contract: for echo, with its assertion.
+	c, err := contract.Parse("c", []byte(`{"version":"1.0","id":"ok","steps":[{"id":"s","agent":"echo","assertions":[{"type":"assert","message":"the answer is not empty","check":{"type":"regex","target":"output","pattern":"."}}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	canonical, _ := contract.Canonical(c)
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	key, _ := negotiation.NewKey(priv, "http://alice.example")
+	sig, _ := key.Sign(canonical, negotiation.RoleProposer)
+	move, _ := json.Marshal(negotiation.Move{Action: negotiation.ActionPropose, Contract: canonical, Signature: sig})
+	var v negotiation.View
+	if code := post("alice-secret", base+"/agents/echo/negotiations", string(move), &v); code != http.StatusCreated || v.Status != negotiation.StatusAccepted {
+		t.Fatalf("propose: %d %+v", code, v)
+	}
+	if code := post("bob-secret", base+"/agents/echo/negotiations/"+v.ID, `{"action":"reject","reason":"mine now"}`, nil); code != http.StatusNotFound {
+		t.Errorf("bob answering alice's negotiation: %d, want 404", code)
+	}
+	send := func(token, msgID string) (state, digest, text string) {
+		t.Helper()
+		var r struct {
+			Result struct {
+				Task struct {
+					Status struct {
+						State   string `json:"state"`
+						Message struct {
+							Parts []struct {
+								Text string `json:"text"`
+							} `json:"parts"`
+						} `json:"message"`
+					} `json:"status"`
+					Metadata struct {
+						Pactum struct {
+							VerifiedResult struct {
+								ContractDigest string `json:"contractDigest"`
+							} `json:"verifiedResult"`
+						} `json:"pactum"`
+					} `json:"metadata"`
+				} `json:"task"`
+			} `json:"result"`
+		}
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":%q,"role":"ROLE_USER","parts":[{"text":"hi"}]},"metadata":{"pactum.negotiation":%q},"configuration":{"blocking":true}}}`, msgID, v.ID)
+		post(token, base+"/agents/echo/", body, &r)
+		tk := r.Result.Task
+		if len(tk.Status.Message.Parts) > 0 {
+			text = tk.Status.Message.Parts[0].Text
+		}
+		return tk.Status.State, tk.Metadata.Pactum.VerifiedResult.ContractDigest, text
+	}
+	if state, digest, _ := send("alice-secret", "a1"); state != "TASK_STATE_COMPLETED" || digest != v.Accepted.Digest {
+		t.Errorf("alice's citing task: %s under %s, want completed under %s", state, digest, v.Accepted.Digest)
+	}
+	if state, _, text := send("bob-secret", "b1"); state != "TASK_STATE_FAILED" || !strings.Contains(text, "contract_violation") || !strings.Contains(text, "no such negotiation") {
+		t.Errorf("bob's task citing alice's negotiation: %s %q", state, text)
+	}
+}
