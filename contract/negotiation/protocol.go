@@ -135,29 +135,37 @@ type state struct {
 
 // replay rebuilds the state of a negotiation from its history, oldest
 // first, without checking the provider's own moves beyond decoding them.
-// An error is a move of the proposer that cannot stand (its last move:
-// earlier ones were checked when they were made).
+// The error is that of the proposer's newest move when it cannot stand;
+// an earlier move that could not stand was refused by the provider's
+// answer after it, and changed nothing.
 func replay(history []task.Message) (*state, error) {
 	s := &state{}
+	var refused error // the proposer's newest move's, until the provider answers it
 	for i := range history {
 		msg := &history[i]
 		m, err := moveOf(msg)
 		if err != nil {
-			return s, err
+			if msg.Role == task.RoleAgent {
+				return s, err
+			}
+			refused = err
+			continue
 		}
 		if m == nil {
 			continue
 		}
 		s.last = m
 		if msg.Role == task.RoleAgent {
+			refused = nil
 			if err := s.provider(m); err != nil {
 				return s, fmt.Errorf("the provider's move in message %s: %w", msg.ID, err)
 			}
 			continue
 		}
-		if err := s.proposerMove(m); err != nil {
-			return s, err
-		}
+		refused = s.proposerMove(m)
+	}
+	if refused != nil {
+		return s, refused
 	}
 	if s.offer == nil {
 		return s, errors.New("no proposal: the first message must carry a propose move")

@@ -208,3 +208,52 @@ func TestValidateReport(t *testing.T) {
 		t.Errorf("invalid contract: %+v", r.Check)
 	}
 }
+
+func TestNegotiateMaxRounds(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.svc.Provider.MaxRounds = 1
+	ctx := context.Background()
+	v := b.propose(t, ctx, foreign)
+	mods := []negotiation.Modification{{Op: negotiation.OpRemove, Path: "/steps/0/assertions/1", Reason: "again"}}
+	v2, err := b.svc.Answer(ctx, v.ID, &negotiation.Move{Action: negotiation.ActionCounter, Modifications: mods, Signature: b.sign(t, v, mods)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v2.Status != negotiation.StatusRejected || !strings.Contains(v2.Reason, "at most 1") {
+		t.Fatalf("%+v", v2)
+	}
+}
+
+// TestRunnerRefusesAMoveThatCannotStand: a move that reaches the runner
+// without the endpoint's check (a Continue of its own) is refused there:
+// the provider's offer stands, the refusal is the reason.
+func TestRunnerRefusesAMoveThatCannotStand(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	v := b.propose(t, ctx, foreign)
+	m := &negotiation.Move{Action: negotiation.ActionAccept, Signature: b.sign(t, &negotiation.View{Contract: json.RawMessage(foreign)}, nil)}
+	msg, err := m.Message(task.RoleUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.svc.Coordinator.Continue(ctx, v.ID, msg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.svc.Coordinator.Wait(ctx, v.ID); err != nil {
+		t.Fatal(err)
+	}
+	again, err := b.svc.Get(ctx, v.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Status != negotiation.StatusCounter || again.Digest != v.Digest || again.Signature != v.Signature || !strings.Contains(again.Reason, "refused") {
+		t.Fatalf("%+v", again)
+	}
+	// The standing offer can still be accepted.
+	done, err := b.svc.Answer(ctx, v.ID, &negotiation.Move{Action: negotiation.ActionAccept, Signature: b.sign(t, v, nil)})
+	if err != nil || done.Status != negotiation.StatusAccepted {
+		t.Fatalf("%+v %v", done, err)
+	}
+}
