@@ -59,6 +59,9 @@ type dispatcher struct {
 	keepAlive time.Duration
 	// recovered turns a panic in an operation into the error answered.
 	recovered func(any) error
+	// extensions says the handler may activate extensions (its agent
+	// declares one): answers then name those activated.
+	extensions bool
 }
 
 // exchange is one request being answered.
@@ -155,6 +158,14 @@ func (x *exchange) callContext() context.Context {
 	return x.cc
 }
 
+// echoExtensions names the extensions the call activated in the
+// answer's header, when the agent declares any.
+func (x *exchange) echoExtensions() {
+	if x.d.extensions {
+		echoExtensions(x.callContext(), x.w.Header(), x.b.Legacy())
+	}
+}
+
 // run calls op and writes its answer.
 func (x *exchange) run(op operation) {
 	if op.stream != nil {
@@ -170,7 +181,7 @@ func (x *exchange) run(op operation) {
 		x.w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	echoExtensions(x.callContext(), x.w.Header(), x.b.Legacy())
+	x.echoExtensions()
 	if body == nil && x.b == wire.REST03 {
 		// A2A 0.3's DeleteTaskPushNotificationConfig.
 		x.w.WriteHeader(http.StatusNoContent)
@@ -211,7 +222,7 @@ func (x *exchange) stream(op operation) {
 	var s *wire.Stream
 	open := func() bool {
 		var err error
-		echoExtensions(x.callContext(), x.w.Header(), x.b.Legacy())
+		x.echoExtensions()
 		s, err = wire.OpenStream(x.w, x.b.RPC(), x.id, x.d.keepAlive)
 		if err != nil {
 			wire.WriteError(x.w, x.b, x.id, a2a.NewError(a2a.ErrUnsupportedOperation, err.Error()), x.taskID)

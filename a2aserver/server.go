@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 
 	"github.com/pactum/pactum/a2aserver/internal/wire"
+	"github.com/pactum/pactum/cardsig"
 	"github.com/pactum/pactum/internal/bearer"
 	"github.com/pactum/pactum/push"
 	"github.com/pactum/pactum/task"
@@ -115,6 +116,13 @@ type Options struct {
 	// Logger receives internal errors and delivery failures (default:
 	// discard).
 	Logger *slog.Logger
+	// CardSigner, when set, signs every card served (the 1.0 card and
+	// the 0.3 one, each over its own JSON as served) with each of its keys,
+	// and the server publishes the keys' public halves as a JWKS at
+	// cardsig.JWKSPath (/.well-known/jwks.json), which each signature's
+	// jku names under the card's base URL. Default nil: cards are not
+	// signed and there is no JWKS.
+	CardSigner *cardsig.Signer
 	// VerifiedResult, when set, returns the verified result of the newest
 	// checked attempt of a task (nil when none): what its contract's gates
 	// found. GetTask, SendMessage's answer, CancelTask and a stream's first
@@ -203,6 +211,7 @@ type endpoint struct {
 // (or query parameter): 1.0, or 0.3 when absent.
 type Server struct {
 	opts   Options
+	signed signedCards
 	agents map[string]*endpoint
 	def    *endpoint
 	pusher *push.Pusher
@@ -228,7 +237,7 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 		s.agents[info.Name] = &endpoint{spec: spec, info: info, handler: h,
-			wire: &dispatcher{h: h, keepAlive: opts.KeepAlive, recovered: s.recovered}}
+			wire: &dispatcher{h: h, keepAlive: opts.KeepAlive, recovered: s.recovered, extensions: info.Contracts != nil}}
 	}
 	s.def = s.agents[opts.DefaultAgent]
 	return s, nil
@@ -265,7 +274,8 @@ func (s *Server) RequestHandler(agent string) (a2asrv.RequestHandler, bool) {
 }
 
 // Card returns the 1.0 card of the named agent as served under base (an
-// absolute URL; empty uses Options.BaseURL).
+// absolute URL; empty uses Options.BaseURL), without the signatures a
+// CardSigner adds when it is served.
 func (s *Server) Card(agent, base string) (*a2a.AgentCard, bool) {
 	ep, ok := s.agents[agent]
 	if !ok {
@@ -281,6 +291,10 @@ func (s *Server) Card(agent, base string) (*a2a.AgentCard, bool) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = withTraceContext(r)
 	path := r.URL.Path
+	if path == cardsig.JWKSPath && s.opts.CardSigner != nil {
+		s.serveJWKS(w, r)
+		return
+	}
 	if rest, ok := strings.CutPrefix(path, "/agents/"); ok {
 		name, sub, _ := strings.Cut(rest, "/")
 		ep, ok := s.agents[name]
@@ -444,33 +458,10 @@ const cardMaxAge = 300
 // the 0.3 form. Cards are public: any origin may read them, and they carry
 // Cache-Control and an ETag (a matching If-None-Match gets 304).
 func (s *Server) serveCard(w http.ResponseWriter, r *http.Request, ep *endpoint, mount string, legacy bool) {
-	if origin := r.Header.Get("Origin"); origin != "" {
-		w.Header().Set("Access-Control-Allow-Origin", origin)
-		w.Header().Add("Vary", "Origin")
-	} else {
-		w.Header().Set("Access-Control-Allow-Origin", "*")
-	}
-	switch r.Method {
-	case http.MethodOptions:
-		w.Header().Set("Access-Control-Allow-Methods", "GET, OPTIONS")
-		w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
-		w.Header().Set("Access-Control-Max-Age", "86400")
-		w.WriteHeader(http.StatusNoContent)
-		return
-	case http.MethodGet, http.MethodHead:
-	default:
-		w.Header().Set("Allow", "GET, HEAD, OPTIONS")
-		wire.WriteStatus(w, http.StatusMethodNotAllowed, "INVALID_ARGUMENT", a2a.ErrInvalidRequest, "agent cards are read with GET")
+	if !publicRead(w, r, "agent cards") {
 		return
 	}
-	base := s.opts.BaseURL
-	if base == "" {
-		scheme := "http"
-		if r.TLS != nil {
-			scheme = "https"
-		}
-		base = scheme + "://" + r.Host
-	}
+	base := s.baseURL(r)
 	card := buildCard(ep.spec, ep.info, base+mount, &s.opts)
 	var body []byte
 	var err error
@@ -483,6 +474,9 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request, ep *endpoint,
 		}
 	} else {
 		body, err = json.Marshal(card)
+	}
+	if err == nil && s.opts.CardSigner != nil {
+		body, err = s.signed.sign(s.opts.CardSigner, body, base+cardsig.JWKSPath)
 	}
 	if err != nil {
 		wire.WriteError(w, wire.REST, nil, internalError(r.Context(), s.log, "agent card", err), "")
@@ -506,9 +500,7 @@ func (s *Server) serveCard(w http.ResponseWriter, r *http.Request, ep *endpoint,
 // serveContract serves the canonical JSON of a contract ep's card names,
 // by its digest: public, as the card that names it is.
 func (s *Server) serveContract(w http.ResponseWriter, r *http.Request, ep *endpoint, digest string) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		wire.WriteStatus(w, http.StatusMethodNotAllowed, "INVALID_ARGUMENT", a2a.ErrInvalidRequest, "contracts are read with GET")
+	if !publicRead(w, r, "contracts") {
 		return
 	}
 	if ep.info.Contracts != nil {
@@ -516,7 +508,6 @@ func (s *Server) serveContract(w http.ResponseWriter, r *http.Request, ep *endpo
 			if c.Digest != digest {
 				continue
 			}
-			w.Header().Set("Access-Control-Allow-Origin", "*")
 			w.Header().Set("Content-Type", "application/json")
 			// The digest names these bytes: they never change.
 			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
@@ -558,6 +549,44 @@ func (s *Server) serveContractEndpoint(w http.ResponseWriter, r *http.Request, h
 	r2.URL.Path, r2.URL.RawPath = rest, ""
 	r2.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
 	h.ServeHTTP(w, r2)
+}
+
+// publicRead answers what any origin may read (cards, the JWKS) for
+// methods other than GET and HEAD, and reports whether r is one of those.
+// what names the resource in the 405 message.
+func publicRead(w http.ResponseWriter, r *http.Request, what string) bool {
+	if origin := r.Header.Get("Origin"); origin != "" {
+		w.Header().Set("Access-Control-Allow-Origin", origin)
+		w.Header().Add("Vary", "Origin")
+	} else {
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+	}
+	switch r.Method {
+	case http.MethodOptions:
+		w.Header().Set("Access-Control-Allow-Methods", "GET, OPTIONS")
+		w.Header().Set("Access-Control-Allow-Headers", "Content-Type")
+		w.Header().Set("Access-Control-Max-Age", "86400")
+		w.WriteHeader(http.StatusNoContent)
+		return false
+	case http.MethodGet, http.MethodHead:
+		return true
+	default:
+		w.Header().Set("Allow", "GET, HEAD, OPTIONS")
+		wire.WriteStatus(w, http.StatusMethodNotAllowed, "INVALID_ARGUMENT", a2a.ErrInvalidRequest, what+" are read with GET")
+		return false
+	}
+}
+
+// baseURL is Options.BaseURL, or the scheme and Host of r without it.
+func (s *Server) baseURL(r *http.Request) string {
+	if s.opts.BaseURL != "" {
+		return s.opts.BaseURL
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
 }
 
 // withTraceContext returns r with the W3C trace context of its traceparent

@@ -134,6 +134,9 @@ type Config struct {
 	Audit Audit `yaml:"audit"`
 	// Negotiation configures contract negotiation (`negotiation`).
 	Negotiation Negotiation `yaml:"negotiation"`
+	// Cards configures the agent cards: the keys that sign them
+	// (`cards`, default unsigned).
+	Cards Cards `yaml:"cards"`
 
 	// file is the name given to Parse, used in errors from AgentSpec and
 	// Check; storeLine and storeCol are where the store is set (0 when
@@ -231,11 +234,11 @@ type Negotiation struct {
 	line, col int
 }
 
-// SigningKey returns the negotiation signing key file, resolved against
+// NegotiationKey returns the negotiation signing key file, resolved against
 // the configuration file's directory (or baseDir), and a way to place a
 // problem with it (a file that does not hold a key) at its key in the
 // configuration. file is "" when none is set.
-func (c *Config) SigningKey(baseDir string) (file string, place func(msg string, err error) *Error) {
+func (c *Config) NegotiationKey(baseDir string) (file string, place func(msg string, err error) *Error) {
 	n := c.Negotiation
 	file = n.SigningKeyFile
 	if dir := c.baseDir(baseDir); file != "" && !filepath.IsAbs(file) && dir != "" {

@@ -126,7 +126,8 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 					},
 				}, nil)
 			},
-			"http": func(n *yaml.Node, path string) { wildcardN = w.http(n, path, &c.HTTP) },
+			"http":  func(n *yaml.Node, path string) { wildcardN = w.http(n, path, &c.HTTP) },
+			"cards": func(n *yaml.Node, path string) { w.cards(n, path, &c.Cards) },
 			"mcp": func(n *yaml.Node, path string) {
 				w.fields(n, path, map[string]handler{
 					"disabled":        func(n *yaml.Node, path string) { c.MCP.Disabled, _ = w.boolean(n, path) },

@@ -34,10 +34,15 @@ type ProtocolAdapter interface {
 	// FromContract converts a contract back to the protocol's workflow
 	// type (a value of the adapter's Workflow type).
 	FromContract(c *AgentContract) (any, error)
-	// ExtractResources describes what a step's protocol output created
-	// (an A2A task or message, an MCP tool result, a Specwright chunk's
-	// output).
-	ExtractResources(output any, step *ContractStep) ([]ContractResource, error)
+	// ExtractResources returns what a step's protocol output created (an
+	// A2A task or message, an MCP tool result, a Specwright chunk's
+	// output): each resource's description and, when the output holds
+	// it, its content (Resource's Text, Data and MediaType), so that a
+	// later step, or another protocol's InjectContext, can be given it.
+	// An adapter whose output only names what was made (a file written
+	// elsewhere) says so in its documentation and leaves the content
+	// empty.
+	ExtractResources(output any, step *ContractStep) ([]Resource, error)
 	// InjectContext gives a step its protocol-shaped input carrying the
 	// resources earlier steps created: an A2A message, MCP tool-call
 	// arguments, a Specwright prompt.

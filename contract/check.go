@@ -133,6 +133,9 @@ type Input struct {
 	// Done says which steps of the contract have succeeded (for a pre-gate
 	// of a multi-step run; nil otherwise).
 	Done map[string]bool
+	// Tool is the MCP tool a bridge step calls, as read from its server
+	// (a pre-gate of a bridge step; nil otherwise).
+	Tool *BridgeTool
 
 	// memo holds what a gate has resolved already (set by the gates).
 	memo *memo

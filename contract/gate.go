@@ -31,6 +31,12 @@ type GateOptions struct {
 	// pre-gate's dependency check; nil means the step runs on its own and
 	// has no dependencies to wait for.
 	Done func(ctx context.Context, a *task.Attempt) (map[string]bool, error)
+	// Tool returns the MCP tool a bridge step's agent calls, listed live
+	// from its server (tools/list), for the pre-gate's check of the
+	// bridged arguments; asked only for a bridge step (BridgeKey). Nil,
+	// or a nil tool, blocks a bridge step: there is nothing to check its
+	// arguments against.
+	Tool func(ctx context.Context, a *task.Attempt) (*BridgeTool, error)
 	// Now is the clock the timings are read from (default time.Now).
 	Now func() time.Time
 }
@@ -99,6 +105,13 @@ func (g *gate) Handle(ctx context.Context, a *task.Attempt, next task.Next) (*ta
 		done = d
 	}
 	in := g.s.preGateInput(a.Task, g.o.WorkDir, available, g.o.Resources == nil, done)
+	if g.s.Bridged() && g.o.Tool != nil {
+		tool, err := g.o.Tool(ctx, a)
+		if err != nil {
+			return nil, fmt.Errorf("contract %s step %s: the bridged tool's input schema: %w", vr.Contract, vr.Step, err)
+		}
+		in.Tool, vr.Tool = tool, tool
+	}
 
 	vr.Verification.PreGate = g.s.PreGate(ctx, in)
 	preEnd := g.o.Now()

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -13,9 +14,14 @@ import (
 //   - every resource it consumes is in in.Resources and, when the
 //     resource's definition has a schema, valid against it;
 //   - the contract's validators that cover a consumed resource's type
-//     pass on it.
+//     pass on it;
+//   - for a bridge step (BridgeKey), the consumed resources, mapped to
+//     the arguments of its MCP tool (ToolArguments), match the tool's
+//     input schema as its server lists it (in.Tool; CheckArguments), so
+//     that arguments the tool would refuse never reach it.
 //
-// Each condition is a result ("dependency", "consumes", "validator:NAME");
+// Each condition is a result ("dependency", "consumes", "validator:NAME",
+// "bridge");
 // each failed one is named in BlockedBy ("dependency build not done",
 // "resource spec missing", "resource spec invalid: …"). Strictness does
 // not soften a pre-gate: any failed condition blocks the step.
@@ -77,5 +83,46 @@ func (s *CompiledStep) PreGate(ctx context.Context, in *Input) GateResult {
 		r := bv.run(ctx, in)
 		block(r, fmt.Sprintf("validator %s on resource %s: %s", bv.name, bv.resource, r.Reason))
 	}
+	if s.Bridged() {
+		if r, ok := s.bridgeCheck(in); ok {
+			block(r, "bridge refused: "+r.Reason)
+		}
+	}
 	return g
+}
+
+// bridgeCheck is a bridge step's condition "bridge": the resources it
+// consumes, mapped to its tool's arguments (ToolArguments), match the
+// tool's input schema (CheckArguments). It is not run (false) when a
+// consumed resource is missing: that already blocked the step.
+func (s *CompiledStep) bridgeCheck(in *Input) (ValidationResult, bool) {
+	r := ValidationResult{Check: "bridge", Target: "tool", Type: Assert, Passed: true}
+	if in.Tool == nil {
+		r.Message = "the bridged arguments match the tool's input schema"
+		r.Passed, r.Reason = false, "the tool's input schema was not read from its MCP server"
+		return r, true
+	}
+	r.Target = "tool:" + in.Tool.Name
+	r.Message = fmt.Sprintf("the bridged arguments match the input schema of tool %s", in.Tool.Name)
+	rs := make([]Resource, 0, len(s.step.Consumes))
+	for _, id := range s.step.Consumes {
+		res, ok := in.Resources[id]
+		if !ok {
+			return r, false
+		}
+		res.ID = cmpOr(res.ID, id)
+		rs = append(rs, res)
+	}
+	args, err := ToolArguments(rs, in.Tool.InputSchema)
+	if err == nil {
+		err = CheckArguments(in.Tool.Name, args, in.Tool.InputSchema)
+	}
+	if err != nil {
+		r.Passed, r.Reason = false, err.Error()
+		var ae *ArgumentsError
+		if errors.As(err, &ae) {
+			r.Path = ae.Path
+		}
+	}
+	return r, true
 }

@@ -24,7 +24,7 @@ func (f fake) ToContract(any, contract.AdapterOptions) (*contract.AgentContract,
 	return &contract.AgentContract{ID: f.name}, nil
 }
 func (f fake) FromContract(*contract.AgentContract) (any, error) { return nil, nil }
-func (f fake) ExtractResources(any, *contract.ContractStep) ([]contract.ContractResource, error) {
+func (f fake) ExtractResources(any, *contract.ContractStep) ([]contract.Resource, error) {
 	return nil, nil
 }
 func (f fake) InjectContext(*contract.ContractStep, []contract.Resource) (any, error) {

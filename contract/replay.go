@@ -32,6 +32,9 @@ type Recorded struct {
 	// time its gate recorded, else the time from its in_progress record to
 	// the record that ended it.
 	Duration time.Duration
+	// Tool is, for a bridge step, the MCP tool its gate checked the
+	// bridged arguments against, as its verified result recorded it.
+	Tool *BridgeTool
 }
 
 // Output returns what a task's agent delivered as it is stored: its
@@ -72,8 +75,17 @@ func FromRecord(t *task.Task, recs []task.Record) *Recorded {
 		if d, ok := gateExecution(end); ok {
 			r.Duration = d
 		}
+		r.Tool = gateTool(end)
 	}
 	return r
+}
+
+// gateTool returns the bridged tool a gate recorded on rec, if any.
+func gateTool(rec task.Record) *BridgeTool {
+	if vr, err := NewestIn(rec.Evidence); err == nil && vr != nil {
+		return vr.Tool
+	}
+	return nil
 }
 
 // judgedOutput returns the output a gate kept with its verdict on rec.
@@ -143,6 +155,9 @@ func (s *CompiledStep) Replay(ctx context.Context, r *Recorded, o ReplayOptions)
 	v.ResourcesCreated = []ContractResource{}
 	v.PostGate = GateResult{Passed: false, Results: []ValidationResult{}}
 	in := s.preGateInput(r.Task, o.WorkDir, o.Resources, o.Resources == nil, o.Done)
+	if s.Bridged() {
+		in.Tool, vr.Tool = r.Tool, r.Tool
+	}
 	v.PreGate = s.PreGate(ctx, in)
 	preEnd := now()
 	v.Timing.PreGateMs = ms(preEnd.Sub(start))

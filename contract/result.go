@@ -59,4 +59,8 @@ type VerifiedResult struct {
 	Verification   Verification `json:"verification"`
 	// Error says why the attempt failed, when it did.
 	Error string `json:"error,omitempty"`
+	// Tool is, for a bridge step, the MCP tool whose input schema the
+	// pre-gate checked the bridged arguments against, as its server
+	// listed it when the step ran.
+	Tool *BridgeTool `json:"tool,omitempty"`
 }

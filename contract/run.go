@@ -80,7 +80,10 @@ type RunStep struct {
 //     the resources the step consumes (InjectResources), read from the
 //     succeeded steps' stored outputs (ExtractResources); a resource that
 //     no step creates is the run's input itself (InputResources): its
-//     parts carry the resource's label instead of being repeated;
+//     parts carry the resource's label instead of being repeated. A
+//     bridge step's input (BridgeKey) is the resources it consumes alone
+//     (the parts of the run's input that carry none are left out): they
+//     are its MCP tool's arguments (ToolArguments);
 //   - waits while children run;
 //   - finishes when every step has succeeded, with the artifact
 //     "verified-results" (RunArtifact): a text summary and a data part
@@ -139,11 +142,15 @@ func (c *Compiled) decide(ctx context.Context, o *RunOptions, req *task.Request)
 		if available == nil {
 			available = c.available(o, byStep)
 		}
+		in := c.runInput(s, req.Envelope.Input)
+		if s.Bridged() {
+			in = slices.DeleteFunc(in, func(p task.Part) bool { return p.Metadata[ResourceKey] == nil })
+		}
+		parts := append(in, InjectResources(s, available)...)
 		spawn = append(spawn, task.Child{
 			Step:  id,
 			Agent: o.Agent(s.step),
-			Input: task.Message{Role: task.RoleUser, Parts: append(c.runInput(s, req.Envelope.Input), InjectResources(s, available)...),
-				Metadata: c.missing(o, s, byStep, available)},
+			Input: task.Message{Role: task.RoleUser, Parts: parts, Metadata: c.missing(o, s, byStep, available)},
 		})
 	}
 	switch {

@@ -29,6 +29,13 @@ type runBundle struct {
 
 func setupRun(t *testing.T, c *contract.AgentContract, o contract.RunOptions, steps map[string]task.RunnerFunc) *runBundle {
 	t.Helper()
+	return setupRunGates(t, c, o, steps, nil)
+}
+
+// setupRunGates is setupRun with each step's gate options given by gate
+// (nil: the defaults).
+func setupRunGates(t *testing.T, c *contract.AgentContract, o contract.RunOptions, steps map[string]task.RunnerFunc, gate func(step string) contract.GateOptions) *runBundle {
+	t.Helper()
 	ctx := context.Background()
 	compiled, err := contract.Compile(c)
 	if err != nil {
@@ -59,6 +66,10 @@ func setupRun(t *testing.T, c *contract.AgentContract, o contract.RunOptions, st
 		cs, _ := compiled.Step(s.ID)
 		run := steps[s.ID]
 		id := s.ID
+		var gopts contract.GateOptions
+		if gate != nil {
+			gopts = gate(id)
+		}
 		specs = append(specs, task.AgentSpec{
 			Name: contract.StepAgent(c.ID, s.ID), Timeout: 10 * time.Second, Retry: retry,
 			Runner: task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
@@ -67,7 +78,7 @@ func setupRun(t *testing.T, c *contract.AgentContract, o contract.RunOptions, st
 				b.mu.Unlock()
 				return run(ctx, req, emit)
 			}),
-			Middleware: []task.Middleware{cs.RunGate(contract.GateOptions{}, siblings)},
+			Middleware: []task.Middleware{cs.RunGate(gopts, siblings)},
 		})
 	}
 	coord = coordtest.Start(t, task.Options{Store: st, Agents: specs})

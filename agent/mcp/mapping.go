@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/pactum/pactum/agent/internal/answer"
+	"github.com/pactum/pactum/internal/toolargs"
 	"github.com/pactum/pactum/task"
 )
 
@@ -51,63 +51,15 @@ func arguments(msg *task.Message, s Settings, tool *sdk.Tool) (json.RawMessage, 
 }
 
 // textArgument picks the argument that receives the message text when none
-// is configured: the tool's only required argument that the defaults do
-// not set, if it is a string. "" means the text goes nowhere, which is
-// allowed for a tool that takes no arguments and for an empty text when
-// every required argument is set.
+// is configured (toolargs.TextArgument: the tool's only required string
+// argument that the defaults do not set).
 func textArgument(tool *sdk.Tool, defaults map[string]any, text string) (string, error) {
-	schema := asMap(tool.InputSchema)
-	props := asMap(schema["properties"])
-	var missing []string
-	if req, ok := schema["required"].([]any); ok {
-		for _, v := range req {
-			if n, ok := v.(string); ok {
-				if _, set := defaults[n]; !set {
-					missing = append(missing, n)
-				}
-			}
-		}
-	}
-	switch {
-	case len(missing) == 1 && isStringSchema(props[missing[0]]):
-		return missing[0], nil
-	case len(missing) == 0 && (len(props) == 0 || text == ""):
-		return "", nil
-	case len(missing) == 1:
-		return "", fmt.Errorf("cannot pass the message text: the required argument %q is not a string; send the arguments as a JSON data part", missing[0])
-	case len(missing) > 1:
-		return "", fmt.Errorf("cannot pass the message text: the tool requires %s; send the arguments as a JSON data part, or set argument and arguments", quoteAll(missing))
-	}
-	names := sortedKeys(props)
-	return "", fmt.Errorf("cannot pass the message text: the tool has no required argument left to take it (it takes %s); set argument, or send a JSON data part", quoteAll(names))
+	return toolargs.TextArgument(asMap(tool.InputSchema), defaults, text)
 }
 
 func asMap(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	return m
-}
-
-// isStringSchema reports whether a property schema admits strings only.
-func isStringSchema(v any) bool {
-	switch t := asMap(v)["type"].(type) {
-	case string:
-		return t == "string"
-	case []any:
-		// ["string", "null"] still takes a string.
-		return slices.Contains(t, any("string"))
-	}
-	return false
-}
-
-func quoteAll(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = strconv.Quote(n)
-	}
-	if len(q) == 0 {
-		return "no arguments"
-	}
-	return strings.Join(q, ", ")
 }
 
 // firstData returns the JSON of the message's first data part.

@@ -29,7 +29,9 @@
 package a2a
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,7 +110,7 @@ func (Adapter) Description() string {
 
 // LooksFor implements contract.Detector.
 func (Adapter) LooksFor() string {
-	return `an object with "task" (an A2A task: "id" or "status") and optional "agentCard", or a bare A2A task ("id" and "status" with "state")`
+	return `an object with "task" (an A2A task: "id", "status", or a 0.2 "message" with "parts") and optional "agentCard", or a bare A2A task ("id" and "status" with "state")`
 }
 
 // Detects implements contract.Detector.
@@ -134,9 +136,16 @@ func (Adapter) Detects(v any) bool {
 		}
 		_, id := t["id"]
 		_, st := t["status"]
-		return id || st
+		return id || st || hasParts(t["message"])
 	}
 	return isBareTask(m)
+}
+
+// hasParts reports whether raw is a message with a list of parts: the
+// 0.2 shape of a task that has only the message that starts it.
+func hasParts(raw json.RawMessage) bool {
+	m, ok := contract.JSONObject(raw)
+	return ok && contract.JSONKind(m["parts"]) == "array"
 }
 
 func isBareTask(m map[string]json.RawMessage) bool {
@@ -167,14 +176,23 @@ func workflow(v any) (Workflow, error) {
 	case sdk.Task:
 		return Workflow{Task: &x}, nil
 	}
-	if m, ok := contract.JSONObject(v); ok && !isObjectWith(m, "task") && isBareTask(m) {
-		t, err := contract.Decode[sdk.Task](v)
+	m, err := generic(v)
+	if err != nil {
+		return Workflow{}, err
+	}
+	if t, ok := m["task"].(map[string]any); ok {
+		upgradeTask(t)
+		return contract.Decode[Workflow](m)
+	}
+	if raw, ok := contract.JSONObject(m); ok && isBareTask(raw) {
+		upgradeTask(m)
+		t, err := contract.Decode[sdk.Task](m)
 		if err != nil {
 			return Workflow{}, err
 		}
 		return Workflow{Task: &t}, nil
 	}
-	return contract.Decode[Workflow](v)
+	return contract.Decode[Workflow](m)
 }
 
 func isObjectWith(m map[string]json.RawMessage, key string) bool {
@@ -183,7 +201,10 @@ func isObjectWith(m map[string]json.RawMessage, key string) bool {
 }
 
 // ToContract implements contract.ProtocolAdapter: workflow is a Workflow,
-// an *sdk.Task, or either as JSON.
+// an *sdk.Task, or either as JSON, of A2A 1.0 or of the 0.2 and 0.3
+// shapes (Upgrade: a 0.2 task's "message" is its input message, its
+// "sessionId" its context id; a task given only as its message, without
+// an id, is named "task_" and a hash of its content).
 func (Adapter) ToContract(v any, opts contract.AdapterOptions) (*contract.AgentContract, error) {
 	w, err := workflow(v)
 	if err != nil {
@@ -209,7 +230,14 @@ func ToContract(w Workflow, opts contract.AdapterOptions) (*contract.AgentContra
 		return nil, errors.New("a2a: the workflow has no task")
 	}
 	if t.ID == "" {
-		return nil, errors.New("a2a: the task has no id")
+		if len(t.History) == 0 && len(t.Artifacts) == 0 {
+			return nil, errors.New("a2a: the task has no id")
+		}
+		// A 0.2 task given as only its message: named by its content, so
+		// the same task always makes the same contract id.
+		cp := *t
+		cp.ID = sdk.TaskID(contentID(t))
+		t = &cp
 	}
 	state := t.Status.State
 	if state == sdk.TaskStateUnspecified {
@@ -315,6 +343,13 @@ func ToContract(w Workflow, opts contract.AdapterOptions) (*contract.AgentContra
 	}
 	c.Steps = []contract.ContractStep{step}
 	return c, nil
+}
+
+// contentID names a task that has no id by a hash of its JSON.
+func contentID(t *sdk.Task) string {
+	b, _ := json.Marshal(t)
+	sum := sha256.Sum256(b)
+	return "task_" + hex.EncodeToString(sum[:6])
 }
 
 // inputMessage returns the task's first user message (else its first

@@ -33,7 +33,7 @@ func TestExtractResources(t *testing.T) {
 		{"data_write_1", "data", "", "json"},
 		{"file_out_csv", "file", "https://h/out.csv", "text/csv"},
 	}
-	check := func(name string, got []contract.ContractResource) {
+	check := func(name string, got []contract.Resource) {
 		t.Helper()
 		if len(got) != len(want) {
 			t.Fatalf("%s: %d resources: %+v", name, len(got), got)

@@ -19,14 +19,19 @@ import (
 )
 
 const (
-	a2aJSON    = `{"task": {"id": "t1", "contextId": "c", "status": {"state": "TASK_STATE_SUBMITTED"}, "history": [{"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}]}}`
-	bareTask   = `{"id": "t1", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}}`
-	mcpJSON    = `{"tools": [{"name": "echo", "inputSchema": {"type": "object"}}], "calls": [{"name": "echo", "arguments": {"x": 1}}]}`
-	specJSON   = `{"spec": {"id": "s", "title": "S"}, "chunks": [{"id": "c1", "title": "C", "description": "d"}]}`
-	a2aAndMCP  = `{"task": {"id": "t1", "status": {"state": "TASK_STATE_SUBMITTED"}}, "tools": [], "calls": []}`
-	allThree   = `{"task": {"id": "t1"}, "tools": [], "spec": {}, "chunks": []}`
-	langGraph  = `{"nodes": [], "edges": []}`
-	taskNotObj = `{"task": "t1"}`
+	a2aJSON  = `{"task": {"id": "t1", "contextId": "c", "status": {"state": "TASK_STATE_SUBMITTED"}, "history": [{"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}]}}`
+	bareTask = `{"id": "t1", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}}`
+	// seedTask is the 0.2 shape the seed documents write: the task's
+	// message, parts with "type", sessionId.
+	seedTask = `{"task": {"id": "t2", "sessionId": "s", "status": {"state": "submitted"}, "message": {"role": "user", "parts": [{"type": "text", "text": "hi"}, {"type": "data", "data": {"n": 1}}, {"type": "file", "file": {"uri": "https://h/a.csv", "mimeType": "text/csv", "name": "a.csv"}}]}}}`
+	// seedMessageOnly is a 0.2 task that is only its message.
+	seedMessageOnly = `{"task": {"message": {"role": "user", "parts": [{"kind": "text", "text": "hi"}]}}}`
+	mcpJSON         = `{"tools": [{"name": "echo", "inputSchema": {"type": "object"}}], "calls": [{"name": "echo", "arguments": {"x": 1}}]}`
+	specJSON        = `{"spec": {"id": "s", "title": "S"}, "chunks": [{"id": "c1", "title": "C", "description": "d"}]}`
+	a2aAndMCP       = `{"task": {"id": "t1", "status": {"state": "TASK_STATE_SUBMITTED"}}, "tools": [], "calls": []}`
+	allThree        = `{"task": {"id": "t1"}, "tools": [], "spec": {}, "chunks": []}`
+	langGraph       = `{"nodes": [], "edges": []}`
+	taskNotObj      = `{"task": "t1"}`
 )
 
 func TestDefault(t *testing.T) {
@@ -63,6 +68,8 @@ func TestDetect(t *testing.T) {
 	}{
 		{"a2a JSON", []byte(a2aJSON), "a2a"},
 		{"a2a bare task JSON", json.RawMessage(bareTask), "a2a"},
+		{"a2a 0.2 task JSON", []byte(seedTask), "a2a"},
+		{"a2a 0.2 message-only task JSON", []byte(seedMessageOnly), "a2a"},
 		{"a2a workflow", a2a.Workflow{Task: task}, "a2a"},
 		{"a2a *task", task, "a2a"},
 		{"mcp JSON", []byte(mcpJSON), "mcp"},
@@ -107,7 +114,7 @@ func TestDetect(t *testing.T) {
 // chose, never panic on any input; every adapter's ToContract does not
 // either, and a contract it makes compiles.
 func FuzzDetect(f *testing.F) {
-	for _, s := range []string{a2aJSON, bareTask, mcpJSON, specJSON, a2aAndMCP, allThree, langGraph, taskNotObj, `[]`, `null`, `{}`, `"x"`,
+	for _, s := range []string{a2aJSON, bareTask, seedTask, seedMessageOnly, mcpJSON, specJSON, a2aAndMCP, allThree, langGraph, taskNotObj, `[]`, `null`, `{}`, `"x"`,
 		`{"task": {"id": "x", "history": [null, {"parts": [null]}], "artifacts": [null]}, "agentCard": {"skills": [{}]}}`,
 		`{"tools": [null], "calls": [{"name": "a"}]}`, `{"tools": [{"name": "a", "outputSchema": 1}], "calls": [{"name": "a"}]}`,
 		`{"tools": [{"name": "a", "outputSchema": {"type": 5}}], "calls": [{"name": "a"}]}`,

@@ -29,7 +29,7 @@ func samples(t *testing.T) map[string][][]byte {
 		return b
 	}
 	return map[string][][]byte{
-		"a2a":        {[]byte(a2aJSON), []byte(bareTask)},
+		"a2a":        {[]byte(a2aJSON), []byte(bareTask), []byte(seedTask), []byte(seedMessageOnly)},
 		"mcp":        {[]byte(mcpJSON)},
 		"specwright": {[]byte(specJSON)},
 		"langgraph":  {[]byte(graphJSON)},

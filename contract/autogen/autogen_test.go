@@ -190,7 +190,7 @@ func TestResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rs) != 1 || rs[0].ID != "message_critic" || rs[0].Metadata["stopReason"] != "Text 'APPROVE' mentioned" {
+	if len(rs) != 1 || rs[0].ID != "message_critic" || rs[0].Metadata["stopReason"] != "Text 'APPROVE' mentioned" || rs[0].Text != "APPROVE" {
 		t.Fatalf("%+v", rs)
 	}
 	task, err := a.InjectContext(st, nil)

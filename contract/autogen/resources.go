@@ -25,7 +25,7 @@ type Message struct {
 
 // ExtractResources implements contract.ProtocolAdapter: output is a
 // TaskResult or its JSON.
-func (Adapter) ExtractResources(output any, step *contract.ContractStep) ([]contract.ContractResource, error) {
+func (Adapter) ExtractResources(output any, step *contract.ContractStep) ([]contract.Resource, error) {
 	r, err := contract.Decode[TaskResult](output)
 	if err != nil {
 		return nil, fmt.Errorf("autogen: ExtractResources: %w", err)
@@ -33,11 +33,11 @@ func (Adapter) ExtractResources(output any, step *contract.ContractStep) ([]cont
 	return ExtractResult(r, step), nil
 }
 
-// ExtractResult describes what the step's participant said: its last
+// ExtractResult returns what the step's participant said: its last
 // text message in the conversation is a message resource "message_STEP"
-// (metadata source, type, stopReason, createdByStep). A participant that
-// said nothing created nothing.
-func ExtractResult(r TaskResult, step *contract.ContractStep) []contract.ContractResource {
+// (metadata source, type, stopReason, createdByStep; the text as Text). A
+// participant that said nothing created nothing.
+func ExtractResult(r TaskResult, step *contract.ContractStep) []contract.Resource {
 	if step == nil {
 		return nil
 	}
@@ -53,7 +53,8 @@ func ExtractResult(r TaskResult, step *contract.ContractStep) []contract.Contrac
 		if r.StopReason != "" {
 			md["stopReason"] = r.StopReason
 		}
-		return []contract.ContractResource{{ID: convert.ID("message_", step.ID), Type: contract.ResourceMessage, Format: "text", Metadata: md}}
+		return []contract.Resource{{ContractResource: contract.ContractResource{ID: convert.ID("message_", step.ID), Type: contract.ResourceMessage, Format: "text", Metadata: md},
+			Text: m.Content.(string), MediaType: "text/plain"}}
 	}
 	return nil
 }

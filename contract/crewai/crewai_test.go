@@ -323,6 +323,10 @@ func TestResources(t *testing.T) {
 	if len(rs) != 3 || rs[0].ID != "output_edit" || rs[1].ID != "data_edit" || rs[2].ID != "file_notes_md" {
 		t.Fatalf("%+v", rs)
 	}
+	// Content where the output holds it; the output file is on the crew's disk.
+	if d, _ := rs[1].Data.(map[string]any); rs[0].Text != "done" || d["a"] != float64(1) || rs[2].Text != "" || rs[2].Data != nil {
+		t.Fatalf("content: %+v", rs)
+	}
 	in, err := a.InjectContext(st, []contract.Resource{
 		{ContractResource: contract.ContractResource{ID: "inputs", Type: contract.ResourceData}, Data: map[string]any{"version": "1.2", "other": 1}},
 		{ContractResource: contract.ContractResource{ID: "output_draft", Type: contract.ResourceMessage, Format: "text"}, Text: "- fixed"},

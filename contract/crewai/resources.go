@@ -18,7 +18,7 @@ type TaskOutput struct {
 
 // ExtractResources implements contract.ProtocolAdapter: output is a
 // TaskOutput (or its JSON) or a string (the raw output alone).
-func (Adapter) ExtractResources(output any, step *contract.ContractStep) ([]contract.ContractResource, error) {
+func (Adapter) ExtractResources(output any, step *contract.ContractStep) ([]contract.Resource, error) {
 	if s, ok := output.(string); ok {
 		return ExtractOutput(TaskOutput{Raw: s}, step), nil
 	}
@@ -29,29 +29,30 @@ func (Adapter) ExtractResources(output any, step *contract.ContractStep) ([]cont
 	return ExtractOutput(o, step), nil
 }
 
-// ExtractOutput describes what a task produced: its raw text, a message
-// resource "output_STEP"; its json_dict, a data resource "data_STEP"; and
-// the step's output file (metadata outputFile), the file resource the
-// contract declares for it. Each resource's metadata names the step
-// (createdByStep).
-func ExtractOutput(o TaskOutput, step *contract.ContractStep) []contract.ContractResource {
+// ExtractOutput returns what a task produced: its raw text, a message
+// resource "output_STEP" (the text as Text); its json_dict, a data
+// resource "data_STEP" (as Data); and the step's output file (metadata
+// outputFile), the file resource the contract declares for it, without
+// content (the file is on the crew's disk). Each resource's metadata
+// names the step (createdByStep).
+func ExtractOutput(o TaskOutput, step *contract.ContractStep) []contract.Resource {
 	sid := ""
 	var md map[string]any
 	if step != nil {
 		sid, md = step.ID, step.Metadata
 	}
-	var out []contract.ContractResource
+	var out []contract.Resource
 	if o.Raw != "" {
-		out = append(out, contract.ContractResource{ID: convert.ID("output_", sid), Type: contract.ResourceMessage, Format: "text",
-			Metadata: map[string]any{"createdByStep": sid}})
+		out = append(out, contract.Resource{ContractResource: contract.ContractResource{ID: convert.ID("output_", sid), Type: contract.ResourceMessage, Format: "text",
+			Metadata: map[string]any{"createdByStep": sid}}, Text: o.Raw, MediaType: "text/plain"})
 	}
 	if o.JSONDict != nil {
-		out = append(out, contract.ContractResource{ID: convert.ID("data_", sid), Type: contract.ResourceData, Format: "json",
-			Metadata: map[string]any{"createdByStep": sid}})
+		out = append(out, contract.Resource{ContractResource: contract.ContractResource{ID: convert.ID("data_", sid), Type: contract.ResourceData, Format: "json",
+			Metadata: map[string]any{"createdByStep": sid}}, Data: convert.JSON(o.JSONDict), MediaType: "application/json"})
 	}
 	if f := convert.String(md, MetaOutputFile); f != "" {
-		out = append(out, contract.ContractResource{ID: convert.ID("file_", f), Type: contract.ResourceFile, Location: f, Format: formatOf(f),
-			Metadata: map[string]any{"createdByStep": sid}})
+		out = append(out, contract.Resource{ContractResource: contract.ContractResource{ID: convert.ID("file_", f), Type: contract.ResourceFile, Location: f, Format: formatOf(f),
+			Metadata: map[string]any{"createdByStep": sid}}})
 	}
 	return out
 }

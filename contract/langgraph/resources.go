@@ -12,7 +12,7 @@ import (
 // ExtractResources implements contract.ProtocolAdapter: output is what a
 // node returned (a state update) or a run's final state, as a
 // map[string]any or its JSON.
-func (Adapter) ExtractResources(output any, step *contract.ContractStep) ([]contract.ContractResource, error) {
+func (Adapter) ExtractResources(output any, step *contract.ContractStep) ([]contract.Resource, error) {
 	state, err := contract.Decode[map[string]any](output)
 	if err != nil {
 		return nil, fmt.Errorf("langgraph: ExtractResources: %w", err)
@@ -20,12 +20,13 @@ func (Adapter) ExtractResources(output any, step *contract.ContractStep) ([]cont
 	return ExtractState(state, step), nil
 }
 
-// ExtractState describes what a state update created: the update itself
+// ExtractState returns what a state update created: the update itself
 // is a data resource "state_STEP" (format json, metadata keys: the state
-// channels it wrote); when it holds messages, the last one's text content
-// is a message resource "message_STEP" (metadata role: its role or type).
-// Each resource's metadata names the step (createdByStep).
-func ExtractState(state map[string]any, step *contract.ContractStep) []contract.ContractResource {
+// channels it wrote; the update as Data); when it holds messages, the
+// last one's text content is a message resource "message_STEP" (metadata
+// role: its role or type; the text as Text). Each resource's metadata
+// names the step (createdByStep).
+func ExtractState(state map[string]any, step *contract.ContractStep) []contract.Resource {
 	sid := ""
 	if step != nil {
 		sid = step.ID
@@ -37,10 +38,10 @@ func ExtractState(state map[string]any, step *contract.ContractStep) []contract.
 	for _, k := range slices.Sorted(maps.Keys(state)) {
 		keys = append(keys, k)
 	}
-	out := []contract.ContractResource{{
+	out := []contract.Resource{{ContractResource: contract.ContractResource{
 		ID: convert.ID("state_", sid), Type: contract.ResourceData, Format: "json",
 		Metadata: map[string]any{"keys": keys, "createdByStep": sid},
-	}}
+	}, Data: convert.JSON(state), MediaType: "application/json"}}
 	msgs, _ := convert.JSON(state["messages"]).([]any)
 	if len(msgs) == 0 {
 		return out
@@ -54,10 +55,10 @@ func ExtractState(state map[string]any, step *contract.ContractStep) []contract.
 	if role == "" {
 		role = convert.String(last, "type")
 	}
-	return append(out, contract.ContractResource{
+	return append(out, contract.Resource{ContractResource: contract.ContractResource{
 		ID: convert.ID("message_", sid), Type: contract.ResourceMessage, Format: "text",
 		Metadata: map[string]any{"role": role, "createdByStep": sid},
-	})
+	}, Text: text, MediaType: "text/plain"})
 }
 
 // InjectContext implements contract.ProtocolAdapter; it returns the

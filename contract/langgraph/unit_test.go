@@ -138,6 +138,9 @@ func TestResources(t *testing.T) {
 	if len(rs) != 2 || rs[0].ID != "state_write" || rs[0].Type != contract.ResourceData || rs[1].ID != "message_write" || rs[1].Metadata["role"] != "ai" {
 		t.Fatalf("%+v", rs)
 	}
+	if d, _ := rs[0].Data.(map[string]any); d["draft"] != float64(1) || rs[1].Text != "the report" {
+		t.Fatalf("content: %+v", rs)
+	}
 	if rs, err := a.ExtractResources(map[string]any{}, st); err != nil || rs != nil {
 		t.Fatalf("empty update: %v %v", rs, err)
 	}

@@ -220,7 +220,7 @@ func TestExtractResources(t *testing.T) {
 		"resource_https_h_chart_png artifact https://h/chart.png image/png",
 		"image_s1_4 artifact  image/png",
 	}
-	describe := func(rs []contract.ContractResource) string {
+	describe := func(rs []contract.Resource) string {
 		var out []string
 		for _, r := range rs {
 			if r.Metadata["createdByStep"] != "s1" {
@@ -233,6 +233,10 @@ func TestExtractResources(t *testing.T) {
 	got, err := mcp.New().ExtractResources(res, step)
 	if err != nil || describe(got) != strings.Join(want, "\n") {
 		t.Fatalf("got %v\n%s", err, describe(got))
+	}
+	// The content comes with the descriptions.
+	if d, _ := got[0].Data.(map[string]any); d["tempC"] != float64(21) || got[1].Text != "21 degrees" || got[2].Text != "# r" || got[2].MediaType != "text/markdown" {
+		t.Fatalf("content: %+v", got[:3])
 	}
 	raw, _ := json.Marshal(res)
 	got, err = mcp.New().ExtractResources(json.RawMessage(raw), step)

@@ -12,7 +12,7 @@ import (
 
 // ExtractResources implements contract.ProtocolAdapter: output is an
 // *sdk.CallToolResult (or a value, or its JSON); see ExtractResult.
-func (Adapter) ExtractResources(output any, step *contract.ContractStep) ([]contract.ContractResource, error) {
+func (Adapter) ExtractResources(output any, step *contract.ContractStep) ([]contract.Resource, error) {
 	r, err := contract.Decode[sdk.CallToolResult](output)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: ExtractResources: %w", err)
@@ -20,16 +20,18 @@ func (Adapter) ExtractResources(output any, step *contract.ContractStep) ([]cont
 	return ExtractResult(&r, step), nil
 }
 
-// ExtractResult describes what a tool call produced: its structured
-// content is a data resource (data_STEP, format json); each text content
-// a message resource (text_STEP_I, format text); each embedded resource
-// or resource link a file resource when its URI is a file: URI (or has no
-// scheme), else an artifact resource (id "resource_" and its URI,
-// location as in the mapping table, format its MIME type); each image or
-// audio content an artifact resource (image_STEP_I, audio_STEP_I). A
-// result with IsError set created nothing. Each resource's metadata names
-// the step (createdByStep).
-func ExtractResult(r *sdk.CallToolResult, step *contract.ContractStep) []contract.ContractResource {
+// ExtractResult returns what a tool call produced, with content: its
+// structured content is a data resource (data_STEP, format json, the
+// value as Data); each text content a message resource (text_STEP_I,
+// format text, the text as Text); each embedded resource or resource link
+// a file resource when its URI is a file: URI (or has no scheme), else an
+// artifact resource (id "resource_" and its URI, location as in the
+// mapping table, format its MIME type; an embedded resource's text as
+// Text); each image or audio content an artifact resource (image_STEP_I,
+// audio_STEP_I; its bytes are not copied). A result with IsError set
+// created nothing. Each resource's metadata names the step
+// (createdByStep).
+func ExtractResult(r *sdk.CallToolResult, step *contract.ContractStep) []contract.Resource {
 	if r == nil || r.IsError {
 		return nil
 	}
@@ -39,24 +41,32 @@ func ExtractResult(r *sdk.CallToolResult, step *contract.ContractStep) []contrac
 	}
 	md := func() map[string]any { return map[string]any{"createdByStep": sid} }
 	seen := map[string]bool{}
-	var out []contract.ContractResource
-	add := func(cr contract.ContractResource) {
+	var out []contract.Resource
+	add := func(cr contract.Resource) {
 		cr.ID = convert.Unique(seen, cr.ID)
 		out = append(out, cr)
 	}
 	if r.StructuredContent != nil {
-		add(contract.ContractResource{ID: convert.ID("data_", sid), Type: contract.ResourceData, Format: "json", Metadata: md()})
+		add(contract.Resource{
+			ContractResource: contract.ContractResource{ID: convert.ID("data_", sid), Type: contract.ResourceData, Format: "json", Metadata: md()},
+			Data:             convert.JSON(r.StructuredContent), MediaType: "application/json",
+		})
 	}
 	for i, c := range r.Content {
 		at := fmt.Sprintf("%s_%d", sid, i)
 		switch x := c.(type) {
 		case *sdk.TextContent:
-			add(contract.ContractResource{ID: convert.ID("text_", at), Type: contract.ResourceMessage, Format: "text", Metadata: md()})
+			add(contract.Resource{
+				ContractResource: contract.ContractResource{ID: convert.ID("text_", at), Type: contract.ResourceMessage, Format: "text", Metadata: md()},
+				Text:             x.Text, MediaType: "text/plain",
+			})
 		case *sdk.EmbeddedResource:
 			if x.Resource == nil {
 				continue
 			}
-			add(uriResource(x.Resource.URI, x.Resource.MIMEType, md()))
+			cr := uriResource(x.Resource.URI, x.Resource.MIMEType, md())
+			cr.Text = x.Resource.Text
+			add(cr)
 		case *sdk.ResourceLink:
 			m := md()
 			if x.Name != "" {
@@ -64,18 +74,18 @@ func ExtractResult(r *sdk.CallToolResult, step *contract.ContractStep) []contrac
 			}
 			add(uriResource(x.URI, x.MIMEType, m))
 		case *sdk.ImageContent:
-			add(contract.ContractResource{ID: convert.ID("image_", at), Type: contract.ResourceArtifact, Format: x.MIMEType, Metadata: md()})
+			add(contract.Resource{ContractResource: contract.ContractResource{ID: convert.ID("image_", at), Type: contract.ResourceArtifact, Format: x.MIMEType, Metadata: md()}, MediaType: x.MIMEType})
 		case *sdk.AudioContent:
-			add(contract.ContractResource{ID: convert.ID("audio_", at), Type: contract.ResourceArtifact, Format: x.MIMEType, Metadata: md()})
+			add(contract.Resource{ContractResource: contract.ContractResource{ID: convert.ID("audio_", at), Type: contract.ResourceArtifact, Format: x.MIMEType, Metadata: md()}, MediaType: x.MIMEType})
 		}
 	}
 	return out
 }
 
-func uriResource(uri, mime string, md map[string]any) contract.ContractResource {
+func uriResource(uri, mime string, md map[string]any) contract.Resource {
 	typ, loc := resourceType(uri)
 	md["uri"] = uri
-	return contract.ContractResource{ID: convert.ID("resource_", uri), Type: typ, Location: loc, Format: mime, Metadata: md}
+	return contract.Resource{ContractResource: contract.ContractResource{ID: convert.ID("resource_", uri), Type: typ, Location: loc, Format: mime, Metadata: md}, MediaType: mime}
 }
 
 // InjectContext implements contract.ProtocolAdapter; it returns the call's

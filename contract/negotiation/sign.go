@@ -3,7 +3,6 @@ package negotiation
 import (
 	"crypto"
 	"crypto/ed25519"
-	"crypto/rand"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
@@ -63,7 +62,7 @@ func NewKey(priv ed25519.PrivateKey, url string) (*Key, error) {
 
 // LoadKey reads an Ed25519 private key from a PEM file ("PRIVATE KEY",
 // PKCS #8: what `openssl genpkey -algorithm ed25519` and `pactum
-// contract keygen` write). Errors never quote the file's content.
+// card keygen` write). Errors never quote the file's content.
 func LoadKey(path, url string) (*Key, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -82,19 +81,6 @@ func LoadKey(path, url string) (*Key, error) {
 		return nil, fmt.Errorf("the key is a %T, not Ed25519", k)
 	}
 	return NewKey(priv, url)
-}
-
-// GenerateKeyPEM returns a new Ed25519 private key as PKCS #8 PEM.
-func GenerateKeyPEM() ([]byte, error) {
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(priv)
-	if err != nil {
-		return nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
 }
 
 // thumbprint is the RFC 7638 thumbprint of pub, base64url.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pactum/pactum/cardsig"
 	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/contract/negotiation"
 )
@@ -132,7 +133,7 @@ func TestAcceptedVerify(t *testing.T) {
 func TestLoadKey(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	pemBytes, err := negotiation.GenerateKeyPEM()
+	_, pemBytes, err := cardsig.GenerateKey("test", cardsig.AlgEdDSA)
 	if err != nil {
 		t.Fatal(err)
 	}

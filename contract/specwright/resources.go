@@ -21,8 +21,11 @@ var fileLine = regexp.MustCompile(`(?im)^\s*(create|modify|update|delete)(?:\s+m
 var exportDecl = regexp.MustCompile(`export\s+(?:default\s+)?(?:declare\s+)?(?:async\s+)?(const|let|function|interface|type|class|enum)\s+([A-Za-z_$][\w$]*)`)
 
 // ExtractResources implements contract.ProtocolAdapter: output is a
-// ChunkOutput (or its JSON) or a string (the output alone).
-func (Adapter) ExtractResources(output any, step *contract.ContractStep) ([]contract.ContractResource, error) {
+// ChunkOutput (or its JSON) or a string (the output alone). A chunk's
+// output only names the files it wrote and the exports it declared, so
+// the resources carry no content (Text and Data are empty): a step that
+// consumes one reads the file from its working directory.
+func (Adapter) ExtractResources(output any, step *contract.ContractStep) ([]contract.Resource, error) {
 	if s, ok := output.(string); ok {
 		return ExtractOutput(ChunkOutput{Output: s}, step), nil
 	}
@@ -39,23 +42,23 @@ func (Adapter) ExtractResources(output any, step *contract.ContractStep) ([]cont
 // metadata action); each TypeScript export declaration is a file resource
 // "export_NAME" (metadata exportName, exportType). Each resource's
 // metadata names the step (createdByStep).
-func ExtractOutput(o ChunkOutput, step *contract.ContractStep) []contract.ContractResource {
+func ExtractOutput(o ChunkOutput, step *contract.ContractStep) []contract.Resource {
 	sid := ""
 	if step != nil {
 		sid = step.ID
 	}
 	seen := map[string]bool{}
-	var out []contract.ContractResource
+	var out []contract.Resource
 	for _, m := range fileLine.FindAllStringSubmatch(o.Output, -1) {
 		id := FileResourceID(m[2])
 		if seen[id] {
 			continue
 		}
 		seen[id] = true
-		out = append(out, contract.ContractResource{
+		out = append(out, contract.Resource{ContractResource: contract.ContractResource{
 			ID: id, Type: contract.ResourceFile, Location: m[2], Format: formatOf(m[2]),
 			Metadata: map[string]any{"action": strings.ToLower(m[1]), "createdByStep": sid},
-		})
+		}})
 	}
 	for _, m := range exportDecl.FindAllStringSubmatch(o.Output, -1) {
 		id := convert.ID("export_", m[2])
@@ -63,10 +66,10 @@ func ExtractOutput(o ChunkOutput, step *contract.ContractStep) []contract.Contra
 			continue
 		}
 		seen[id] = true
-		out = append(out, contract.ContractResource{
+		out = append(out, contract.Resource{ContractResource: contract.ContractResource{
 			ID: id, Type: contract.ResourceFile, Format: "typescript",
 			Metadata: map[string]any{"exportName": m[2], "exportType": m[1], "createdByStep": sid},
-		})
+		}})
 	}
 	return out
 }

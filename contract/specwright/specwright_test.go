@@ -253,6 +253,9 @@ export const TIMEOUT = 5`
 		if r.Metadata["createdByStep"] != "login" {
 			t.Fatalf("%s lacks createdByStep", r.ID)
 		}
+		if r.Text != "" || r.Data != nil {
+			t.Fatalf("%s has content; a chunk's output only names what it made", r.ID)
+		}
 	}
 	want := "file_src_auth_ts@src/auth.ts,file_src_types_ts@src/types.ts,export_Session@,export_login@,export_TIMEOUT@"
 	if strings.Join(ids, ",") != want {

@@ -1,4 +1,4 @@
-// Package cli is pactum's command line: serve, send, tasks, agents, audit,
+// Package cli is pactum's command line: serve, send, tasks, agents, audit, card,
 // config, contract and version. cmd/pactum only calls Main.
 package cli
 
@@ -62,7 +62,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newRunCmd(), newRunsCmd(), newSendCmd(), newTasksCmd(), newAgentsCmd(), newAuditCmd(), newConfigCmd(), newContractCmd(), newMCPCmd(), newMigrateCmd(), newReplayCmd(), newToolSpecCmd(), newVerifyCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newRunCmd(), newRunsCmd(), newSendCmd(), newTasksCmd(), newAgentsCmd(), newAuditCmd(), newCardCmd(), newConfigCmd(), newContractCmd(), newMCPCmd(), newMigrateCmd(), newReplayCmd(), newToolSpecCmd(), newVerifyCmd(), newVersionCmd())
 	return root
 }
 

@@ -15,7 +15,7 @@ func newContractCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "contract", Short: "Work with contract files"}
 	cmd.AddCommand(newContractCheckCmd(), newContractRunCmd(), newContractShowCmd(),
 		newContractImportCmd(), newContractDetectCmd(), newContractExportCmd(), newContractTraceCmd(), newContractDiscoverCmd(),
-		newContractValidateCmd(), newContractNegotiateCmd(), newContractKeygenCmd())
+		newContractValidateCmd(), newContractNegotiateCmd())
 	return cmd
 }
 

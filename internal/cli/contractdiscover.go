@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -112,7 +113,16 @@ func discover(ctx context.Context, w io.Writer, url, outDir string, asJSON bool)
 			if err != nil {
 				return err
 			}
-			f := filepath.Join(outDir, ref.ID+".contract.json")
+			if !safeFileName.MatchString(c.ID) {
+				// The id comes from the remote card: it names no path.
+				bad++
+				fmt.Fprintf(w, "  not written: its id %q is not a plain file name\n", c.ID)
+				continue
+			}
+			if err := os.MkdirAll(outDir, 0o755); err != nil {
+				return err
+			}
+			f := filepath.Join(outDir, c.ID+".contract.json")
 			if err := os.WriteFile(f, append(b, '\n'), 0o644); err != nil {
 				return err
 			}
@@ -126,6 +136,9 @@ func discover(ctx context.Context, w io.Writer, url, outDir string, asJSON bool)
 	}
 	return nil
 }
+
+// safeFileName is a contract id discover writes a file for.
+var safeFileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 func orNone(s []string) string {
 	if len(s) == 0 {

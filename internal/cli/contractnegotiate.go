@@ -233,7 +233,7 @@ func negotiate(ctx context.Context, w io.Writer, args []string, o *negotiateOpti
 	if err != nil {
 		return err
 	}
-	key, err := node.SigningKey(cfg, "")
+	key, err := node.NegotiationKey(cfg, "")
 	if err != nil {
 		return err
 	}
@@ -395,38 +395,4 @@ func postMove(ctx context.Context, token, url string, m *negotiation.Move, v *ne
 		return err
 	}
 	return negotiationCall(ctx, token, http.MethodPost, url, b, v)
-}
-
-func newContractKeygenCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "keygen FILE",
-		Short: "Write a new Ed25519 signing key for negotiation.signing_key_file",
-		Long: `Keygen writes a new Ed25519 private key to FILE (PEM, PKCS #8, mode
-0600; an existing file is not overwritten) and prints its thumbprint
-(RFC 7638): the key id a node's signatures name it by.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			pemBytes, err := negotiation.GenerateKeyPEM()
-			if err != nil {
-				return err
-			}
-			f, err := os.OpenFile(args[0], os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-			if err != nil {
-				return err
-			}
-			if _, err := f.Write(pemBytes); err != nil {
-				f.Close()
-				return err
-			}
-			if err := f.Close(); err != nil {
-				return err
-			}
-			k, err := negotiation.LoadKey(args[0], "")
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: Ed25519 key %s\n", args[0], k.Thumbprint)
-			return nil
-		},
-	}
 }

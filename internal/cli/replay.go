@@ -107,11 +107,7 @@ func replayTask(cmd *cobra.Command, cf *configFlags, o *replayOptions, id string
 	if err != nil {
 		return err
 	}
-	cfg, baseDir, err := cf.load()
-	if err != nil {
-		return err
-	}
-	srv, stop, err := startNode(ctx, cmd, cfg, baseDir)
+	srv, cfg, baseDir, stop, err := startConfigured(ctx, cmd, cf)
 	if err != nil {
 		return err
 	}
@@ -220,11 +216,7 @@ func replayTraces(cmd *cobra.Command, cf *configFlags, o *replayOptions, path st
 		}
 	}
 	ctx := cmd.Context()
-	cfg, baseDir, err := cf.load()
-	if err != nil {
-		return err
-	}
-	srv, stop, err := startNode(ctx, cmd, cfg, baseDir)
+	srv, cfg, baseDir, stop, err := startConfigured(ctx, cmd, cf)
 	if err != nil {
 		return err
 	}

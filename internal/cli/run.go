@@ -89,6 +89,17 @@ Exit status: 0 when the run succeeded, 1 when it failed.`,
 // startNode builds and starts a node of cfg in this process, logging
 // errors only, for a command that runs something on it and exits (contract
 // run, run); stop drains it for up to 30s.
+// startConfigured loads the configuration cf names and starts a node on
+// it in this process (startNode).
+func startConfigured(ctx context.Context, cmd *cobra.Command, cf *configFlags) (srv *node.Server, cfg *config.Config, baseDir string, stop func(), err error) {
+	cfg, baseDir, err = cf.load()
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	srv, stop, err = startNode(ctx, cmd, cfg, baseDir)
+	return srv, cfg, baseDir, stop, err
+}
+
 func startNode(ctx context.Context, cmd *cobra.Command, cfg *config.Config, baseDir string) (srv *node.Server, stop func(), err error) {
 	log, err := newLogger(cmd.ErrOrStderr(), cfg.Log.Format, "error")
 	if err != nil {

@@ -71,11 +71,7 @@ BLOCKED (or when the run could not run).`,
 		if name != workflow.Custom && len(agents) > 0 {
 			return fmt.Errorf("--agents is for the custom workflow; %s has its own agents", name)
 		}
-		cfg, baseDir, err := cf.load()
-		if err != nil {
-			return err
-		}
-		srv, stop, err := startNode(ctx, cmd, cfg, baseDir)
+		srv, _, _, stop, err := startConfigured(ctx, cmd, &cf)
 		if err != nil {
 			return err
 		}

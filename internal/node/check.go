@@ -21,7 +21,8 @@ import (
 // every contract of the contracts list, read, validated and compiled, and
 // the definitions and workflows sections (definitions.go): the
 // definition files read and each built on its runtime, workflow steps
-// checked against the agents and definitions. It
+// checked against the agents and definitions, and the card signing keys
+// (cards.go) loaded. It
 // reports every problem, with positions, as config.Errors: an unknown
 // runtime type at the agent's `type`, settings errors where they are, other
 // construction errors at the agent's settings (or the agent). The runtimes
@@ -46,6 +47,8 @@ func Check(ctx context.Context, cfg *config.Config, baseDir string) error {
 	}
 	_, contractErrs := loadContracts(cfg, baseDir, workflowActions(reg))
 	errs = append(errs, contractErrs...)
+	_, keyErrs := cardSigner(cfg, baseDir, nil)
+	errs = append(errs, keyErrs...)
 	for _, b := range built {
 		if cerr := agent.Close(b.agent); cerr != nil {
 			errs = append(errs, cfg.AgentError(b.config, fmt.Errorf("close: %w", cerr))...)

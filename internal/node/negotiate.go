@@ -25,13 +25,13 @@ import (
 // (pinnedGate).
 const CiteKey = "pactum.negotiation"
 
-// SigningKey loads the node's negotiation signing key
+// NegotiationKey loads the node's negotiation signing key
 // (negotiation.signing_key_file), named by the node's base URL; nil
 // without one. A file that does not hold an Ed25519 key is an error
 // placed at its key in the configuration; the file's content is never
 // shown.
-func SigningKey(cfg *config.Config, baseDir string) (*negotiation.Key, error) {
-	file, place := cfg.SigningKey(baseDir)
+func NegotiationKey(cfg *config.Config, baseDir string) (*negotiation.Key, error) {
+	file, place := cfg.NegotiationKey(baseDir)
 	if file == "" {
 		return nil, nil
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pactum/pactum/cardsig"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/contract/negotiation"
@@ -35,25 +36,13 @@ agents:
           check: {type: regex, target: output, pattern: "."}
 `
 
-// writeKey writes a new signing key to dir/name.
-func writeKey(t *testing.T, dir, name string) {
-	t.Helper()
-	pemBytes, err := negotiation.GenerateKeyPEM()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name), pemBytes, 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestNegotiateOverMCP: validate_contract and negotiate_contract reach
 // the same negotiations as the HTTP endpoints, with the schemas they
 // declare; the negotiation agent is no agent of list_agents.
 func TestNegotiateOverMCP(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	writeKey(t, dir, "b.pem")
+	writeKey(t, dir, "b.pem", cardsig.AlgEdDSA)
 	base := startLogged(t, dir, negotiatingNode, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -127,7 +116,7 @@ func TestNegotiateOverMCP(t *testing.T) {
 func TestNegotiationEndpointsNeedAuth(t *testing.T) {
 	t.Setenv("PACTUM_TEST_NEG_TOKEN", "neg-secret")
 	dir := t.TempDir()
-	writeKey(t, dir, "b.pem")
+	writeKey(t, dir, "b.pem", cardsig.AlgEdDSA)
 	base := startLogged(t, dir, negotiatingNode+"auth: bearer\nactors:\n  - {name: alice, actions: [echo], token_env: PACTUM_TEST_NEG_TOKEN}\n", nil)
 	resp, err := http.Get(base + "/agents/echo/.well-known/agent-card.json")
 	if err != nil {
@@ -204,7 +193,7 @@ func TestPinnedToTheProposer(t *testing.T) {
 	t.Setenv("PACTUM_TEST_ALICE_NEG", "alice-secret")
 	t.Setenv("PACTUM_TEST_BOB_NEG", "bob-secret")
 	dir := t.TempDir()
-	writeKey(t, dir, "b.pem")
+	writeKey(t, dir, "b.pem", cardsig.AlgEdDSA)
 	base := startLogged(t, dir, negotiatingNode+`auth: bearer
 actors:
   - {name: alice, actions: [echo], token_env: PACTUM_TEST_ALICE_NEG}

@@ -24,6 +24,7 @@ import (
 	"github.com/pactum/pactum/a2aserver"
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/audit"
+	"github.com/pactum/pactum/cardsig"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/contract/negotiation"
@@ -101,8 +102,14 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	if err != nil {
 		return nil, err
 	}
-	key, err := SigningKey(cfg, baseDir)
+	key, err := NegotiationKey(cfg, baseDir)
 	if err != nil {
+		return nil, err
+	}
+	// Card signing keys too: a key that does not load stops the node
+	// before it opens anything.
+	signer, kerrs := cardSigner(cfg, baseDir, log)
+	if err := kerrs.Err(); err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log}
@@ -311,6 +318,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		Authenticate:   tokens.authenticate(),
 		Refused:        func(invalid bool) { s.metrics.AuthRefused("a2a", invalid) },
 		VerifiedResult: verified,
+		CardSigner:     signer,
 	})
 	if err != nil {
 		return nil, err
@@ -363,7 +371,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		AllowedHosts:   append(slices.Clip(cfg.HTTP.AllowedHosts), cfg.MCP.AllowedHosts...),
 		BaseURL:        cfg.BaseURL,
 		AllowedOrigins: cfg.HTTP.CORSOrigins,
-		Public:         isCard,
+		Public:         isPublic,
 		ReadTimeout:    cfg.HTTP.ReadTimeout.Duration,
 		WriteTimeout:   cfg.HTTP.WriteTimeout.Duration,
 		Refused:        s.metrics.HTTPRefused,
@@ -388,6 +396,12 @@ func isCard(r *http.Request) bool {
 		p = "/" + sub
 	}
 	return p == a2asrv.WellKnownAgentCardPath || p == "/.well-known/agent.json"
+}
+
+// isPublic reports whether any web page may read r: a card (isCard) or
+// the JWKS of the card signing keys.
+func isPublic(r *http.Request) bool {
+	return isCard(r) || r.URL.Path == cardsig.JWKSPath
 }
 
 // MCP returns the node's MCP server (for `pactum mcp` over stdio).

@@ -10,6 +10,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/pactum/pactum/a2aserver"
+	"github.com/pactum/pactum/agent"
+	mcpagent "github.com/pactum/pactum/agent/mcp"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/contract"
 	"github.com/pactum/pactum/task"
@@ -60,6 +62,14 @@ func loadContracts(cfg *config.Config, baseDir string, runs func(action string) 
 				// Validate asks for agents only with several steps.
 				errs = append(errs, entry.Error(fmt.Sprintf("contract %s: step %q names no agent; a served contract runs each step on a configured agent", c.ID, s.ID), nil))
 				bad = true
+				continue
+			}
+			if cs, _ := compiled.Step(s.ID); cs != nil && cs.Bridged() {
+				if ac, _ := cfg.Agent(s.Agent); ac.Type != mcpagent.Type {
+					errs = append(errs, entry.Error(fmt.Sprintf("contract %s: step %q is a bridge into an MCP tool (metadata %s: %s), but its agent %q is of type %q, not %q",
+						c.ID, s.ID, contract.BridgeKey, contract.BridgeMCP, s.Agent, ac.Type, mcpagent.Type), nil))
+					bad = true
+				}
 			}
 		}
 		if what, dup := names[c.ID]; dup {
@@ -102,7 +112,11 @@ func runAgents(sc servedContract, byName map[string]builtAgent, cfg *config.Conf
 	}))
 	for _, s := range sc.contract.Steps {
 		cs, _ := sc.compiled.Step(s.ID)
-		gate := cs.RunGate(contract.GateOptions{WorkDir: workDir[s.ID]}, siblings)
+		gopts := contract.GateOptions{WorkDir: workDir[s.ID]}
+		if cs.Bridged() {
+			gopts.Tool = bridgeTool(byName[s.Agent].agent)
+		}
+		gate := cs.RunGate(gopts, siblings)
 		steps = append(steps, agentSpec(cfg, byName[s.Agent], nil, gate, contract.StepAgent(id, s.ID)))
 	}
 	info = a2aserver.AgentInfo{
@@ -127,6 +141,35 @@ func runAgents(sc servedContract, byName map[string]builtAgent, cfg *config.Conf
 		})
 	}
 	return run, steps, info
+}
+
+// toolLister is the mcp runtime as a bridge step's gate sees it.
+type toolLister interface {
+	ToolName() string
+	Tools(ctx context.Context) ([]mcpagent.Tool, error)
+}
+
+// bridgeTool returns how a bridge step's gate reads the tool its agent
+// calls: tools/list on the agent's own session, at every attempt, so
+// that the arguments are checked against the schema the server holds
+// when the tool is called.
+func bridgeTool(a agent.Agent) func(ctx context.Context, _ *task.Attempt) (*contract.BridgeTool, error) {
+	return func(ctx context.Context, _ *task.Attempt) (*contract.BridgeTool, error) {
+		rt, ok := a.(toolLister)
+		if !ok {
+			return nil, task.Permanent(fmt.Errorf("agent runtime %T lists no MCP tools", a))
+		}
+		tools, err := rt.Tools(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range tools {
+			if t.Name == rt.ToolName() {
+				return &contract.BridgeTool{Name: t.Name, InputSchema: t.InputSchema}, nil
+			}
+		}
+		return nil, task.Permanent(task.Errorf(task.CodeInvalidArgument, "mcp: the server does not list tool %q", rt.ToolName()))
+	}
 }
 
 // stepPermissions lets an actor that may call a step's agent's action

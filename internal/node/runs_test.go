@@ -235,7 +235,11 @@ func TestContractsCheck(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "taken.yaml"), []byte("version: \"1.0\"\nid: planner\nsteps:\n  - {id: a, agent: planner}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	yaml += "  - broken.yaml\n  - {file: taken.yaml}\n  - missing.yaml\nactors:\n  - {name: ops, actions: [report, nope]}\n"
+	// A bridge into an MCP tool on an agent that is not an mcp agent.
+	if err := os.WriteFile(filepath.Join(dir, "bridge.yaml"), []byte("version: \"1.0\"\nid: bridged\nsteps:\n  - {id: a, agent: planner, metadata: {bridge: mcp}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	yaml += "  - broken.yaml\n  - {file: taken.yaml}\n  - missing.yaml\n  - bridge.yaml\nactors:\n  - {name: ops, actions: [report, nope]}\n"
 	cfg, err := config.Parse([]byte("store: \"sqlite://"+filepath.Join(dir, "p.db")+"\"\n"+yaml), filepath.Join(dir, "pactum.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -250,6 +254,7 @@ func TestContractsCheck(t *testing.T) {
 		`contracts[2].file: contract id "planner" is already the name of agent "planner"`,
 		"contracts[3]: contract: open ",
 		`actors[0].actions[1]: unknown action "nope"`,
+		`contracts[4]: contract bridged: step "a" is a bridge into an MCP tool (metadata bridge: mcp), but its agent "planner" is of type "exec", not "mcp"`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("errors lack %q:\n%s", want, got)

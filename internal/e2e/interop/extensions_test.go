@@ -11,9 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pactum/pactum/internal/e2e/mdblock"
 )
 
 // contractsURI is pactum's contracts extension.
@@ -211,23 +214,48 @@ func TestRemoteContractPinned(t *testing.T) {
 	remote := setupWith(t, cfg)
 	digest, _ := cardContract(t, remote.AgentURL("checked"))
 
-	dir := t.TempDir()
-	out, err := exec.Command(pactumBinary(t), "contract", "discover", remote.AgentURL("checked"), "--out", dir).CombinedOutput()
+	// docs/a2a.md's discover command, run as written, prints what the
+	// document shows (… stands for what differs from run to run).
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "a2a.md"))
 	if err != nil {
-		t.Fatalf("contract discover: %v\n%s", err, out)
+		t.Fatal(err)
 	}
-	for _, want := range []string{
-		"agent checked: contracts extension, optional",
-		"contract checked 1.0 " + digest,
-		"checked: steps checked",
-		"loaded from embedded in the card, digest checked (1 steps)",
-		"written to " + filepath.Join(dir, "checked.contract.json"),
-	} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("contract discover printed no %q:\n%s", want, out)
+	block := func(name, lang string) string {
+		t.Helper()
+		b, err := mdblock.Extract(string(doc), "<!-- discovery-"+name+" -->", "<!-- /discovery-"+name+" -->", lang, name)
+		if err != nil {
+			t.Fatalf("docs/a2a.md: %v", err)
+		}
+		return b
+	}
+	const docServer = "http://127.0.0.1:9000"
+	dir := t.TempDir()
+	args := strings.Fields(strings.ReplaceAll(block("discover", "sh"), docServer, remote.URL))
+	if len(args) < 2 || args[0] != "pactum" {
+		t.Fatalf("the discover block is not a pactum command: %q", args)
+	}
+	cmd := exec.Command(pactumBinary(t), args[1:]...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	want := strings.Split(strings.TrimSpace(block("output", "text")), "\n")
+	got := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(got) != len(want) {
+		t.Fatalf("discover printed %d lines, the document shows %d:\n%s", len(got), len(want), out)
+	}
+	for i := range want {
+		pattern := "^" + strings.ReplaceAll(regexp.QuoteMeta(strings.ReplaceAll(want[i], docServer, remote.URL)), "…", ".*") + "$"
+		if !regexp.MustCompile(pattern).MatchString(got[i]) {
+			t.Errorf("discover line %d is %q; the document shows %q", i+1, got[i], want[i])
 		}
 	}
-	if out, err := exec.Command(pactumBinary(t), "contract", "check", filepath.Join(dir, "checked.contract.json")).CombinedOutput(); err != nil {
+	if !strings.Contains(string(out), "contract checked 1.0 "+digest) {
+		t.Errorf("discover did not print the card's digest %s:\n%s", digest, out)
+	}
+	written := filepath.Join(dir, "contracts", "checked.contract.json")
+	if out, err := exec.Command(pactumBinary(t), "contract", "check", written).CombinedOutput(); err != nil {
 		t.Errorf("contract check of the discovered contract: %v\n%s", err, out)
 	}
 	out, err = exec.Command(pactumBinary(t), "contract", "discover", remote.URL+"/agents/echo-less").CombinedOutput()
@@ -235,18 +263,18 @@ func TestRemoteContractPinned(t *testing.T) {
 		t.Errorf("contract discover of an agent that is not served succeeded:\n%s", out)
 	}
 
-	local := filepath.Join(dir, "local.yaml")
+	// docs/a2a.md's pinned agent, with the digest discover printed, and
+	// the same agent pinned to a digest the remote does not declare.
+	pin := block("pin", "yaml")
+	pinned := regexp.MustCompile(`sha256:[0-9a-f]+…`).ReplaceAllString(strings.ReplaceAll(pin, docServer, remote.URL), digest)
+	if pinned == pin || !strings.Contains(pinned, digest) {
+		t.Fatalf("could not put the digest into the document's configuration:\n%s", pin)
+	}
 	other := "sha256:" + strings.Repeat("0", 64)
-	if err := os.WriteFile(local, []byte(`agents:
-  - name: proxy
-    type: a2a
-    a2a: {url: `+remote.AgentURL("checked")+`}
-    contract: {remote: `+digest+`}
-  - name: misled
-    type: a2a
-    a2a: {url: `+remote.AgentURL("checked")+`}
-    contract: {remote: `+other+`}
-`), 0o600); err != nil {
+	misled := strings.ReplaceAll(strings.ReplaceAll(pinned, "name: proxy", "name: misled"), digest, other)
+	misled = misled[strings.Index(misled, "  - name: misled"):]
+	local := filepath.Join(dir, "local.yaml")
+	if err := os.WriteFile(local, []byte(pinned+misled), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	srv := setupWith(t, local)

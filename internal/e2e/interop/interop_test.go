@@ -85,43 +85,61 @@ func TestJSClientBearer(t *testing.T) {
 	}
 }
 
-// npmCI installs the pinned JavaScript dependencies if they are missing.
 // jsClient returns node and the js directory with the pinned JS SDK
 // installed. It skips the test when node is not on PATH, and fails it
 // instead when PACTUM_REQUIRE_INTEROP=1 (CI sets it).
 func jsClient(t *testing.T) (node, jsDir string) {
 	t.Helper()
+	return nodeWith(t, "js", filepath.Join("@a2a-js", "sdk"))
+}
+
+// nodeWith returns node and the absolute path of dir, whose pinned npm
+// packages it installs (npm ci) unless node_modules/probe is there. It
+// skips the test when node is not on PATH or the packages cannot be
+// installed, and fails it instead when PACTUM_REQUIRE_INTEROP=1 (CI sets
+// it).
+func nodeWith(t *testing.T, dir, probe string) (node, abs string) {
+	t.Helper()
+	missing := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("PACTUM_REQUIRE_INTEROP") == "1" {
+			t.Fatalf(format+", and PACTUM_REQUIRE_INTEROP=1", args...)
+		}
+		t.Skipf(format+"; set PACTUM_REQUIRE_INTEROP=1 to make this a failure", args...)
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		if os.Getenv("PACTUM_REQUIRE_INTEROP") == "1" {
-			t.Fatalf("node is not on PATH and PACTUM_REQUIRE_INTEROP=1: %v", err)
-		}
-		t.Skipf("node is not on PATH (%v); set PACTUM_REQUIRE_INTEROP=1 to make this a failure", err)
+		missing("node is not on PATH (%v)", err)
 	}
-	jsDir, err = filepath.Abs("js")
+	abs, err = filepath.Abs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	npmCI(t, jsDir)
-	return node, jsDir
+	if err := npmCI(t, abs, probe); err != nil {
+		missing("%v", err)
+	}
+	return node, abs
 }
 
-func npmCI(t *testing.T, dir string) {
+// npmCI installs the pinned npm packages of dir (npm ci) unless
+// node_modules/probe is there already.
+func npmCI(t *testing.T, dir, probe string) error {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk", "package.json")); err == nil {
-		return
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", probe, "package.json")); err == nil {
+		return nil
 	}
 	npm, err := exec.LookPath("npm")
 	if err != nil {
-		t.Fatalf("node_modules missing in %s and npm is not on PATH: %v", dir, err)
+		return fmt.Errorf("node_modules missing in %s and npm is not on PATH: %w", dir, err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), npmTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+		return fmt.Errorf("npm ci in %s: %w\n%s", dir, err, out)
 	}
+	return nil
 }
 
 func logLines(t *testing.T, out []byte) {

@@ -98,7 +98,7 @@ func (s *setup) node(t *testing.T, name, cfg string) *node {
 	if err := os.WriteFile(n.cfg, []byte(fmt.Sprintf(cfg, n.addr, n.dir)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out, code := s.pactum(t, "contract", "keygen", filepath.Join(n.dir, name+".pem")); code != 0 {
+	if out, code := s.pactum(t, "card", "keygen", filepath.Join(n.dir, name+".pem")); code != 0 {
 		t.Fatalf("keygen: %s", out)
 	}
 	s.start(t, n)
@@ -350,7 +350,7 @@ func TestNegotiateDoc(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(n.dir, "proposal.yaml"), []byte(block("negotiate-proposal", "yaml")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out, code := s.pactum(t, "contract", "keygen", filepath.Join(n.dir, "b.pem")); code != 0 {
+	if out, code := s.pactum(t, "card", "keygen", filepath.Join(n.dir, "b.pem")); code != 0 {
 		t.Fatal(out)
 	}
 	s.start(t, n)
