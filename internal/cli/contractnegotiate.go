@@ -54,7 +54,7 @@ otherwise.`,
 			if d.Validate == "" {
 				return fmt.Errorf("agent %s names no validate endpoint on its card", card.Name)
 			}
-			body, err := contractJSON(args[1])
+			body, lines, err := contractJSON(args[1])
 			if err != nil {
 				return err
 			}
@@ -68,7 +68,7 @@ otherwise.`,
 					return err
 				}
 			} else {
-				printValidation(w, args[1], &r)
+				printValidation(w, args[1], lines, &r)
 			}
 			if !r.Acceptable {
 				return &exitErr{code: 1, err: fmt.Errorf("agent %s would not accept %s as it is", r.Agent, args[1])}
@@ -81,11 +81,12 @@ otherwise.`,
 	return cmd
 }
 
-// printValidation prints a validation report for people.
-func printValidation(w io.Writer, file string, r *negotiation.Report) {
+// printValidation prints a validation report for people; lines place
+// its errors in file (the agent saw the contract as JSON).
+func printValidation(w io.Writer, file string, lines contract.Lines, r *negotiation.Report) {
 	if !r.Check.Valid {
 		for _, e := range r.Check.Errors {
-			fmt.Fprintf(w, "%s:%d: %s: %s\n", file, e.Line, e.Path, e.Message)
+			fmt.Fprintln(w, contract.FieldError{File: file, Line: lines.Line(e.Path), Path: e.Path, Msg: e.Message})
 		}
 		fmt.Fprintf(w, "agent %s: the contract is invalid\n", r.Agent)
 		return
@@ -123,17 +124,19 @@ func printModifications(w io.Writer, mods []negotiation.Modification) {
 }
 
 // contractJSON reads a contract file (YAML or JSON) and returns it as
-// JSON; a file that does not parse is an error listing its problems.
-func contractJSON(file string) ([]byte, error) {
+// JSON, with the lines of its fields; a file that does not parse is an
+// error listing its problems.
+func contractJSON(file string) ([]byte, contract.Lines, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	c, err := contract.Parse(file, b)
+	c, lines, err := contract.ParseLines(file, b)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return json.Marshal(c)
+	j, err := json.Marshal(c)
+	return j, lines, err
 }
 
 // negotiationCall sends a request to a contract endpoint and decodes its
