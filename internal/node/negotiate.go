@@ -69,18 +69,13 @@ func newNegotiable(cfg *config.Config, b builtAgent, g *agentGate, key *negotiat
 // negotiationPermissions lets an actor that may call an agent's action
 // negotiate its contract.
 func negotiationPermissions(perms task.Permissions, negs map[string]*negotiable, cfg *config.Config) {
-	if perms == nil {
-		return
-	}
-	for actor, actions := range perms {
-		actions = slices.Clip(actions)
-		for name := range negs {
-			if ac, ok := cfg.Agent(name); ok && perms.Allows(actor, ac.Action) {
-				actions = append(actions, negotiation.Agent(name))
-			}
+	behind := make(map[string]string, len(negs))
+	for name := range negs {
+		if ac, ok := cfg.Agent(name); ok {
+			behind[negotiation.Agent(name)] = ac.Action
 		}
-		perms[actor] = actions
 	}
+	allowBehind(perms, behind)
 }
 
 // pinnedGate is the gate of an agent whose contract can be negotiated: a
