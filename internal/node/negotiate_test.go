@@ -232,36 +232,29 @@ actors:
 	if code := post("bob-secret", base+"/agents/echo/negotiations/"+v.ID, `{"action":"reject","reason":"mine now"}`, nil); code != http.StatusNotFound {
 		t.Errorf("bob answering alice's negotiation: %d, want 404", code)
 	}
+	// send sends a task citing the negotiation as token's actor and
+	// returns the task's state, the contract digest it was verified
+	// under and its status text.
 	send := func(token, msgID string) (state, digest, text string) {
 		t.Helper()
-		var r struct {
-			Result struct {
-				Task struct {
-					Status struct {
-						State   string `json:"state"`
-						Message struct {
-							Parts []struct {
-								Text string `json:"text"`
-							} `json:"parts"`
-						} `json:"message"`
-					} `json:"status"`
-					Metadata struct {
-						Pactum struct {
-							VerifiedResult struct {
-								ContractDigest string `json:"contractDigest"`
-							} `json:"verifiedResult"`
-						} `json:"pactum"`
-					} `json:"metadata"`
-				} `json:"task"`
-			} `json:"result"`
-		}
+		var r map[string]any
 		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":%q,"role":"ROLE_USER","parts":[{"text":"hi"}]},"metadata":{"pactum.negotiation":%q},"configuration":{"blocking":true}}}`, msgID, v.ID)
 		post(token, base+"/agents/echo/", body, &r)
-		tk := r.Result.Task
-		if len(tk.Status.Message.Parts) > 0 {
-			text = tk.Status.Message.Parts[0].Text
+		at := func(path ...string) any {
+			var x any = r
+			for _, k := range path {
+				if l, ok := x.([]any); ok && len(l) > 0 {
+					x = l[0]
+				}
+				m, _ := x.(map[string]any)
+				x = m[k]
+			}
+			return x
 		}
-		return tk.Status.State, tk.Metadata.Pactum.VerifiedResult.ContractDigest, text
+		state, _ = at("result", "task", "status", "state").(string)
+		digest, _ = at("result", "task", "metadata", "pactum", "verifiedResult", "contractDigest").(string)
+		text, _ = at("result", "task", "status", "message", "parts", "text").(string)
+		return state, digest, text
 	}
 	if state, digest, _ := send("alice-secret", "a1"); state != "TASK_STATE_COMPLETED" || digest != v.Accepted.Digest {
 		t.Errorf("alice's citing task: %s under %s, want completed under %s", state, digest, v.Accepted.Digest)
