@@ -1,6 +1,7 @@
 package negotiation
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,7 +73,7 @@ func (p *Provider) run(req *task.Request) (*task.Result, error) {
 	}
 	switch s.last.Action {
 	case ActionReject:
-		return nil, reject("rejected by the proposer: %s", orElse(s.last.Reason, "no reason given"))
+		return nil, reject("rejected by the proposer: %s", cmp.Or(s.last.Reason, "no reason given"))
 	case ActionAccept:
 		return p.accepted(req.TaskID, s.offer, s.proposer.Signature, s.offerSig)
 	}
@@ -198,11 +199,4 @@ func AcceptedOf(t *task.Task) (*Accepted, error) {
 		}
 	}
 	return nil, fmt.Errorf("negotiation %s holds no accepted contract", t.ID)
-}
-
-func orElse(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
