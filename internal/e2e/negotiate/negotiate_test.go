@@ -320,6 +320,11 @@ func TestKill9MidNegotiationLosesNothing(t *testing.T) {
 	if state, digest, _ := s.cite(t, v.ID, "hello"); state != "TASK_STATE_COMPLETED" || digest != v.Digest {
 		t.Errorf("citing task: %s under %s", state, digest)
 	}
+	// pactum send cites it too.
+	out, code := s.pactum(t, "send", "--json", "--negotiation", v.ID, "http://"+s.b.addr+"/agents/echo", "hello from send")
+	if code != 0 || !strings.Contains(out, v.Digest) {
+		t.Errorf("pactum send --negotiation: exit %d\n%s", code, out)
+	}
 }
 
 // TestNegotiateDoc runs docs/contracts.md's validation example against a
