@@ -35,7 +35,7 @@ type node struct {
 // must not be empty.
 const configB = `listen: %[1]s
 base_url: http://%[1]s
-store: sqlite://%[2]s/b.db
+store: %[3]s
 negotiation: {signing_key_file: b.pem}
 agents:
   - name: echo
@@ -76,26 +76,36 @@ type setup struct {
 	a, b *node
 }
 
-func newSetup(t *testing.T) *setup {
+// newSetup starts nodes A and B, B on the store storeB returns for its
+// directory (nil: a SQLite file there).
+func newSetup(t *testing.T, storeB func(dir string) string) *setup {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs real nodes; skipped with -short")
 	}
+	if storeB == nil {
+		storeB = func(dir string) string { return "sqlite://" + filepath.Join(dir, "b.db") }
+	}
 	s := &setup{bin: nodeproc.Build(t, nodeproc.Pactum)}
-	s.a = s.node(t, "a", configA)
-	s.b = s.node(t, "b", configB)
+	s.a = s.node(t, "a", configA, nil)
+	s.b = s.node(t, "b", configB, storeB)
 	if err := os.WriteFile(filepath.Join(s.a.dir, "proposal.yaml"), []byte(proposal), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-// node writes a node's configuration and key and starts it.
-func (s *setup) node(t *testing.T, name, cfg string) *node {
+// node writes a node's configuration and key and starts it; store, when
+// not nil, returns the DSN of its store (configB's third verb).
+func (s *setup) node(t *testing.T, name, cfg string, store func(dir string) string) *node {
 	t.Helper()
 	n := &node{dir: t.TempDir(), addr: nodeproc.FreeAddr(t)}
 	n.cfg = filepath.Join(n.dir, name+".yaml")
-	if err := os.WriteFile(n.cfg, []byte(fmt.Sprintf(cfg, n.addr, n.dir)), 0o600); err != nil {
+	args := []any{n.addr, n.dir}
+	if store != nil {
+		args = append(args, store(n.dir))
+	}
+	if err := os.WriteFile(n.cfg, []byte(fmt.Sprintf(cfg, args...)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if out, code := s.pactum(t, "card", "keygen", filepath.Join(n.dir, name+".pem")); code != 0 {
@@ -193,7 +203,7 @@ func (s *setup) cite(t *testing.T, id, text string) (state, digest, status strin
 }
 
 func TestTwoNodesNegotiateThenVerify(t *testing.T) {
-	s := newSetup(t)
+	s := newSetup(t, nil)
 	file := filepath.Join(s.a.dir, "proposal.yaml")
 
 	// Validate first: B says what it would counter.
@@ -296,7 +306,17 @@ func tamper(t *testing.T, path, id string) {
 }
 
 func TestKill9MidNegotiationLosesNothing(t *testing.T) {
-	s := newSetup(t)
+	t.Run("sqlite", func(t *testing.T) { kill9MidNegotiation(t, nil) })
+	t.Run("postgres", func(t *testing.T) {
+		dsn := nodeproc.PostgresDSN(t)
+		kill9MidNegotiation(t, func(string) string { return nodeproc.SchemaDSN(t, dsn, "negotiate_") })
+	})
+}
+
+// kill9MidNegotiation kills B between its counter-proposal and A's
+// answer, B's store being what storeB returns.
+func kill9MidNegotiation(t *testing.T, storeB func(dir string) string) {
+	s := newSetup(t, storeB)
 	file := filepath.Join(s.a.dir, "proposal.yaml")
 	// A proposes; B counters; the CLI leaves the counter unanswered.
 	v, code := s.negotiate(t, file)
