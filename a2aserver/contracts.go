@@ -39,6 +39,14 @@ type ContractsInfo struct {
 	// Produces and Requires are the resource types the agent's steps
 	// create and consume.
 	Produces, Requires []string
+	// Validate, when set, serves POST /agents/NAME/contracts/validate
+	// (a contract in, what the agent says of it out) and Negotiate
+	// /agents/NAME/negotiations and below it, its request's URL path the
+	// rest below /negotiations ("" or "/ID"). Both are behind the
+	// server's authentication and body limit, and the card names their
+	// URLs in the extension's params (validate, negotiate). Package
+	// contract/negotiation provides them.
+	Validate, Negotiate http.Handler
 }
 
 // ContractRef is one contract an agent honours, as its card names it.
@@ -70,7 +78,19 @@ type ContractsParams struct {
 	Contracts []ContractRef `json:"contracts"`
 	Produces  []string      `json:"produces"`
 	Requires  []string      `json:"requires"`
+	// Validate is the URL a contract is POSTed to for the agent to say
+	// whether it can honour it; Negotiate the URL a proposal is POSTed to
+	// to negotiate one (docs/contracts.md, "Validate and negotiate").
+	// Empty when the agent offers neither.
+	Validate  string `json:"validate,omitempty"`
+	Negotiate string `json:"negotiate,omitempty"`
 }
+
+// Paths of the contract endpoints below an agent's (ContractsInfo).
+const (
+	validatePath     = "/contracts/validate"
+	negotiationsPath = "/negotiations"
+)
 
 // contractsExtension returns the card's contracts extension for info,
 // whose contracts are served under base (the agent's endpoint URL).
@@ -81,6 +101,12 @@ func contractsExtension(ci *ContractsInfo, base string) a2a.AgentExtension {
 	}
 	if p.Requires == nil {
 		p.Requires = []string{}
+	}
+	if ci.Validate != nil {
+		p.Validate = base + validatePath
+	}
+	if ci.Negotiate != nil {
+		p.Negotiate = base + negotiationsPath
 	}
 	for i, c := range ci.Contracts {
 		c.URL = joinURL(base, "contracts", c.Digest)

@@ -376,6 +376,10 @@ func (s *Server) serveAgent(w http.ResponseWriter, r *http.Request, ep *endpoint
 		s.serveCard(w, r, ep, mount, true)
 		return
 	}
+	if h, rest, ok := contractEndpoint(ep, sub); ok {
+		s.serveContractEndpoint(w, r, h, rest)
+		return
+	}
 	if digest, ok := strings.CutPrefix(sub, "/contracts/"); ok {
 		s.serveContract(w, r, ep, digest)
 		return
@@ -516,6 +520,35 @@ func (s *Server) serveContract(w http.ResponseWriter, r *http.Request, ep *endpo
 	}
 	msg := fmt.Sprintf("agent %s honours no contract with digest %q; its card lists the contracts it honours (capabilities.extensions, %s)", ep.spec.Name, digest, ContractsURI)
 	wire.WriteStatus(w, http.StatusNotFound, "NOT_FOUND", a2a.ErrMethodNotFound, msg)
+}
+
+// contractEndpoint returns the handler of ep's contract endpoint at sub
+// (ContractsInfo.Validate, Negotiate) and the path below it.
+func contractEndpoint(ep *endpoint, sub string) (http.Handler, string, bool) {
+	ci := ep.info.Contracts
+	if ci == nil {
+		return nil, "", false
+	}
+	if sub == validatePath && ci.Validate != nil {
+		return ci.Validate, "", true
+	}
+	if rest, ok := strings.CutPrefix(sub, negotiationsPath); ok && ci.Negotiate != nil && (rest == "" || rest[0] == '/') {
+		return ci.Negotiate, rest, true
+	}
+	return nil, "", false
+}
+
+// serveContractEndpoint serves a contract endpoint of an agent (h) behind
+// the server's authentication and body limit; rest is the path below the
+// endpoint.
+func (s *Server) serveContractEndpoint(w http.ResponseWriter, r *http.Request, h http.Handler, rest string) {
+	if r = s.authenticate(w, r); r == nil {
+		return
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.Path, r2.URL.RawPath = rest, ""
+	r2.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+	h.ServeHTTP(w, r2)
 }
 
 // publicRead answers what any origin may read (cards, the JWKS) for

@@ -132,6 +132,8 @@ type Config struct {
 	Policy Policy `yaml:"policy"`
 	// Audit configures the audit log (`audit`).
 	Audit Audit `yaml:"audit"`
+	// Negotiation configures contract negotiation (`negotiation`).
+	Negotiation Negotiation `yaml:"negotiation"`
 	// Cards configures the agent cards: the keys that sign them
 	// (`cards`, default unsigned).
 	Cards Cards `yaml:"cards"`
@@ -216,6 +218,36 @@ type Push struct {
 	MaxAttempts int `yaml:"max_attempts" check:"min=1,max=100"`
 	// Timeout bounds one delivery attempt (`timeout`, default 10s, > 0).
 	Timeout Duration `yaml:"timeout" check:"min=1ns"`
+}
+
+// Negotiation configures how the node negotiates contracts
+// (docs/contracts.md, "Validate and negotiate").
+type Negotiation struct {
+	// SigningKeyFile is a PEM file holding the node's Ed25519 private key
+	// (PKCS #8), which signs the contracts the node negotiates, as
+	// provider for its agents and as proposer for `pactum contract
+	// negotiate` (`signing_key_file`, default none: the node validates
+	// contracts but cannot negotiate). A relative path is relative to the
+	// configuration file. Its content is never logged.
+	SigningKeyFile string `yaml:"signing_key_file"`
+
+	line, col int
+}
+
+// NegotiationKey returns the negotiation signing key file, resolved against
+// the configuration file's directory (or baseDir), and a way to place a
+// problem with it (a file that does not hold a key) at its key in the
+// configuration. file is "" when none is set.
+func (c *Config) NegotiationKey(baseDir string) (file string, place func(msg string, err error) *Error) {
+	n := c.Negotiation
+	file = n.SigningKeyFile
+	if dir := c.baseDir(baseDir); file != "" && !filepath.IsAbs(file) && dir != "" {
+		file = filepath.Join(dir, file)
+	}
+	cfgFile := c.file
+	return file, func(msg string, err error) *Error {
+		return &Error{File: cfgFile, Line: n.line, Column: n.col, Path: "negotiation.signing_key_file", Msg: msg, Err: err}
+	}
 }
 
 // Audit configures the audit log.

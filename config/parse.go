@@ -114,8 +114,20 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 			},
 			"push":  func(n *yaml.Node, path string) { w.section(n, path, &c.Push) },
 			"audit": func(n *yaml.Node, path string) { w.audit(n, path, &c.Audit) },
-			"cards": func(n *yaml.Node, path string) { w.cards(n, path, &c.Cards) },
+			"negotiation": func(n *yaml.Node, path string) {
+				w.fields(n, path, map[string]handler{
+					"signing_key_file": func(n *yaml.Node, path string) {
+						if s, ok := w.str(n, path); ok {
+							if s == "" {
+								w.errorf(n, path, "must not be empty (leave negotiation out for a node that does not negotiate)")
+							}
+							c.Negotiation.SigningKeyFile, c.Negotiation.line, c.Negotiation.col = s, n.Line, n.Column
+						}
+					},
+				}, nil)
+			},
 			"http":  func(n *yaml.Node, path string) { wildcardN = w.http(n, path, &c.HTTP) },
+			"cards": func(n *yaml.Node, path string) { w.cards(n, path, &c.Cards) },
 			"mcp": func(n *yaml.Node, path string) {
 				w.fields(n, path, map[string]handler{
 					"disabled":        func(n *yaml.Node, path string) { c.MCP.Disabled, _ = w.boolean(n, path) },

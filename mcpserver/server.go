@@ -2,12 +2,15 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
+	"reflect"
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -259,6 +262,49 @@ func RunTool[In any](t *mcp.Tool, start func(ctx context.Context, in In) (*Run, 
 			return s.submitWith(ctx, req, name, r.Agent, "", r.Input, r.Metadata, true, r.Wait)
 		}))
 	}}
+}
+
+// FuncTool returns a tool that answers each call with fn's result: In
+// and Out give the tool's input and output schemas (a json.RawMessage in
+// either stands for any JSON value), and an error from fn is the call's
+// tool error, shown as RunTool's are. fn runs as the caller
+// (task.Caller(ctx) is the authenticated actor).
+//
+// The node serves contract validation and negotiation this way
+// (validate_contract, negotiate_contract).
+func FuncTool[In, Out any](t *mcp.Tool, fn func(ctx context.Context, in In) (Out, error)) Tool {
+	name := t.Name
+	if t.InputSchema == nil {
+		t.InputSchema = schemaFor[In]()
+	}
+	if t.OutputSchema == nil {
+		t.OutputSchema = schemaFor[Out]()
+	}
+	return Tool{name: name, add: func(s *Server) {
+		mcp.AddTool(s.mcp, t, scoped(s, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+			out, err := fn(ctx, in)
+			if err != nil {
+				var zero Out
+				return nil, zero, s.fail(ctx, name, err)
+			}
+			return nil, out, nil
+		}))
+	}}
+}
+
+// rawSchemas holds the schemas of the types the SDK's inference gets
+// wrong: a json.RawMessage is any JSON value, not an array of bytes.
+var rawSchemas = map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[json.RawMessage](): {}}
+
+// schemaFor is the JSON Schema of T, as the SDK infers it but for
+// rawSchemas. It panics on a type with no schema: a programming error
+// the first test of the tool shows.
+func schemaFor[T any]() *jsonschema.Schema {
+	sch, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: rawSchemas})
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: schema of %T: %v", *new(T), err))
+	}
+	return sch
 }
 
 func (s *Server) addAgentTools() {

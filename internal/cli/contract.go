@@ -14,7 +14,8 @@ import (
 func newContractCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "contract", Short: "Work with contract files"}
 	cmd.AddCommand(newContractCheckCmd(), newContractRunCmd(), newContractShowCmd(),
-		newContractImportCmd(), newContractDetectCmd(), newContractExportCmd(), newContractTraceCmd(), newContractDiscoverCmd())
+		newContractImportCmd(), newContractDetectCmd(), newContractExportCmd(), newContractTraceCmd(), newContractDiscoverCmd(),
+		newContractValidateCmd(), newContractNegotiateCmd())
 	return cmd
 }
 
@@ -49,7 +50,7 @@ Exit status: 0 when every file is valid, 1 otherwise.`,
 			out, errOut := cmd.OutOrStdout(), cmd.ErrOrStderr()
 			bad := 0
 			for _, file := range args {
-				c, _, err := contract.LoadWith(file, opts)
+				c, compiled, err := contract.LoadWith(file, opts)
 				if err != nil {
 					bad++
 					var es contract.Errors
@@ -65,11 +66,8 @@ Exit status: 0 when every file is valid, 1 otherwise.`,
 					}
 					continue
 				}
-				assertions := 0
-				for _, st := range c.Steps {
-					assertions += len(st.Assertions)
-				}
-				fmt.Fprintf(out, "%s: ok (%s, %s)\n", file, plural(len(c.Steps), "step", "steps"), plural(assertions, "assertion", "assertions"))
+				r := contract.Report(c, compiled, nil)
+				fmt.Fprintf(out, "%s: ok (%s, %s)\n", file, plural(r.Steps, "step", "steps"), plural(r.Assertions, "assertion", "assertions"))
 			}
 			if bad > 0 {
 				return fmt.Errorf("%d of %s invalid", bad, plural(len(args), "contract file", "contract files"))

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/spf13/cobra"
 
@@ -47,7 +48,10 @@ digest, 1 otherwise.`,
 	return cmd
 }
 
-func discover(ctx context.Context, w io.Writer, url, outDir string, asJSON bool) error {
+// declared reads the agent card at url (an agent's base URL, or its
+// card's own URL) and returns it with what its contracts extension
+// declares.
+func declared(ctx context.Context, url string) (*a2a.AgentCard, *discovery.Declared, error) {
 	base, path := strings.TrimRight(url, "/"), ""
 	if i := strings.Index(base, "/.well-known/"); i >= 0 {
 		base, path = base[:i], base[i:]
@@ -58,11 +62,19 @@ func discover(ctx context.Context, w io.Writer, url, outDir string, asJSON bool)
 	}
 	card, err := agentcard.DefaultResolver.Resolve(ctx, base, opts...)
 	if err != nil {
-		return fmt.Errorf("read the agent card at %s: %w", url, err)
+		return nil, nil, fmt.Errorf("read the agent card at %s: %w", url, err)
 	}
 	d, err := discovery.Contracts(card)
 	if err != nil {
-		return fmt.Errorf("agent %s: %w", card.Name, err)
+		return nil, nil, fmt.Errorf("agent %s: %w", card.Name, err)
+	}
+	return card, d, nil
+}
+
+func discover(ctx context.Context, w io.Writer, url, outDir string, asJSON bool) error {
+	card, d, err := declared(ctx, url)
+	if err != nil {
+		return err
 	}
 	if asJSON {
 		if err := printJSON(w, d.ContractsParams); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/pactum/pactum/internal/bearer"
+	"github.com/pactum/pactum/internal/node"
 	"github.com/spf13/cobra"
 )
 
@@ -39,6 +40,10 @@ type sendOptions struct {
 	token     string
 	data      string // --data: JSON sent as a data part
 	file      string // --file: a file sent as a file part
+	// negotiation, when set, is the accepted negotiation the task cites
+	// (request metadata pactum.negotiation): the task is checked against
+	// exactly the contract accepted there.
+	negotiation string
 }
 
 func newSendCmd() *cobra.Command {
@@ -96,6 +101,7 @@ it again.`,
 	f.StringVar(&o.token, "token", "", "bearer token for a server with auth: bearer (default $PACTUM_TOKEN)")
 	f.StringVar(&o.data, "data", "", `JSON value sent as a data part after the text, e.g. '{"a":2,"b":3}' (an mcp tool agent's arguments)`)
 	f.StringVar(&o.file, "file", "", "file sent as a file part after the text and the data (its bytes, name and media type)")
+	f.StringVar(&o.negotiation, "negotiation", "", "cite this accepted negotiation (pactum contract negotiate): the task is checked against exactly its contract")
 	return cmd
 }
 
@@ -209,6 +215,9 @@ func runSend(ctx context.Context, out, errw io.Writer, url string, parts []*a2a.
 		msg.Metadata = map[string]any{"pactum": env}
 	}
 	req := &a2a.SendMessageRequest{Message: msg, Config: &a2a.SendMessageConfig{ReturnImmediately: o.returnNow}}
+	if o.negotiation != "" {
+		req.Metadata = map[string]any{node.CiteKey: o.negotiation}
+	}
 
 	p := &printer{out: out, err: errw, json: o.asJSON}
 	if card.Capabilities.Streaming && !o.noStream && !o.returnNow {

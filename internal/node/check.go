@@ -72,6 +72,11 @@ type builtAgent struct {
 	// contracts is what its card declares of its gate's contract (nil
 	// without one).
 	contracts *a2aserver.ContractsInfo
+	// own is its own contract, and gateOpts the options its gate was
+	// built with (nil and zero without one): what a negotiation of its
+	// contract is decided and pinned by.
+	own      *agentGate
+	gateOpts contract.GateOptions
 }
 
 // buildAgents builds the runtime of every agent of cfg, in order, and
@@ -105,7 +110,8 @@ func buildAgents(ctx context.Context, cfg *config.Config, baseDir string) (built
 				continue
 			}
 			// File resources are looked for where the agent works.
-			b.gate = gate.middleware(a, contract.GateOptions{WorkDir: b.workDir(cfg, baseDir)})
+			b.own, b.gateOpts = gate, contract.GateOptions{WorkDir: b.workDir(cfg, baseDir)}
+			b.gate = gate.middleware(a, b.gateOpts)
 			b.contracts = gate.contracts()
 		}
 		tool, terr := tools.stepFor(cfg, ac, a)

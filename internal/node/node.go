@@ -27,6 +27,7 @@ import (
 	"github.com/pactum/pactum/cardsig"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/contract"
+	"github.com/pactum/pactum/contract/negotiation"
 	"github.com/pactum/pactum/internal/httpguard"
 	"github.com/pactum/pactum/internal/ui"
 	"github.com/pactum/pactum/internal/version"
@@ -81,6 +82,10 @@ type Server struct {
 	// definitions.
 	wfKnown map[string]bool
 
+	// negotiations are the agents whose contracts can be negotiated, by
+	// name.
+	negotiations map[string]*negotiable
+
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -94,6 +99,10 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	// Tokens first: a missing one is a configuration error that should
 	// not open (or create) the store.
 	tokens, err := bearerTokens(cfg)
+	if err != nil {
+		return nil, err
+	}
+	key, err := NegotiationKey(cfg, baseDir)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +127,9 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	}
 	var specs []task.AgentSpec
 	var infos []a2aserver.AgentInfo
-	gated := map[string]bool{} // agents with a contract
+	gated := map[string]bool{}       // agents with a contract
+	negs := map[string]*negotiable{} // agents whose contract can be negotiated
+	coordinator := func() *task.Coordinator { return s.coord }
 	// add serves b as itself: its name and action, its own contract's
 	// gate (b.gate). r, when not nil, runs its attempts instead of its
 	// runtime (Extra.Runner).
@@ -132,12 +143,29 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 				"add an approval for the action to run it for real, or set dry_run: false to refuse calls instead",
 				"agent", ac.Name, "action", ac.Action)
 		}
-		specs = append(specs, agentSpec(cfg, b, r, b.gate, ""))
-		if b.gate != nil {
-			gated[ac.Name] = true
-		}
+		gate := b.gate
 		info := agentInfo(ac, agent.MetadataOf(b.agent))
 		info.Contracts = b.contracts
+		if b.own != nil && b.own.remote == "" && r == nil {
+			// Its contract can be validated and negotiated, and a task
+			// may cite an accepted negotiation (pinnedGate).
+			n := newNegotiable(cfg, b, b.own, key)
+			negs[ac.Name] = n
+			pg := &pinnedGate{own: b.gate, agent: ac.Name, nodes: b.own.nodes != nil, o: b.gateOpts, key: key, coord: coordinator}
+			if b.own.step != nil {
+				pg.step = b.own.step.Step().ID
+			}
+			gate = pg
+			info.Contracts.Validate = n.svc.ValidateHandler()
+			info.Contracts.Negotiate = n.svc.NegotiationsHandler(log)
+		}
+		specs = append(specs, agentSpec(cfg, b, r, gate, ""))
+		if n := negs[ac.Name]; n != nil {
+			specs = append(specs, n.spec)
+		}
+		if gate != nil {
+			gated[ac.Name] = true
+		}
 		infos = append(infos, info)
 	}
 	// Every agent is built before any error is returned, so that all of
@@ -227,6 +255,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		}
 	}
 	stepPermissions(perms, served, cfg)
+	negotiationPermissions(perms, negs, cfg)
 	workflowPermissions(perms, wfAgents)
 	var approvals []policy.Approval
 	for _, a := range cfg.Policy.Approvals {
@@ -254,6 +283,13 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		return nil, err
 	}
 	s.metrics.CountSubscribers(s.coord.Broker().Subscribers)
+	for name, n := range negs {
+		n.svc.Coordinator = s.coord
+		// Negotiations are reached through their agent's endpoints and
+		// tools, never as agents of their own.
+		stepAgents[negotiation.Agent(name)] = true
+	}
+	s.negotiations = negs
 	if s.anchor, err = newAnchor(cfg.Audit.Anchor, s.store, s.coord.Node(), baseDir, log); err != nil {
 		return nil, err
 	}
@@ -299,7 +335,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		Name: "pactum", Version: version.String(), Logger: log,
 		PerAgentTools: cfg.MCP.PerAgentTools, AgentDescriptions: descriptions,
 		WaitTimeout: cfg.MCP.WaitTimeout.Duration, VerifiedResult: verified,
-		Tools:  runTools(slices.Sorted(maps.Keys(contractAgents)), sw.names),
+		Tools:  append(runTools(slices.Sorted(maps.Keys(contractAgents)), sw.names), negotiationTools(negs)...),
 		Hidden: func(agent string) bool { return stepAgents[agent] },
 	})
 	if !cfg.MCP.Disabled {

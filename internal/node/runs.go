@@ -176,17 +176,29 @@ func bridgeTool(a agent.Agent) func(ctx context.Context, _ *task.Attempt) (*cont
 // call the step's virtual agent too: a run's children are admitted as
 // the run's actor, who must be allowed every agent the contract runs.
 func stepPermissions(perms task.Permissions, served []servedContract, cfg *config.Config) {
+	behind := map[string]string{}
+	for _, sc := range served {
+		for _, s := range sc.contract.Steps {
+			ac, _ := cfg.Agent(s.Agent)
+			behind[contract.StepAgent(sc.contract.ID, s.ID)] = ac.Action
+		}
+	}
+	allowBehind(perms, behind)
+}
+
+// allowBehind lets every actor allowed an action call the virtual agents
+// that stand behind it (behind maps each to its action): the steps of
+// contracts and workflows, the negotiations of an agent's contract. The
+// configuration's lists stay as they are.
+func allowBehind(perms task.Permissions, behind map[string]string) {
 	if perms == nil {
 		return
 	}
 	for actor, actions := range perms {
-		actions = slices.Clip(actions) // the configuration's list stays as it is
-		for _, sc := range served {
-			for _, s := range sc.contract.Steps {
-				ac, _ := cfg.Agent(s.Agent)
-				if perms.Allows(actor, ac.Action) {
-					actions = append(actions, contract.StepAgent(sc.contract.ID, s.ID))
-				}
+		actions = slices.Clip(actions)
+		for virtual, action := range behind {
+			if perms.Allows(actor, action) {
+				actions = append(actions, virtual)
 			}
 		}
 		perms[actor] = actions

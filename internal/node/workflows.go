@@ -94,18 +94,11 @@ func workflowRun(cfg *config.Config, w *workflow.Workflow, r task.Runner) (task.
 // its step agent too: a run's children are admitted as the run's actor,
 // who must be allowed every agent the workflow runs.
 func workflowPermissions(perms task.Permissions, byName map[string]builtAgent) {
-	if perms == nil {
-		return
+	behind := make(map[string]string, len(byName))
+	for n, b := range byName {
+		behind[workflow.StepAgent(n)] = b.config.Action
 	}
-	for actor, actions := range perms {
-		actions = slices.Clip(actions)
-		for n, b := range byName {
-			if perms.Allows(actor, b.config.Action) {
-				actions = append(actions, workflow.StepAgent(n))
-			}
-		}
-		perms[actor] = actions
-	}
+	allowBehind(perms, behind)
 }
 
 // Workflow returns the workflow a run of name runs: a served workflow,
