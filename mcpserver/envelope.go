@@ -4,6 +4,11 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
+// NegotiationKey is the envelope metadata key under which a task cites an
+// accepted contract negotiation (MessageInput.Negotiation): the key
+// internal/node's gate reads (node.CiteKey), and A2A request metadata's.
+const NegotiationKey = "pactum.negotiation"
+
 // submitRequest builds the Coordinator request of a new task from a tool's
 // input, by the rules of A2A's SendMessage (a2aserver: readEnvelope,
 // envelopeMeta.envelope, Handler.start), so that the same request yields
@@ -19,7 +24,9 @@ import (
 //     it is empty), and the task id, times and the correlation id default
 //     are left to the Coordinator;
 //   - the envelope carries no extra metadata (A2A copies request metadata
-//     other than "pactum"; MCP has none).
+//     other than "pactum"; MCP has none), but for negotiation: the
+//     accepted negotiation the task cites, under NegotiationKey, where A2A
+//     request metadata puts it.
 //
 // It refuses input without text and data with task.CodeInvalidArgument.
 func submitRequest(agentName, action string, in MessageInput, authActor string) (task.SubmitRequest, error) {
@@ -39,6 +46,9 @@ func submitRequest(agentName, action string, in MessageInput, authActor string) 
 		CorrelationID:  in.CorrelationID,
 		ContextID:      msg.ContextID,
 		Input:          msg,
+	}
+	if in.Negotiation != "" {
+		env.Metadata = map[string]any{NegotiationKey: in.Negotiation}
 	}
 	actor, err := task.ResolveActor(env.Actor, authActor)
 	if err != nil {

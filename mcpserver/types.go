@@ -27,6 +27,7 @@ type MessageInput struct {
 	ApprovalRef    string `json:"approval_ref,omitempty" jsonschema:"approval the caller cites (required with policy_ref for sensitive actions)"`
 	CorrelationID  string `json:"correlation_id,omitempty" jsonschema:"caller's id to correlate the task with; default the task id"`
 	ContextID      string `json:"context_id,omitempty" jsonschema:"conversation context to submit in; default a new context"`
+	Negotiation    string `json:"negotiation,omitempty" jsonschema:"id of a negotiation accepted with this agent (negotiate_contract): the task is checked against exactly the contract it accepted, as A2A request metadata pactum.negotiation does"`
 }
 
 // WaitInput says how long a tool waits for the task to finish.

@@ -23,7 +23,7 @@ import (
 // metadata), of the id of the accepted negotiation the task cites: the
 // task is then checked against exactly that negotiation's contract
 // (pinnedGate).
-const CiteKey = "pactum.negotiation"
+const CiteKey = mcpserver.NegotiationKey
 
 // NegotiationKey loads the node's negotiation signing key
 // (negotiation.signing_key_file), named by the node's base URL; nil
