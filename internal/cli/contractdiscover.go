@@ -27,8 +27,9 @@ func newContractDiscoverCmd() *cobra.Command {
 /.well-known/agent-card.json, or the card's own URL) and prints what its
 contracts extension (` + "https://pactum.dev/ext/contracts/v1" + `) declares: whether
 callers must activate it, each contract (id, version, digest, the steps
-the agent's answers are checked against, where the contract is), and the
-resource types the agent produces and requires. Each contract is loaded
+the agent's answers are checked against, where the contract is), the
+resource types the agent produces and requires, and the URLs a contract
+is validated and negotiated at (pactum contract validate, negotiate). Each contract is loaded
 (embedded in the card, else from its URL) and its canonical form's digest
 checked against the one the card names.
 
@@ -87,6 +88,12 @@ func discover(ctx context.Context, w io.Writer, url, outDir string, asJSON bool)
 		}
 		fmt.Fprintf(w, "agent %s: contracts extension, %s\n", card.Name, mode)
 		fmt.Fprintf(w, "produces: %s\nrequires: %s\n", orNone(d.Produces), orNone(d.Requires))
+		if d.Validate != "" {
+			fmt.Fprintf(w, "validate: %s\n", d.Validate)
+		}
+		if d.Negotiate != "" {
+			fmt.Fprintf(w, "negotiate: %s\n", d.Negotiate)
+		}
 	}
 	bad := 0
 	for _, ref := range d.Contracts {
