@@ -64,12 +64,33 @@ func settingAt(settings *yaml.Node, err error) (key string, v *yaml.Node, msg st
 	if !found || settings.Kind != yaml.MappingNode {
 		return "", nil, "", false
 	}
-	for i := 0; i+1 < len(settings.Content); i += 2 {
-		if settings.Content[i].Value == key {
-			return key, settings.Content[i+1], rest, true
+	// A dotted key names a setting inside a mapping ("oauth2.token_url"):
+	// the deepest node of it that is written places the error.
+	node := settings
+	for i, seg := range strings.Split(key, ".") {
+		next := valueOf(node, seg)
+		if next == nil {
+			if i == 0 {
+				return "", nil, "", false
+			}
+			break
+		}
+		node = next
+	}
+	return key, node, rest, true
+}
+
+// valueOf returns the value of key in mapping n, or nil.
+func valueOf(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
 		}
 	}
-	return "", nil, "", false
+	return nil
 }
 
 // Err returns es as an error sorted in file order, or nil when es is empty

@@ -70,6 +70,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pactum/pactum/agent"
+	"github.com/pactum/pactum/agent/internal/clientcreds"
 	"github.com/pactum/pactum/agent/internal/header"
 	"github.com/pactum/pactum/agent/internal/traced"
 	"github.com/pactum/pactum/internal/a2amap"
@@ -174,7 +175,11 @@ func New(s Settings, opts ...Option) (*Runtime, error) {
 		// A transport of its own, so that Close can drop its connections.
 		base = t.Clone()
 	}
-	hc := &http.Client{Transport: &httpTransport{base: traced.Transport(base), headers: h}}
+	authed, err := clientcreds.Wrap(cfg.OAuth2, traced.Transport(base))
+	if err != nil {
+		return nil, err
+	}
+	hc := &http.Client{Transport: &httpTransport{base: authed, headers: h}}
 	r := &Runtime{
 		cfg:       cfg,
 		log:       slog.Default(),

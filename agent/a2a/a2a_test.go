@@ -22,6 +22,8 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/agenttest"
+	"github.com/pactum/pactum/agent/internal/clientcreds"
+	"github.com/pactum/pactum/agent/internal/clientcreds/cctest"
 	"github.com/pactum/pactum/task"
 )
 
@@ -1256,5 +1258,42 @@ func TestReason(t *testing.T) {
 	a.setStatus(a2a.TaskStatus{State: a2a.TaskStateFailed, Message: a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(strings.Repeat("é", maxReasonLen)))})
 	if got := a.reason("none"); len(got) > maxReasonLen+len("…") || !strings.HasSuffix(got, "…") {
 		t.Errorf("long reason not cut: %d bytes", len(got))
+	}
+}
+
+// TestClientCredentials: with oauth2 every request to the remote agent,
+// the card fetch included, carries the bearer token of a client
+// credentials grant, fetched once and reused, from a stand-in token
+// endpoint (cctest; agent/internal/clientcreds tests renewal on 401).
+func TestClientCredentials(t *testing.T) {
+	// Not parallel: cctest sets the secret's environment variable.
+	idp := cctest.Start(t)
+	cc := &clientcreds.Settings{TokenURL: idp.URL, ClientID: "pactum", ClientSecretEnv: cctest.SecretEnv}
+	p := newPeer(t, finishWith(a2a.TaskStateCompleted, "ok"), peerOptions{streaming: true})
+	r := p.runtime(t, func(s *Settings) {
+		s.OAuth2 = cc
+	})
+	for i := 1; i <= 2; i++ {
+		if _, err := r.Invoke(t.Context(), request(i, "go")); err != nil {
+			t.Fatalf("Invoke %d: %v", i, err)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.headers) < 3 {
+		t.Fatalf("peer saw %d requests, want the card and two calls", len(p.headers))
+	}
+	for i, h := range p.headers {
+		if h.Get("Authorization") != "Bearer tok-1" {
+			t.Errorf("request %d: Authorization %q, want the grant's token", i, h.Get("Authorization"))
+		}
+	}
+	if n := idp.Issued(); n != 1 {
+		t.Errorf("%d tokens fetched, want 1", n)
+	}
+	if _, err := New(Settings{URL: "http://x", Headers: Headers{"Authorization": "Bearer x"},
+		OAuth2: cc}); err == nil ||
+		!strings.Contains(err.Error(), "oauth2: the client credentials grant sets the Authorization header") {
+		t.Errorf("oauth2 with an Authorization header: %v", err)
 	}
 }

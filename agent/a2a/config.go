@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pactum/pactum/agent/internal/clientcreds"
 	"github.com/pactum/pactum/agent/internal/endpoint"
 	"github.com/pactum/pactum/agent/internal/header"
 )
@@ -71,6 +72,12 @@ type Settings struct {
 	// come first, each marked with metadata "pactum.history" = {role,
 	// messageId}. Default false: only the newest message is sent.
 	History bool `yaml:"history"`
+	// OAuth2 gets every request's bearer token (the card fetch included)
+	// from an OAuth 2.0 client credentials grant: token_url, client_id,
+	// client_secret_env, scopes, audience, resource (docs/runtimes.md,
+	// "Client credentials"). Not with an Authorization header. Default
+	// none.
+	OAuth2 *clientcreds.Settings `yaml:"oauth2"`
 }
 
 // Headers are HTTP header names and values. They format as their names only,
@@ -109,6 +116,9 @@ func (c Settings) validate() error {
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("timeout: must be positive, got %s", c.Timeout)
+	}
+	if err := clientcreds.CheckWith(c.OAuth2, c.Headers); err != nil {
+		return err
 	}
 	return header.CheckAll(c.Headers, "A2A", reservedHeaders)
 }

@@ -34,6 +34,7 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
+	"github.com/pactum/pactum/agent/internal/clientcreds"
 	"github.com/pactum/pactum/agent/internal/endpoint"
 	"github.com/pactum/pactum/agent/internal/traced"
 	"github.com/pactum/pactum/internal/backoff"
@@ -85,6 +86,11 @@ type Settings struct {
 	// the runtime is built (unset is an error) and never appears in
 	// errors or logs. Default: "", no token is sent (AMP requires one).
 	TokenEnv string `yaml:"token_env"`
+	// OAuth2 gets every request's bearer token from an OAuth 2.0 client
+	// credentials grant: token_url, client_id, client_secret_env,
+	// scopes, audience, resource (docs/runtimes.md, "Client
+	// credentials"). Not with token_env. Default none.
+	OAuth2 *clientcreds.Settings `yaml:"oauth2"`
 	// InputsKey is the input that a message without a JSON object data
 	// part fills with its text. Default: "topic".
 	InputsKey string `yaml:"inputs_key"`
@@ -153,6 +159,12 @@ func (s Settings) validate() error {
 	if u.RawQuery != "" || u.Fragment != "" {
 		return errors.New("url: must not have a query or fragment; the API's paths are appended to it")
 	}
+	if s.OAuth2 != nil && s.TokenEnv != "" {
+		return errors.New("oauth2: not with token_env: both give the bearer token")
+	}
+	if err := clientcreds.CheckWith(s.OAuth2, nil); err != nil {
+		return err
+	}
 	if s.Output != "text" && s.Output != "json" {
 		return fmt.Errorf("output: must be text or json (got %q)", s.Output)
 	}
@@ -211,7 +223,11 @@ func New(s Settings) (*Runtime, error) {
 		r.token = v
 	}
 	r.transport = http.DefaultTransport.(*http.Transport).Clone()
-	r.client = &http.Client{Transport: traced.Transport(r.transport)}
+	authed, err := clientcreds.Wrap(s.OAuth2, traced.Transport(r.transport))
+	if err != nil {
+		return nil, err
+	}
+	r.client = &http.Client{Transport: authed}
 	return r, nil
 }
 

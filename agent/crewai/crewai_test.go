@@ -18,6 +18,7 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/agenttest"
+	"github.com/pactum/pactum/agent/internal/clientcreds/cctest"
 	"github.com/pactum/pactum/agent/crewai"
 	"github.com/pactum/pactum/agent/crewai/crewaitest"
 	"github.com/pactum/pactum/config"
@@ -83,6 +84,31 @@ func TestCompletes(t *testing.T) {
 	}
 	if n := srv.Calls("status"); n != 3 {
 		t.Errorf("%d status calls, want 3", n)
+	}
+}
+
+// TestClientCredentials: with oauth2 instead of token_env every call to
+// the crew carries the bearer token of a client credentials grant (a
+// stand-in token endpoint, cctest), fetched once; both at once are refused.
+func TestClientCredentials(t *testing.T) {
+	// Not parallel: cctest sets the secret's environment variable.
+	idp := cctest.Start(t)
+	srv := crewaitest.New(t, "tok-1", crewaitest.Steps(running, done))
+	a, err := agent.New(t.Context(), agenttest.Spec(t, crewai.Type, fmt.Sprintf("url: %s\npoll_interval: 1ms\nmax_poll_interval: 4ms\n%s", srv.URL, idp.YAML())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = agent.Close(a) })
+	res, err := a.Invoke(t.Context(), agenttest.Request("AI agents"))
+	if err != nil {
+		t.Fatalf("Invoke (the stand-in crew accepts only Bearer tok-1): %v", err)
+	}
+	if got := agenttest.ResultText(t, res); got != "A report on AI agents." || idp.Issued() != 1 {
+		t.Errorf("answer %q with %d tokens issued", got, idp.Issued())
+	}
+	if _, err := agent.New(t.Context(), agenttest.Spec(t, crewai.Type, fmt.Sprintf("url: %s\ntoken_env: %s\n%s", srv.URL, tokenEnv, idp.YAML()))); err == nil ||
+		!strings.Contains(err.Error(), "oauth2: not with token_env") {
+		t.Errorf("oauth2 with token_env: %v", err)
 	}
 }
 

@@ -31,6 +31,10 @@ func TestConfigErrors(t *testing.T) {
 			`lg.yaml:7:14: agents[0].langgraph.input: must be messages or data, not "text"`},
 		{"      url: http://127.0.0.1:2024\n      assistant: agent\n      timeout: -1s\n",
 			`lg.yaml:7:16: agents[0].langgraph.timeout: must be positive, got -1s`},
+		{"      url: http://127.0.0.1:2024\n      assistant: agent\n      oauth2: {client_id: c, client_secret_env: HOME}\n",
+			`lg.yaml:7:15: agents[0].langgraph.oauth2.token_url: required: the authorization server's token endpoint`},
+		{"      url: http://127.0.0.1:2024\n      assistant: agent\n      oauth2: {token_url: http://idp.example/t, client_id: c, client_secret_env: HOME}\n",
+			`lg.yaml:7:27: agents[0].langgraph.oauth2.token_url: a client secret goes to the token endpoint: use https (http only on loopback)`},
 		{"      url: http://127.0.0.1:2024\n      asistant: agent\n",
 			`lg.yaml:6:7: agents[0].langgraph.asistant: unknown field "asistant" (did you mean "assistant"?)`},
 	} {

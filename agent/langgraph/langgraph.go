@@ -64,6 +64,7 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
+	"github.com/pactum/pactum/agent/internal/clientcreds"
 	"github.com/pactum/pactum/agent/internal/traced"
 	"github.com/pactum/pactum/internal/lgstate"
 	"github.com/pactum/pactum/task"
@@ -188,7 +189,11 @@ func New(s Settings, opts ...Option) (*Runtime, error) {
 	} else {
 		r.transport = &http.Transport{}
 	}
-	r.client = &http.Client{Transport: traced.Transport(r.transport)}
+	authed, err := clientcreds.Wrap(s.OAuth2, traced.Transport(r.transport))
+	if err != nil {
+		return nil, err
+	}
+	r.client = &http.Client{Transport: authed}
 	for _, o := range opts {
 		o(r)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pactum/pactum/agent/internal/clientcreds"
 	"github.com/pactum/pactum/agent/internal/endpoint"
 )
 
@@ -64,6 +65,13 @@ type Settings struct {
 	// sent as the x-api-key header; the variable must be set when the
 	// runtime is built. Default "": no key is sent.
 	APIKeyEnv string `yaml:"api_key_env"`
+	// OAuth2 gets every request's bearer token from an OAuth 2.0 client
+	// credentials grant: token_url, client_id, client_secret_env,
+	// scopes, audience, resource (docs/runtimes.md, "Client
+	// credentials"). Sent as Authorization: Bearer, beside an x-api-key of
+	// api_key_env if both are set (a deployment behind an OAuth gateway).
+	// Default none.
+	OAuth2 *clientcreds.Settings `yaml:"oauth2"`
 	// StreamModes are the stream modes of each run. "values" and
 	// "updates" are always added (the answer and interrupts come from
 	// them); "messages-tuple" or "messages" make the model's output
@@ -113,6 +121,9 @@ func (s Settings) validate() error {
 		return errors.New("url: required, e.g. http://127.0.0.1:2024")
 	}
 	if _, err := endpoint.CheckSetting(s.URL, "url", "use api_key_env"); err != nil {
+		return err
+	}
+	if err := clientcreds.CheckWith(s.OAuth2, nil); err != nil {
 		return err
 	}
 	if strings.TrimSpace(s.Assistant) == "" {

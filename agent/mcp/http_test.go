@@ -11,12 +11,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/agenttest"
+	"github.com/pactum/pactum/agent/internal/clientcreds/cctest"
 	"github.com/pactum/pactum/task"
 )
 
@@ -36,6 +39,8 @@ type httpServer struct {
 	// traceparents receives the traceparent header of each greet call,
 	// metaTraceparents its params._meta.traceparent.
 	traceparents, metaTraceparents chan string
+	// token is the Authorization the server accepts (default testToken).
+	token atomic.Value
 }
 
 type greetIn struct {
@@ -120,7 +125,11 @@ func serveHTTP(t *testing.T, ln net.Listener) *httpServer {
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != testToken {
+		want := testToken
+		if tok, ok := hs.token.Load().(string); ok {
+			want = tok
+		}
+		if r.Header.Get("Authorization") != want {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
@@ -157,6 +166,29 @@ func TestHTTPTextToOnlyRequiredString(t *testing.T) {
 	}
 	if d := b.r.Metadata().Description; d != "Greets someone by name" {
 		t.Errorf("description = %q", d)
+	}
+}
+
+// TestHTTPClientCredentials: with oauth2 the session's requests carry the
+// bearer token of a client credentials grant (a stand-in token endpoint,
+// cctest), fetched once for the session and its calls.
+func TestHTTPClientCredentials(t *testing.T) {
+	// Not parallel: cctest sets the secret's environment variable.
+	idp := cctest.Start(t)
+	srv := newHTTPServer(t)
+	srv.token.Store("Bearer tok-1")
+	b := setup(t, fmt.Sprintf("url: %q\ntool: greet\n%s", srv.url, idp.YAML()))
+	for _, who := range []string{"Ada", "Grace"} {
+		if got := b.text(t, who); got != "Hello, "+who+"!" {
+			t.Errorf("text = %q", got)
+		}
+	}
+	if n := idp.Issued(); n != 1 {
+		t.Errorf("%d tokens issued, want 1", n)
+	}
+	if _, err := agent.New(context.Background(), agenttest.Spec(t, "mcp", "command: cat\ntool: x\n"+idp.YAML())); err == nil ||
+		!strings.Contains(err.Error(), "oauth2: for a streamable-HTTP server (url)") {
+		t.Errorf("oauth2 on a stdio server: %v", err)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
+	"github.com/pactum/pactum/agent/internal/clientcreds"
 	"github.com/pactum/pactum/agent/internal/header"
 	"github.com/pactum/pactum/agent/internal/procgroup"
 	"github.com/pactum/pactum/agent/internal/tmpl"
@@ -149,7 +150,11 @@ func New(s Settings, opts ...Option) (*Runtime, error) {
 		}
 		// No client timeout: responses stream for as long as a tool runs,
 		// and every call carries the attempt's deadline.
-		r.httpClient = &http.Client{Transport: &httpTransport{base: traced.Transport(base), header: h, onProgress: r.dispatchProgress}}
+		authed, err := clientcreds.Wrap(s.OAuth2, traced.Transport(base))
+		if err != nil {
+			return nil, err
+		}
+		r.httpClient = &http.Client{Transport: &httpTransport{base: authed, header: h, onProgress: r.dispatchProgress}}
 	}
 	for _, o := range opts {
 		o(r)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pactum/pactum/agent/internal/clientcreds"
 	"github.com/pactum/pactum/agent/internal/endpoint"
 	"github.com/pactum/pactum/agent/internal/header"
 	"github.com/pactum/pactum/agent/internal/procgroup"
@@ -57,6 +58,12 @@ type Settings struct {
 	// reference pactum's environment as ${VAR}; values never appear in
 	// errors or logs. Only with URL. Default: none.
 	Headers Headers `yaml:"headers"`
+	// OAuth2 gets every request's bearer token from an OAuth 2.0 client
+	// credentials grant: token_url, client_id, client_secret_env,
+	// scopes, audience, resource (docs/runtimes.md, "Client
+	// credentials"); streamable HTTP only, not with an Authorization
+	// header. Default none.
+	OAuth2 *clientcreds.Settings `yaml:"oauth2"`
 
 	// Tool is the name of the tool each attempt calls. Required.
 	Tool string `yaml:"tool"`
@@ -106,6 +113,8 @@ func (s Settings) validate() error {
 		return errors.New("command or url: one is required: the program that runs a stdio MCP server, or the URL of a streamable-HTTP one")
 	case s.Command != "" && s.URL != "":
 		return errors.New("command and url: set one, not both")
+	case s.OAuth2 != nil && s.URL == "":
+		return errors.New("oauth2: for a streamable-HTTP server (url); a stdio server gets no token")
 	}
 	if s.Command != "" {
 		if strings.TrimSpace(s.Command) == "" {
@@ -132,6 +141,9 @@ func (s Settings) validate() error {
 			return err
 		}
 		if err := header.CheckAll(s.Headers, "MCP", reservedHeaders); err != nil {
+			return err
+		}
+		if err := clientcreds.CheckWith(s.OAuth2, s.Headers); err != nil {
 			return err
 		}
 	}

@@ -33,6 +33,7 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
+	"github.com/pactum/pactum/agent/internal/clientcreds"
 	"github.com/pactum/pactum/agent/internal/endpoint"
 	"github.com/pactum/pactum/agent/internal/tmpl"
 	"github.com/pactum/pactum/agent/internal/traced"
@@ -135,6 +136,12 @@ type Settings struct {
 	// Default: none (Content-Type, Accept and User-Agent are set unless
 	// given here).
 	Headers map[string]string `yaml:"headers"`
+	// OAuth2 gets every request's bearer token from an OAuth 2.0 client
+	// credentials grant: token_url, client_id, client_secret_env,
+	// scopes, audience, resource (docs/runtimes.md, "Client
+	// credentials"). Not with an Authorization header; the token endpoint is
+	// reached under the same destination check as the URL. Default none.
+	OAuth2 *clientcreds.Settings `yaml:"oauth2"`
 	// Body is a Go text/template producing the JSON request body, over
 	// .Input, .TaskID, .ContextID, .Attempt, .Action, .Actor, .Data (JSON
 	// of the first data part, or null), .Message and .Metadata; the
@@ -225,6 +232,9 @@ func (s Settings) withDefaults() Settings {
 func (s Settings) validate() error {
 	if s.URL == "" {
 		return errors.New("url: required, e.g. https://n8n.example.com/webhook/my-agent")
+	}
+	if err := clientcreds.CheckWith(s.OAuth2, s.Headers); err != nil {
+		return err
 	}
 	if _, err := endpoint.Check(s.URL); err != nil {
 		return err
@@ -348,7 +358,11 @@ func New(s Settings) (*Runtime, error) {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}
-	r.client = &http.Client{Transport: traced.Transport(r.transport)}
+	authed, err := clientcreds.Wrap(s.OAuth2, traced.Transport(r.transport))
+	if err != nil {
+		return nil, err
+	}
+	r.client = &http.Client{Transport: authed}
 	return r, nil
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/agenttest"
+	"github.com/pactum/pactum/agent/internal/clientcreds/cctest"
 	"github.com/pactum/pactum/agent/webhook"
 	"github.com/pactum/pactum/task"
 )
@@ -546,6 +547,28 @@ func TestHeaderEnv(t *testing.T) {
 	}
 	if err != nil && strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("error reveals a header value: %v", err)
+	}
+}
+
+// TestClientCredentials: with oauth2 each call carries the bearer token
+// of a client credentials grant (from a stand-in token endpoint, cctest),
+// fetched once; oauth2 beside an Authorization header is refused.
+func TestClientCredentials(t *testing.T) {
+	// Not parallel: cctest sets the secret's environment variable.
+	idp := cctest.Start(t)
+	var auths []string
+	b := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		auths = append(auths, r.Header.Get("Authorization"))
+		reply("text/plain", "ok")(w, r)
+	}, idp.YAML())
+	b.invoke(t, "q")
+	b.invoke(t, "again")
+	if len(auths) != 2 || auths[0] != "Bearer tok-1" || auths[1] != "Bearer tok-1" || idp.Issued() != 1 {
+		t.Errorf("Authorization %q with %d tokens issued; want Bearer tok-1 twice, one token", auths, idp.Issued())
+	}
+	_, err := agent.New(context.Background(), agenttest.Spec(t, "webhook", "url: https://example.com\nheaders: {Authorization: x}\n"+idp.YAML()))
+	if err == nil || !strings.Contains(err.Error(), "oauth2: the client credentials grant sets the Authorization header") {
+		t.Errorf("oauth2 with an Authorization header: %v", err)
 	}
 }
 
