@@ -18,9 +18,9 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/agenttest"
-	"github.com/pactum/pactum/agent/internal/clientcreds/cctest"
 	"github.com/pactum/pactum/agent/crewai"
 	"github.com/pactum/pactum/agent/crewai/crewaitest"
+	"github.com/pactum/pactum/agent/internal/clientcreds/cctest"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/task"
 )
