@@ -35,6 +35,7 @@ import (
 
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/agent/internal/answer"
+	"github.com/pactum/pactum/agent/internal/clientcreds"
 	"github.com/pactum/pactum/agent/internal/endpoint"
 	"github.com/pactum/pactum/agent/internal/traced"
 	"github.com/pactum/pactum/internal/httpstatus"
@@ -80,6 +81,12 @@ type Settings struct {
 	// and never appears in errors or logs. Default: "", no key is sent
 	// (OPENAI_API_KEY is not read unless named here).
 	APIKeyEnv string `yaml:"api_key_env"`
+	// OAuth2 gets the bearer token from an OAuth 2.0 client credentials
+	// grant instead of an API key (a model behind a gateway of the
+	// organisation's identity provider): token_url, client_id,
+	// client_secret_env, scopes, audience, resource (docs/runtimes.md,
+	// "Client credentials"). Not with api_key_env. Default none.
+	OAuth2 *clientcreds.Settings `yaml:"oauth2"`
 	// Temperature is the sampling temperature, 0 to 2. Default: unset,
 	// the server's own default.
 	Temperature *float64 `yaml:"temperature"`
@@ -124,6 +131,12 @@ func (s Settings) validate() error {
 		return errors.New("base_url: required, e.g. http://127.0.0.1:11434/v1")
 	}
 	if _, err := endpoint.CheckSetting(s.BaseURL, "base_url", "name the key's environment variable in api_key_env"); err != nil {
+		return err
+	}
+	if s.OAuth2 != nil && s.APIKeyEnv != "" {
+		return errors.New("oauth2: not with api_key_env: both give the bearer token")
+	}
+	if err := clientcreds.CheckWith(s.OAuth2, nil); err != nil {
 		return err
 	}
 	if s.Model == "" {
@@ -182,8 +195,12 @@ func New(s Settings) (*Runtime, error) {
 	u, _ := url.Parse(s.BaseURL) // validated
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	r := &Runtime{s: s, host: u.Host, transport: tr}
+	authed, err := clientcreds.Wrap(s.OAuth2, traced.Transport(tr))
+	if err != nil {
+		return nil, err
+	}
 	r.client = openai.NewClient(
-		option.WithHTTPClient(&http.Client{Transport: traced.Transport(tr)}),
+		option.WithHTTPClient(&http.Client{Transport: authed}),
 		option.WithBaseURL(strings.TrimRight(s.BaseURL, "/")+"/"),
 		// Always set, so that OPENAI_API_KEY is not sent when no key
 		// is configured: an empty key sends no Authorization header.

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/pactum/pactum/agent"
+	"github.com/pactum/pactum/agent/internal/clientcreds"
+	"github.com/pactum/pactum/agent/internal/clientcreds/cctest"
 	"github.com/pactum/pactum/agent/openai"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/task"
@@ -206,6 +208,34 @@ func checkUsage(t *testing.T, a task.Artifact, model string, completion int64) {
 	want := fmt.Sprintf(`{"pactum":{"model":%q,"usage":{"completion_tokens":%d,"prompt_tokens":11,"total_tokens":%d}}}`, model, completion, 11+completion)
 	if string(b) != want {
 		t.Errorf("artifact metadata = %s\nwant %s", b, want)
+	}
+}
+
+// TestClientCredentials: with oauth2 the calls carry the bearer token of
+// a client credentials grant (a stand-in token endpoint, cctest) instead
+// of an API key; OPENAI_API_KEY is not sent; both at once are refused.
+func TestClientCredentials(t *testing.T) {
+	// Not parallel: t.Setenv.
+	idp := cctest.Start(t)
+	t.Setenv("OPENAI_API_KEY", "sk-must-not-be-sent")
+	f := newFakeServer(t, &fakeServer{
+		wantModel: "llama3.2", wantStream: true, wantAuth: "Bearer tok-1",
+		wantMessages: wantConversation(""),
+		replies:      []reply{{chunks: []string{"ok"}}, {chunks: []string{"ok"}}},
+	})
+	cc := &clientcreds.Settings{TokenURL: idp.URL, ClientID: "pactum", ClientSecretEnv: cctest.SecretEnv}
+	r := newRuntime(t, openai.Settings{BaseURL: f.url, Model: "llama3.2", OAuth2: cc})
+	for i := 0; i < 2; i++ {
+		if _, err := r.Invoke(t.Context(), conversation()); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if n := idp.Issued(); n != 1 {
+		t.Errorf("%d tokens issued for two calls, want 1", n)
+	}
+	if _, err := openai.New(openai.Settings{BaseURL: f.url, Model: "m", APIKeyEnv: "OPENAI_API_KEY", OAuth2: cc}); err == nil ||
+		!strings.Contains(err.Error(), "oauth2: not with api_key_env") {
+		t.Errorf("oauth2 with api_key_env: %v", err)
 	}
 }
 
