@@ -8,11 +8,16 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/pactum/pactum/a2aserver"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/internal/bearer"
+	"github.com/pactum/pactum/internal/oidcauth"
+	"github.com/pactum/pactum/mcpserver"
+	"github.com/pactum/pactum/task"
 )
 
 // tokens maps the SHA-256 of each actor's bearer token to the actor; nil
@@ -63,30 +68,112 @@ func (t tokens) actor(token string) (string, bool) {
 	return a, ok
 }
 
-// authenticate is the A2A server's Authenticate option: nil (no
-// authentication) without tokens.
-func (t tokens) authenticate() func(string) (string, bool) {
-	if t == nil {
-		return nil
+// verify is the verification of auth: bearer: the token's actor, or
+// bearer.ErrInvalidToken.
+func (t tokens) verify(_ context.Context, token string) (task.Identity, error) {
+	a, ok := t.actor(token)
+	if !ok {
+		return task.Identity{}, bearer.ErrInvalidToken
 	}
-	return t.actor
+	return task.Identity{Actor: a}, nil
 }
 
-// requireMCP puts the MCP endpoint behind the same tokens, through the MCP
-// SDK's bearer middleware (401 with a WWW-Authenticate challenge; 400 for
-// a request with more than one Authorization header); the tools then act
-// as the token's actor (mcpserver reads TokenInfo.UserID). refused is told
-// of each refusal (invalid: a token was sent).
-func (t tokens) requireMCP(h http.Handler, refused func(invalid bool)) http.Handler {
-	if t == nil {
+// authenticator is how the node authenticates callers, the same on every
+// binding (A2A JSON-RPC, HTTP+JSON and gRPC, MCP, the dashboard): nil
+// with auth: none.
+type authenticator struct {
+	// verify maps a token to its identity, or refuses it with an error
+	// wrapping bearer.ErrInvalidToken.
+	verify func(ctx context.Context, token string) (task.Identity, error)
+	// scheme is the security scheme the cards declare.
+	scheme a2aserver.Scheme
+}
+
+// newAuthenticator returns the authenticator of cfg's auth mode: nil for
+// none; the actors' tokens for bearer; for oidc, a verifier of the
+// issuer's JWTs (its discovery document is read now, within ctx, unless a
+// jwks_file gives the keys).
+func newAuthenticator(ctx context.Context, cfg *config.Config, baseDir string) (*authenticator, error) {
+	switch cfg.Auth {
+	case config.AuthBearer:
+		t, err := bearerTokens(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &authenticator{verify: t.verify}, nil
+	case config.AuthOIDC:
+		v, err := oidcVerifier(ctx, cfg, baseDir)
+		if err != nil {
+			return nil, err
+		}
+		return &authenticator{verify: v.Verify, scheme: a2aserver.Scheme{OpenIDConnectURL: discoveryURL(cfg.OIDC.Issuer)}}, nil
+	}
+	return nil, nil
+}
+
+// discoveryURL returns the OpenID discovery URL of issuer.
+func discoveryURL(issuer string) string {
+	return strings.TrimSuffix(issuer, "/") + "/.well-known/openid-configuration"
+}
+
+// oidcVerifier returns the verifier of auth: oidc.
+func oidcVerifier(ctx context.Context, cfg *config.Config, baseDir string) (*oidcauth.Verifier, error) {
+	o := cfg.OIDC
+	opts := oidcauth.Options{
+		Issuer: o.Issuer, Audience: o.Audience, Algorithms: o.Algorithms, Leeway: o.Leeway.Duration,
+		ActorClaim: o.ActorClaim, ActionsClaim: o.ActionsClaim, Actors: map[string]string{},
+	}
+	for _, a := range cfg.Actors {
+		opts.Actors[a.Subject] = a.Name
+	}
+	if path := o.JWKSPath(baseDir); path != "" {
+		keys, err := oidcauth.ReadJWKS(path)
+		if err != nil {
+			return nil, fmt.Errorf("auth.jwks_file: %w", err)
+		}
+		opts.Keys = keys
+	}
+	v, err := oidcauth.New(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	return v, nil
+}
+
+// authenticate is the A2A server's and the dashboard's Authenticate
+// option: nil (no authentication) without an authenticator.
+func (a *authenticator) authenticate() func(context.Context, string) (task.Identity, error) {
+	if a == nil {
+		return nil
+	}
+	return a.verify
+}
+
+// cardScheme is the security scheme the cards declare.
+func (a *authenticator) cardScheme() a2aserver.Scheme {
+	if a == nil {
+		return a2aserver.Scheme{}
+	}
+	return a.scheme
+}
+
+// requireMCP puts the MCP endpoint behind the same authentication, through
+// the MCP SDK's bearer middleware (401 with a WWW-Authenticate challenge;
+// 400 for a request with more than one Authorization header); the tools
+// then act as the token's identity (mcpserver reads TokenInfo). refused
+// is told of each refusal (invalid: a token was sent).
+func (a *authenticator) requireMCP(h http.Handler, refused func(invalid bool)) http.Handler {
+	if a == nil {
 		return h
 	}
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		a, ok := t.actor(token)
+	type verified struct{}
+	verify := func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		// The token was verified below, once; its identity rides in ctx.
+		id, ok := ctx.Value(verified{}).(task.Identity)
 		if !ok {
-			return nil, fmt.Errorf("%w: unknown bearer token", auth.ErrInvalidToken)
+			return nil, auth.ErrInvalidToken
 		}
-		return &auth.TokenInfo{UserID: a}, nil
+		return &auth.TokenInfo{UserID: id.Actor, Extra: map[string]any{mcpserver.IdentityKey: id}}, nil
 	}
 	inner := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	// The SDK's middleware answers 401 without a challenge unless OAuth
@@ -95,11 +182,14 @@ func (t tokens) requireMCP(h http.Handler, refused func(invalid bool)) http.Hand
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, err := bearer.Token(r)
 		if err == nil {
-			if _, ok := t.actor(token); ok {
-				inner.ServeHTTP(w, r)
+			var id task.Identity
+			if id, err = a.verify(r.Context(), token); err == nil {
+				inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verified{}, id)))
 				return
 			}
-			err = bearer.ErrInvalidToken
+			if !errors.Is(err, bearer.ErrInvalidToken) {
+				err = fmt.Errorf("%w: %w", bearer.ErrInvalidToken, err)
+			}
 		}
 		refused(!errors.Is(err, bearer.ErrNoToken))
 		http.Error(w, err.Error(), bearer.Refuse(w, err))
