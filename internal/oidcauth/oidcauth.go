@@ -215,7 +215,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (task.Identity, err
 		return task.Identity{}, bearer.Invalid("malformed: " + err.Error())
 	}
 	if !slices.Contains(v.opts.Algorithms, h.Alg) {
-		return task.Identity{}, bearer.Invalid(fmt.Sprintf("algorithm %q is not allowed", quoteSafe(h.Alg)))
+		return task.Identity{}, bearer.Invalid("algorithm " + algName(h.Alg) + " is not allowed")
 	}
 	t, err := v.verifier.Verify(ctx, token)
 	if err != nil {
@@ -311,11 +311,13 @@ func unix(secs float64) time.Time {
 	return time.Unix(whole, int64((secs-float64(whole))*1e9))
 }
 
-// quoteSafe shortens an algorithm name read from a token before it is
-// shown: at most 16 bytes.
-func quoteSafe(s string) string {
-	if len(s) > 16 {
-		return s[:16]
+// algName returns an algorithm name read from a token fit to show: as is
+// when it is at most 16 letters and digits, else "(unreadable)".
+func algName(s string) string {
+	if s == "" || len(s) > 16 || strings.IndexFunc(s, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+	}) >= 0 {
+		return "(unreadable)"
 	}
 	return s
 }
