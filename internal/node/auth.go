@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -194,4 +196,66 @@ func (a *authenticator) requireMCP(h http.Handler, refused func(invalid bool)) h
 		refused(!errors.Is(err, bearer.ErrNoToken))
 		http.Error(w, err.Error(), bearer.Refuse(w, err))
 	})
+}
+
+// Access is what a token may do on a node: the identity it establishes
+// and the actions it may call.
+type Access struct {
+	Identity task.Identity
+	// Actions are the actions the token may call: its actor's (actors[].
+	// actions), narrowed to those the token grants when the actions claim
+	// is configured; ["*"] for all.
+	Actions []string
+}
+
+// CheckToken verifies token as a node of cfg would, offline: with auth:
+// oidc the keys come from jwksFile when set, else from auth.jwks_file;
+// without either it fails rather than fetch them. A refusal wraps
+// bearer.ErrInvalidToken and says which check failed.
+func CheckToken(ctx context.Context, cfg *config.Config, baseDir, jwksFile, token string) (Access, error) {
+	if cfg.Auth == config.AuthOIDC {
+		c := *cfg
+		switch {
+		case jwksFile != "":
+			c.OIDC.JWKSFile, _ = filepath.Abs(jwksFile)
+		case cfg.OIDC.JWKSFile == "":
+			return Access{}, errors.New("the check is offline: give the issuer's keys with --jwks FILE (or auth.jwks_file)")
+		}
+		cfg = &c
+	}
+	a, err := newAuthenticator(ctx, cfg, baseDir)
+	if err != nil {
+		return Access{}, err
+	}
+	if a == nil {
+		return Access{}, errors.New("auth: none: every caller is anonymous and no token is checked")
+	}
+	id, err := a.verify(ctx, token)
+	if err != nil {
+		return Access{}, err
+	}
+	var actions []string
+	for _, ac := range cfg.Actors {
+		if ac.Name == id.Actor {
+			actions = ac.Actions
+		}
+	}
+	if id.Actions != nil {
+		var narrowed []string
+		switch {
+		case slices.Contains(actions, "*"):
+			narrowed = id.Actions
+		default:
+			for _, act := range actions {
+				if id.Grants(act) {
+					narrowed = append(narrowed, act)
+				}
+			}
+		}
+		actions = narrowed
+	}
+	if slices.Contains(actions, "*") {
+		actions = []string{"*"}
+	}
+	return Access{Identity: id, Actions: actions}, nil
 }
