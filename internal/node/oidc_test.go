@@ -257,3 +257,108 @@ func TestOIDCActors(t *testing.T) {
 		t.Errorf("a token of the old key after rotation: %+v, %v", tk, err)
 	}
 }
+
+// TestOIDCRealProvider runs a node with auth: oidc against oidc-provider
+// from npm (a real OpenID provider on loopback) issuing client credentials
+// tokens: the official A2A clients (JSON-RPC and gRPC) and the MCP client
+// authenticate with them; a client's token acts as its actor (client_id)
+// and sees only its own tasks; a scope without the action is refused; the
+// provider rotates its key mid-run and tokens of the new key verify.
+func TestOIDCRealProvider(t *testing.T) {
+	p := oidctest.StartNode(t,
+		oidctest.Client{ID: "alice-client", Secret: "alice-secret", Scope: "pactum:* pactum:echo"},
+		oidctest.Client{ID: "bob-client", Secret: "bob-secret", Scope: "pactum:echo pactum:other"})
+	grpcAddr := freeAddr(t)
+	base := startServer(t, fmt.Sprintf(`grpc_listen: %s
+auth: {mode: oidc, issuer: %q, audience: %s, algorithms: [RS256], actor_claim: client_id, actions_claim: scope}
+agents:
+  - {name: echo, type: echo}
+  - {name: other, type: echo}
+actors:
+  - {name: alice, actions: ["*"], subject: alice-client}
+  - {name: bob, actions: [echo, other], subject: bob-client}
+`, grpcAddr, p.Issuer, oidctest.Audience))
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	token := func(client, scope string) string {
+		tok, err := p.Token(ctx, client, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	card, err := agentcard.DefaultResolver.Resolve(ctx, base+"/agents/echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(c *a2aclient.Client) (*a2a.Task, error) {
+		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hello"))})
+		if err != nil {
+			return nil, err
+		}
+		tk, ok := res.(*a2a.Task)
+		if !ok {
+			return nil, fmt.Errorf("SendMessage answered %T", res)
+		}
+		return tk, nil
+	}
+	jsonrpc := func(card *a2a.AgentCard, tok string) *a2aclient.Client {
+		c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(withBearer(tok)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Destroy() })
+		return c
+	}
+	aliceTask, err := send(jsonrpc(card, token("alice-client", "pactum:echo")))
+	if err != nil || aliceTask.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("alice over JSON-RPC: %+v, %v", aliceTask, err)
+	}
+	grpcClient, err := a2aclient.NewFromCard(ctx, card, a2agrpc.WithGRPCTransport(
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(bearer.PerRPC{Token: token("alice-client", "pactum:*"), AllowInsecure: true})),
+		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{a2a.TransportProtocolGRPC}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = grpcClient.Destroy() })
+	if got, err := grpcClient.GetTask(ctx, &a2a.GetTaskRequest{ID: aliceTask.ID}); err != nil || got.ID != aliceTask.ID {
+		t.Errorf("alice reads her task over gRPC: %v", err)
+	}
+
+	bobEcho := token("bob-client", "pactum:echo")
+	if _, err := jsonrpc(card, bobEcho).GetTask(ctx, &a2a.GetTaskRequest{ID: aliceTask.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("bob reads alice's task: %v, want TaskNotFound", err)
+	}
+	otherCard, err := agentcard.DefaultResolver.Resolve(ctx, base+"/agents/other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk, err := send(jsonrpc(otherCard, bobEcho)); err == nil && tk.Status.State == a2a.TaskStateCompleted {
+		t.Errorf("bob's token with scope pactum:echo ran other: %+v", tk.Status)
+	}
+	if tk, err := send(jsonrpc(otherCard, token("bob-client", "pactum:other"))); err != nil || tk.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("bob's token with scope pactum:other: %+v, %v", tk, err)
+	}
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: withBearer(bobEcho)}, nil)
+	if err != nil {
+		t.Fatalf("MCP connect: %v", err)
+	}
+	t.Cleanup(func() { _ = session.Close() })
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "submit_task", Arguments: map[string]any{"agent": "echo", "text": "over mcp", "wait": true}})
+	if out, _ := res.StructuredContent.(map[string]any); err != nil || out["actor"] != "bob" || out["state"] != "succeeded" {
+		t.Errorf("bob's submit_task over MCP: %v, %v", out, err)
+	}
+
+	// Key rotation mid-run: the provider now signs with a key the node
+	// has not seen.
+	old := token("alice-client", "pactum:echo")
+	p.Rotate()
+	if tk, err := send(jsonrpc(card, token("alice-client", "pactum:echo"))); err != nil || tk.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("a token of the rotated key: %+v, %v", tk, err)
+	}
+	if tk, err := send(jsonrpc(card, old)); err != nil || tk.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("a token of the old key after rotation: %+v, %v", tk, err)
+	}
+}
