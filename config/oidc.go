@@ -60,6 +60,8 @@ func (w *walker) auth(n *yaml.Node, path string, c *Config) {
 			}
 			if slices.Contains(o.Audience, "") {
 				w.errorf(n, path, "must not hold an empty audience")
+			} else if o.Audience != nil && len(o.Audience) == 0 {
+				w.errorf(n, path, "must name at least one audience")
 			}
 		},
 		"jwks_file": func(n *yaml.Node, path string) { o.JWKSFile = w.nonEmpty(n, path) },

@@ -294,6 +294,8 @@ func TestParseErrors(t *testing.T) {
 			[]string{`pactum.yaml:1:28: auth.issuer: issuer "http://id.example" must be https:// (http:// only on a loopback host)`}},
 		{"oidc hmac and none", "auth: {mode: oidc, issuer: \"https://id.example\", audience: pactum, algorithms: [HS256, none]}\n" + oneAgent + "actors:\n  - {name: bob, actions: [a], subject: svc}\n",
 			[]string{`pactum.yaml:1:81: auth.algorithms[0]: "HS256" is not allowed`, `pactum.yaml:1:88: auth.algorithms[1]: "none" is not allowed`}},
+		{"oidc empty audience list", "auth: {mode: oidc, issuer: \"https://id.example\", audience: []}\n" + oneAgent + "actors:\n  - {name: bob, actions: [a], subject: svc}\n",
+			[]string{`pactum.yaml:1:60: auth.audience: must name at least one audience`}},
 		{"oidc leeway too long", "auth: {mode: oidc, issuer: \"https://id.example\", audience: pactum, leeway: 1h}\n" + oneAgent + "actors:\n  - {name: bob, actions: [a], subject: svc}\n",
 			[]string{`pactum.yaml:1:76: auth.leeway: must be at most 5m0s, got 1h`}},
 		{"oidc actor without subject", "auth: {mode: oidc, issuer: \"https://id.example\", audience: pactum}\n" + oneAgent + "actors:\n  - {name: bob, actions: [a]}\n",
