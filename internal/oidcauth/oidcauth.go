@@ -14,6 +14,7 @@
 package oidcauth
 
 import (
+	"cmp"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -66,6 +67,11 @@ type Options struct {
 	// Client fetches the discovery document and the JWKS (default
 	// http.DefaultClient).
 	Client *http.Client
+	// RefetchInterval is how soon after a fetch of the JWKS that brought
+	// no new key another may go to the issuer (default
+	// DefaultRefetchInterval): tokens with made-up key ids cannot make the
+	// node fetch it on every request.
+	RefetchInterval time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -113,8 +119,14 @@ func New(ctx context.Context, o Options) (*Verifier, error) {
 		keys = static
 	} else {
 		// The key set outlives ctx: it fetches the JWKS whenever a token
-		// names a key it does not hold.
-		client := oidc.ClientContext(context.WithoutCancel(ctx), o.Client)
+		// names a key it does not hold, through the throttle.
+		next := o.Client.Transport
+		if next == nil {
+			next = http.DefaultTransport
+		}
+		jwksClient := *o.Client
+		jwksClient.Transport = &throttle{next: next, interval: cmp.Or(o.RefetchInterval, DefaultRefetchInterval), now: o.Now}
+		client := oidc.ClientContext(context.WithoutCancel(ctx), &jwksClient)
 		p, err := oidc.NewProvider(oidc.ClientContext(ctx, o.Client), o.Issuer)
 		if err != nil {
 			return nil, fmt.Errorf("oidcauth: discovery of %s: %w", o.Issuer, err)

@@ -174,3 +174,29 @@ func TestNewRefuses(t *testing.T) {
 		t.Error("unreachable issuer accepted")
 	}
 }
+
+// TestMadeUpKidsDoNotFloodTheIssuer checks that tokens naming key ids the
+// issuer never published make the verifier fetch the JWKS again once, not
+// once per token, and that a rotation is still followed when no such
+// tokens came first.
+func TestMadeUpKidsDoNotFloodTheIssuer(t *testing.T) {
+	t.Parallel()
+	p := oidctest.New(t)
+	v := newVerifier(t, options(p))
+	if _, err := v.Verify(t.Context(), p.Token(t, "client-1", nil)); err != nil {
+		t.Fatal(err)
+	}
+	p.Rotate(t)
+	if _, err := v.Verify(t.Context(), p.Token(t, "client-1", nil)); err != nil {
+		t.Fatalf("token of the new key: %v", err)
+	}
+	before := p.JWKSFetches.Load()
+	for range 20 {
+		if _, err := v.Verify(t.Context(), p.SignUnknownKey(t, p.Claims("client-1", nil))); !errors.Is(err, bearer.ErrInvalidToken) {
+			t.Fatalf("unknown kid: %v", err)
+		}
+	}
+	if n := p.JWKSFetches.Load() - before; n > 1 {
+		t.Errorf("20 tokens with made-up kids made %d JWKS fetches; want at most 1", n)
+	}
+}
