@@ -204,10 +204,47 @@ func TestOIDCActors(t *testing.T) {
 		t.Fatalf("alice sends: %+v, %v", aliceTask, err)
 	}
 
-	// Bob does not see alice's task, over A2A and over MCP.
-	bob := a2aAs(card, bobToken)
-	if _, err := bob.GetTask(ctx, &a2a.GetTaskRequest{ID: aliceTask.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
-		t.Errorf("bob reads alice's task: %v, want TaskNotFound", err)
+	// On every A2A binding, bob neither reads alice's task nor, with a
+	// token whose scope lacks pactum:other, gets other to run (blocking or
+	// streaming), though his actor may call it.
+	otherCard, err := agentcard.DefaultResolver.Resolve(ctx, base+"/agents/other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	over := func(card *a2a.AgentCard, binding a2a.TransportProtocol, token string) *a2aclient.Client {
+		hc := withBearer(token)
+		c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(hc), a2aclient.WithRESTTransport(hc),
+			a2agrpc.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials()),
+				grpc.WithPerRPCCredentials(bearer.PerRPC{Token: token, AllowInsecure: true})),
+			a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{binding}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Destroy() })
+		return c
+	}
+	for _, binding := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON, a2a.TransportProtocolGRPC} {
+		if _, err := over(card, binding, bobToken).GetTask(ctx, &a2a.GetTaskRequest{ID: aliceTask.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+			t.Errorf("%s: bob reads alice's task: %v, want TaskNotFound", binding, err)
+		}
+		if tk, err := sendAs(over(otherCard, binding, bobToken)); err != nil || tk.Status.State != a2a.TaskStateRejected {
+			t.Errorf("%s: bob's token without pactum:other sends to other: %+v, %v; want rejected", binding, tk, err)
+		}
+		var last a2a.TaskState
+		for ev, err := range over(otherCard, binding, bobToken).SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("stream"))}) {
+			if err != nil {
+				break
+			}
+			switch e := ev.(type) {
+			case *a2a.Task:
+				last = e.Status.State
+			case *a2a.TaskStatusUpdateEvent:
+				last = e.Status.State
+			}
+		}
+		if last != a2a.TaskStateRejected {
+			t.Errorf("%s: bob's stream without pactum:other to other ended %q; want rejected", binding, last)
+		}
 	}
 	session, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
 		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: withBearer(bobToken)}, nil)
@@ -230,12 +267,8 @@ func TestOIDCActors(t *testing.T) {
 		t.Errorf("bob's submit_task to echo over MCP: %v, want a succeeded task of bob", got)
 	}
 
-	// Bob's token grants echo only: other is refused, on A2A and MCP,
-	// though bob's actor may call it.
-	otherCard, err := agentcard.DefaultResolver.Resolve(ctx, base+"/agents/other")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Bob's token grants echo only: other is refused over MCP too, and
+	// over JSON-RPC the answer says why.
 	tk, err := sendAs(a2aAs(otherCard, bobToken))
 	if err == nil && (tk.Status.State != a2a.TaskStateRejected && tk.Status.State != a2a.TaskStateFailed) {
 		t.Errorf("bob's token without pactum:other sends to other: %+v", tk.Status)
