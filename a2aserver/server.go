@@ -348,11 +348,13 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) *http.Requ
 	return nil
 }
 
-// caller returns ctx carrying the actor (task.WithCaller) whose bearer
-// token authorization, the values of a request's Authorization header or
-// gRPC metadata, holds. Without Options.Authenticate it returns ctx as
-// is. A refusal is told to Options.Refused and returned:
-// bearer.ErrNoToken, bearer.ErrInvalidToken or bearer.ErrMultipleHeaders.
+// caller returns ctx carrying the identity (task.WithIdentity, which
+// sets the caller) whose bearer token authorization, the values of a
+// request's Authorization header or gRPC metadata, holds. Without
+// Options.Authenticate it returns ctx as is. A refusal is told to
+// Options.Refused and returned: bearer.ErrNoToken, bearer.ErrInvalidToken
+// (a bearer.InvalidTokenError when the check that failed is known) or
+// bearer.ErrMultipleHeaders.
 func (s *Server) caller(ctx context.Context, authorization []string) (context.Context, error) {
 	if s.opts.Authenticate == nil {
 		return ctx, nil
