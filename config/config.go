@@ -148,6 +148,8 @@ type Config struct {
 	// it is not).
 	file                string
 	storeLine, storeCol int
+	// jwksLine and jwksCol are where auth.jwks_file is set.
+	jwksLine, jwksCol int
 	// deferred are actions actors name that no agent serves, left for
 	// UnknownActions when contracts are configured.
 	deferred []deferredAction
@@ -439,13 +441,19 @@ var DefaultOIDCAlgorithms = []string{"RS256", "ES256", "EdDSA"}
 // signatures only.
 var OIDCAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
-// JWKSPath returns the path of OIDC's JWKS file, relative to baseDir when
-// it is relative; "" without one.
-func (o OIDC) JWKSPath(baseDir string) string {
-	if o.JWKSFile == "" || filepath.IsAbs(o.JWKSFile) {
-		return o.JWKSFile
+// OIDCJWKS returns auth.jwks_file resolved against the configuration
+// file's directory (or baseDir), and a way to place a problem with it (a
+// file that does not hold a JWKS of public keys) at its key in the
+// configuration. file is "" when none is set.
+func (c *Config) OIDCJWKS(baseDir string) (file string, place func(msg string, err error) *Error) {
+	file = c.OIDC.JWKSFile
+	if dir := c.baseDir(baseDir); file != "" && !filepath.IsAbs(file) && dir != "" {
+		file = filepath.Join(dir, file)
 	}
-	return filepath.Join(baseDir, o.JWKSFile)
+	cfgFile, line, col := c.file, c.jwksLine, c.jwksCol
+	return file, func(msg string, err error) *Error {
+		return &Error{File: cfgFile, Line: line, Column: col, Path: "auth.jwks_file", Msg: msg, Err: err}
+	}
 }
 
 // Auth modes.

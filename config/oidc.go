@@ -64,7 +64,9 @@ func (w *walker) auth(n *yaml.Node, path string, c *Config) {
 				w.errorf(n, path, "must name at least one audience")
 			}
 		},
-		"jwks_file": func(n *yaml.Node, path string) { o.JWKSFile = w.nonEmpty(n, path) },
+		"jwks_file": func(n *yaml.Node, path string) {
+			o.JWKSFile, c.jwksLine, c.jwksCol = w.nonEmpty(n, path), n.Line, n.Column
+		},
 		"algorithms": func(n *yaml.Node, path string) {
 			algs, nodes := w.strList(n, path)
 			for i, a := range algs {

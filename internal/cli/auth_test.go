@@ -1,12 +1,16 @@
 package cli_test
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-jose/go-jose/v4"
 
 	"github.com/pactum/pactum/internal/oidctest"
 )
@@ -60,5 +64,29 @@ actors:
 	}
 	if code, stdout, _ := runMain("auth", "check", "--config", noKeys, "--token-file", tokenFile, "--jwks", filepath.Join(dir, "jwks.json")); code != 0 || !strings.Contains(stdout, "actor:   bob") {
 		t.Errorf("with --jwks: exit %d, %s", code, stdout)
+	}
+}
+
+// TestConfigCheckJWKS checks that pactum config check refuses an
+// auth.jwks_file that holds a private key, at its line.
+func TestConfigCheckJWKS(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: k, KeyID: "oops"}}})
+	if err := os.WriteFile(filepath.Join(dir, "jwks.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "pactum.yaml")
+	cfg := "agents: [{name: echo, type: echo}]\nauth:\n  mode: oidc\n  issuer: https://id.example\n  audience: pactum\n  jwks_file: jwks.json\nactors:\n  - {name: bob, actions: [echo], subject: s}\n"
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runMain("config", "check", cfgPath)
+	if want := cfgPath + ":6:14: auth.jwks_file: cannot use the JWKS:"; code == 0 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "not a public key") {
+		t.Errorf("config check: exit %d, %s; want %s … not a public key", code, stderr, want)
 	}
 }

@@ -128,10 +128,10 @@ func oidcVerifier(ctx context.Context, cfg *config.Config, baseDir string) (*oid
 	for _, a := range cfg.Actors {
 		opts.Actors[a.Subject] = a.Name
 	}
-	if path := o.JWKSPath(baseDir); path != "" {
+	if path, place := cfg.OIDCJWKS(baseDir); path != "" {
 		keys, err := oidcauth.ReadJWKS(path)
 		if err != nil {
-			return nil, fmt.Errorf("auth.jwks_file: %w", err)
+			return nil, place("cannot use the JWKS: "+err.Error(), err)
 		}
 		opts.Keys = keys
 	}

@@ -171,7 +171,8 @@ func publicKeys(set *jose.JSONWebKeySet) (*oidc.StaticKeySet, error) {
 	return s, nil
 }
 
-// ReadJWKS reads a JSON Web Key Set file.
+// ReadJWKS reads a JSON Web Key Set file of public keys (RSA, EC or
+// Ed25519): a private or symmetric key in it is an error.
 func ReadJWKS(path string) (*jose.JSONWebKeySet, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -180,6 +181,9 @@ func ReadJWKS(path string) (*jose.JSONWebKeySet, error) {
 	var set jose.JSONWebKeySet
 	if err := json.Unmarshal(b, &set); err != nil {
 		return nil, fmt.Errorf("%s: not a JSON Web Key Set: %w", path, err)
+	}
+	if _, err := publicKeys(&set); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &set, nil
 }
