@@ -65,6 +65,9 @@ actors:
 	if code, stdout, _ := runMain("auth", "check", "--config", noKeys, "--token-file", tokenFile, "--jwks", filepath.Join(dir, "jwks.json")); code != 0 || !strings.Contains(stdout, "actor:   bob") {
 		t.Errorf("with --jwks: exit %d, %s", code, stdout)
 	}
+	if code, _, stderr := runMain("auth", "check", "--config", noKeys, "--token-file", tokenFile, "--jwks", cfgPath); code != 1 || !strings.Contains(stderr, "--jwks: ") {
+		t.Errorf("with --jwks naming a file that is not a JWKS: exit %d, %s", code, stderr)
+	}
 }
 
 // TestConfigCheckJWKS checks that pactum config check refuses an

@@ -217,6 +217,9 @@ func CheckToken(ctx context.Context, cfg *config.Config, baseDir, jwksFile, toke
 		c := *cfg
 		switch {
 		case jwksFile != "":
+			if _, err := oidcauth.ReadJWKS(jwksFile); err != nil {
+				return Access{}, fmt.Errorf("--jwks: %w", err)
+			}
 			c.OIDC.JWKSFile, _ = filepath.Abs(jwksFile)
 		case cfg.OIDC.JWKSFile == "":
 			return Access{}, errors.New("the check is offline: give the issuer's keys with --jwks FILE (or auth.jwks_file)")
