@@ -2,10 +2,12 @@ package node_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +22,8 @@ import (
 
 	"github.com/pactum/pactum/internal/bearer"
 	"github.com/pactum/pactum/internal/oidctest"
+	"github.com/pactum/pactum/store"
+	"github.com/pactum/pactum/task"
 )
 
 // oidcNode starts a node with auth: oidc trusting p, gRPC on, two agents
@@ -302,7 +306,8 @@ func TestOIDCRealProvider(t *testing.T) {
 		oidctest.Client{ID: "alice-client", Secret: "alice-secret", Scope: "pactum:* pactum:echo"},
 		oidctest.Client{ID: "bob-client", Secret: "bob-secret", Scope: "pactum:echo pactum:other"})
 	grpcAddr := freeAddr(t)
-	base := startServer(t, fmt.Sprintf(`grpc_listen: %s
+	dsn := "sqlite://" + filepath.Join(t.TempDir(), "pactum.db")
+	base := startServerOn(t, dsn, fmt.Sprintf(`grpc_listen: %s
 auth: {mode: oidc, issuer: %q, audience: %s, algorithms: [RS256], actor_claim: client_id, actions_claim: scope}
 agents:
   - {name: echo, type: echo}
@@ -393,5 +398,34 @@ actors:
 	}
 	if tk, err := send(jsonrpc(card, old)); err != nil || tk.Status.State != a2a.TaskStateCompleted {
 		t.Errorf("a token of the old key after rotation: %+v, %v", tk, err)
+	}
+
+	// The audit log records each submission's subject and issuer, and no
+	// token reaches the store.
+	st, err := store.OpenWith(ctx, dsn, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	entries, err := st.AuditEntries(ctx, 0, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	submitted := 0
+	for _, e := range entries {
+		if strings.Contains(string(e.Data), old) || strings.Contains(string(e.Data), "eyJ") {
+			t.Errorf("audit entry %d holds a token", e.Seq)
+		}
+		if e.Kind != task.AuditSubmitted {
+			continue
+		}
+		submitted++
+		var d struct{ Subject, Issuer string }
+		if err := json.Unmarshal(e.Data, &d); err != nil || d.Issuer != p.Issuer || d.Subject != e.Actor+"-client" {
+			t.Errorf("submission of %s: subject %q, issuer %q (%v); want %s-client, %s", e.Actor, d.Subject, d.Issuer, err, e.Actor, p.Issuer)
+		}
+	}
+	if submitted < 5 {
+		t.Errorf("%d submissions in the audit log, want at least 5", submitted)
 	}
 }
