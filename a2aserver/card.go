@@ -61,16 +61,21 @@ func capabilityProfile(spec task.AgentSpec, info AgentInfo, policy task.PolicyEn
 // trustModel returns the params and description of the trust-model
 // extension. Without authentication the actor is whatever the caller
 // writes in metadata.pactum.actor, and any caller may address any task by
-// its id; with bearer tokens the token decides the actor, and a caller
-// sees only its own tasks.
-func trustModel(bearer bool) (map[string]any, string) {
-	if bearer {
+// its id; with bearer tokens (pactum's own, or an OpenID provider's JWTs)
+// the token decides the actor, and a caller sees only its own tasks.
+func trustModel(o *Options) (map[string]any, string) {
+	if o.Authenticate != nil {
+		name, how := bearerScheme, "a bearer token"
+		mode := "bearer"
+		if o.Scheme.OpenIDConnectURL != "" {
+			name, how, mode = oidcScheme, "a JWT of an OpenID provider", "oidc"
+		}
 		return map[string]any{
-				"authentication": "bearer",
-				"securityScheme": string(bearerScheme),
+				"authentication": mode,
+				"securityScheme": string(name),
 				"actor":          "token",
 				"taskAccess":     "own",
-			}, "pactum trust model: callers authenticate with a bearer token (securitySchemes." + string(bearerScheme) +
+			}, "pactum trust model: callers authenticate with " + how + " (securitySchemes." + string(name) +
 				"); the token's actor is the task's actor, naming another is forbidden, and a caller sees only its own tasks"
 	}
 	return map[string]any{
@@ -82,6 +87,20 @@ func trustModel(bearer bool) (map[string]any, string) {
 			".actor, default " + AnonymousActor + ") is self-asserted, and any caller may address any task by its id"
 }
 
+// Scheme says which security scheme cards declare for Options.
+// Authenticate. The zero Scheme is HTTP bearer (pactum's own tokens).
+type Scheme struct {
+	// OpenIDConnectURL, when set, is the discovery URL of the OpenID
+	// provider whose JWTs callers send (the issuer followed by
+	// /.well-known/openid-configuration): cards declare an openIdConnect
+	// scheme with it.
+	OpenIDConnectURL string
+}
+
+// oidcScheme names the security scheme cards declare with
+// Scheme.OpenIDConnectURL.
+const oidcScheme a2a.SecuritySchemeName = "oidc"
+
 // simulationNote is added to the description of an agent in dry run.
 const simulationNote = "Simulation (dry run): tasks succeed without calling the agent; the action is not performed."
 
@@ -89,11 +108,11 @@ const simulationNote = "Simulation (dry run): tasks succeed without calling the 
 // endpoint, an absolute URL. The card lists JSON-RPC and HTTP+JSON for
 // protocol 1.0, then gRPC for 1.0 at o.GRPCAddress with the agent's name
 // as tenant when that is set, then JSON-RPC and HTTP+JSON at endpoint for
-// 0.3 (served to requests without an A2A-Version header). With o.Authenticate the card declares the bearer
-// scheme and requires it; either way its trust-model extension says how
-// callers are (or are not) authenticated.
+// 0.3 (served to requests without an A2A-Version header). With
+// o.Authenticate the card declares the scheme of o.Scheme (bearer, or
+// openIdConnect) and requires it; either way its trust-model extension
+// says how callers are (or are not) authenticated.
 func buildCard(spec task.AgentSpec, info AgentInfo, endpoint string, o *Options) *a2a.AgentCard {
-	bearer := o.Authenticate != nil
 	desc := info.Description
 	if desc == "" {
 		desc = "pactum agent " + spec.Name + " (action " + spec.Action + ")"
@@ -121,7 +140,7 @@ func buildCard(spec task.AgentSpec, info AgentInfo, endpoint string, o *Options)
 			skills[i].Tags = []string{}
 		}
 	}
-	trust, trustDesc := trustModel(bearer)
+	trust, trustDesc := trustModel(o)
 	card := &a2a.AgentCard{
 		Name:                spec.Name,
 		Description:         desc,
@@ -147,7 +166,14 @@ func buildCard(spec task.AgentSpec, info AgentInfo, endpoint string, o *Options)
 	if info.Contracts != nil {
 		card.Capabilities.Extensions = append(card.Capabilities.Extensions, contractsExtension(info.Contracts, endpoint))
 	}
-	if bearer {
+	switch {
+	case o.Authenticate != nil && o.Scheme.OpenIDConnectURL != "":
+		card.SecuritySchemes = a2a.NamedSecuritySchemes{oidcScheme: a2a.OpenIDConnectSecurityScheme{
+			OpenIDConnectURL: o.Scheme.OpenIDConnectURL,
+			Description:      "a JWT (access token) of this OpenID provider whose subject pactum's configuration gives an actor (auth: oidc)",
+		}}
+		card.SecurityRequirements = a2a.SecurityRequirementsOptions{{oidcScheme: a2a.SecuritySchemeScopes{}}}
+	case o.Authenticate != nil:
 		card.SecuritySchemes = a2a.NamedSecuritySchemes{bearerScheme: a2a.HTTPAuthSecurityScheme{
 			Scheme: "Bearer", Description: "a token pactum's configuration gives an actor (auth: bearer)",
 		}}

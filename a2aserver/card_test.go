@@ -10,6 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/pactum/pactum/a2aserver"
+	"github.com/pactum/pactum/internal/bearer"
 	"github.com/pactum/pactum/task"
 )
 
@@ -184,7 +185,11 @@ func TestCardsStateTheTrustModel(t *testing.T) {
 	t.Parallel()
 	open := setup(t)
 	authed := setup(t, func(c *setupConfig) {
-		c.opts.Authenticate = func(token string) (string, bool) { return "alice", token == "s3cret" }
+		c.opts.Authenticate = aliceToken
+	})
+	oidc := setup(t, func(c *setupConfig) {
+		c.opts.Authenticate = aliceToken
+		c.opts.Scheme = a2aserver.Scheme{OpenIDConnectURL: "https://id.example/.well-known/openid-configuration"}
 	})
 
 	c := open.card("/agents/echo/.well-known/agent-card.json")
@@ -229,6 +234,26 @@ func TestCardsStateTheTrustModel(t *testing.T) {
 	if _, ok := c.SecuritySchemes["bearer"].(a2a.HTTPAuthSecurityScheme); !ok || len(c.SecurityRequirements) != 1 {
 		t.Fatalf("card security = %+v / %+v, want the bearer scheme, required", c.SecuritySchemes, c.SecurityRequirements)
 	}
+
+	// With an OpenID provider's JWTs: openIdConnect, with its discovery URL.
+	c = oidc.card("/agents/echo/.well-known/agent-card.json")
+	e = extension(t, c, a2aserver.TrustModelURI)
+	if e.Params["authentication"] != "oidc" || e.Params["securityScheme"] != "oidc" || e.Params["taskAccess"] != "own" {
+		t.Fatalf("trust model with oidc auth = %v", e.Params)
+	}
+	s, ok := c.SecuritySchemes["oidc"].(a2a.OpenIDConnectSecurityScheme)
+	if !ok || s.OpenIDConnectURL != "https://id.example/.well-known/openid-configuration" || len(c.SecuritySchemes) != 1 ||
+		len(c.SecurityRequirements) != 1 || c.SecurityRequirements[0]["oidc"] == nil {
+		t.Fatalf("card security = %+v / %+v, want the oidc scheme, required", c.SecuritySchemes, c.SecurityRequirements)
+	}
+}
+
+// aliceToken is an Options.Authenticate that knows one token, alice's.
+func aliceToken(_ context.Context, token string) (task.Identity, error) {
+	if token != "s3cret" {
+		return task.Identity{}, bearer.ErrInvalidToken
+	}
+	return task.Identity{Actor: "alice"}, nil
 }
 
 // coveringPolicy is a policy engine that covers some actions

@@ -25,6 +25,7 @@ import (
 
 	"github.com/pactum/pactum/a2aserver"
 	"github.com/pactum/pactum/internal/bearer"
+	"github.com/pactum/pactum/task"
 )
 
 // grpcBundle is a bundle whose server also serves gRPC on loopback.
@@ -306,14 +307,14 @@ func TestGRPCAuth(t *testing.T) {
 	t.Parallel()
 	var refused, invalid atomic.Int64
 	g := setupGRPC(t, func(c *setupConfig) {
-		c.opts.Authenticate = func(token string) (string, bool) {
+		c.opts.Authenticate = func(_ context.Context, token string) (task.Identity, error) {
 			switch token {
 			case "alice-token":
-				return "alice", true
+				return task.Identity{Actor: "alice"}, nil
 			case "bob-token":
-				return "bob", true
+				return task.Identity{Actor: "bob"}, nil
 			}
-			return "", false
+			return task.Identity{}, bearer.ErrInvalidToken
 		}
 		c.opts.Refused = func(bad bool) {
 			refused.Add(1)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/pactum/pactum/internal/bearer"
 	"github.com/pactum/pactum/task"
 )
 
@@ -135,8 +136,11 @@ func FuzzBearerHeader(f *testing.F) {
 	for _, s := range []string{"", "Bearer s3cret", "bearer s3cret", "Bearer  s3cret ", "Basic s3cret", "Bearer", "Bearer ", "Bearer wrong", "s3cret", "Bearer s3cret extra"} {
 		f.Add(s)
 	}
-	s := &Server{opts: Options{Authenticate: func(token string) (string, bool) {
-		return "alice", token == "s3cret"
+	s := &Server{opts: Options{Authenticate: func(_ context.Context, token string) (task.Identity, error) {
+		if token != "s3cret" {
+			return task.Identity{}, bearer.ErrInvalidToken
+		}
+		return task.Identity{Actor: "alice"}, nil
 	}}}
 	f.Fuzz(func(t *testing.T, header string) {
 		r := httptest.NewRequest(http.MethodPost, "/", nil)

@@ -91,14 +91,19 @@ type Options struct {
 	Push push.Options
 	// Authenticate, when set, turns on bearer authentication: every request
 	// but the agent cards needs an "Authorization: Bearer TOKEN" header whose
-	// token Authenticate maps to an actor (ok false: unknown token). The
-	// call then runs as that actor (task.WithCaller): it submits under it,
+	// token Authenticate maps to an identity (an error wrapping
+	// bearer.ErrInvalidToken refuses it; a bearer.InvalidTokenError says
+	// which check failed). The call then runs as that identity
+	// (task.WithIdentity): it submits under its actor,
 	// lists and addresses only its own tasks, and naming another actor is
 	// forbidden. A request without a valid token gets HTTP 401 with a
 	// WWW-Authenticate challenge; one with more than one Authorization
 	// header gets HTTP 400 (error="invalid_request"), whatever they hold.
 	// Cards declare the bearer scheme.
-	Authenticate func(token string) (actor string, ok bool)
+	Authenticate func(ctx context.Context, token string) (task.Identity, error)
+	// Scheme is the security scheme cards declare with Authenticate
+	// (default: HTTP bearer; see OpenIDConnect).
+	Scheme Scheme
 	// Policy is the Coordinator's policy engine (task.Options.Policy), if
 	// any. Cards use it only to tell whether a sensitive agent in dry run
 	// needs approval references: one whose action the policy does not
@@ -343,22 +348,26 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) *http.Requ
 	return nil
 }
 
-// caller returns ctx carrying the actor (task.WithCaller) whose bearer
-// token authorization, the values of a request's Authorization header or
-// gRPC metadata, holds. Without Options.Authenticate it returns ctx as
-// is. A refusal is told to Options.Refused and returned:
-// bearer.ErrNoToken, bearer.ErrInvalidToken or bearer.ErrMultipleHeaders.
+// caller returns ctx carrying the identity (task.WithIdentity, which
+// sets the caller) whose bearer token authorization, the values of a
+// request's Authorization header or gRPC metadata, holds. Without
+// Options.Authenticate it returns ctx as is. A refusal is told to
+// Options.Refused and returned: bearer.ErrNoToken, bearer.ErrInvalidToken
+// (a bearer.InvalidTokenError when the check that failed is known) or
+// bearer.ErrMultipleHeaders.
 func (s *Server) caller(ctx context.Context, authorization []string) (context.Context, error) {
 	if s.opts.Authenticate == nil {
 		return ctx, nil
 	}
 	token, err := bearer.FromValues(authorization)
 	if err == nil {
-		actor, ok := s.opts.Authenticate(token)
-		if ok {
-			return task.WithCaller(ctx, actor), nil
+		var id task.Identity
+		if id, err = s.opts.Authenticate(ctx, token); err == nil {
+			return task.WithIdentity(ctx, id), nil
 		}
-		err = bearer.ErrInvalidToken
+		if !errors.Is(err, bearer.ErrInvalidToken) {
+			err = fmt.Errorf("%w: %w", bearer.ErrInvalidToken, err)
+		}
 	}
 	if s.opts.Refused != nil {
 		s.opts.Refused(!errors.Is(err, bearer.ErrNoToken))

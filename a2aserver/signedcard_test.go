@@ -109,7 +109,7 @@ func TestJWKSWithBearerAuth(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(c *setupConfig) {
 		c.opts.CardSigner = newSigner(t)
-		c.opts.Authenticate = func(token string) (string, bool) { return "alice", token == "s3cret" }
+		c.opts.Authenticate = aliceToken
 	})
 	if r := b.do(http.MethodGet, cardsig.JWKSPath, "", nil); r.status != http.StatusOK {
 		t.Fatalf("GET %s without a token: %d %s", cardsig.JWKSPath, r.status, r.body)

@@ -126,8 +126,13 @@ type Config struct {
 	// Auth is how callers of the A2A and MCP endpoints are authenticated
 	// (`auth`): AuthNone (default), anyone may call, as any actor;
 	// AuthBearer, every call needs an actor's bearer token and acts as that
-	// actor. Agent cards, /healthz, /readyz and /metrics stay open.
+	// actor; AuthOIDC, every call needs a JWT of OIDC's issuer whose actor
+	// claim names an actor's subject (the mapping form of `auth`, whose
+	// mode is oidc). Agent cards, /healthz, /readyz and /metrics stay open.
 	Auth string `yaml:"auth"`
+	// OIDC configures auth: oidc (the other keys of the `auth` mapping);
+	// zero for the other modes.
+	OIDC OIDC `yaml:"-"`
 	// Policy holds the approvals that sensitive actions need (`policy`).
 	Policy Policy `yaml:"policy"`
 	// Audit configures the audit log (`audit`).
@@ -143,6 +148,8 @@ type Config struct {
 	// it is not).
 	file                string
 	storeLine, storeCol int
+	// jwksLine and jwksCol are where auth.jwks_file is set.
+	jwksLine, jwksCol int
 	// deferred are actions actors name that no agent serves, left for
 	// UnknownActions when contracts are configured.
 	deferred []deferredAction
@@ -385,12 +392,75 @@ type Actor struct {
 	// TokenEnv names the environment variable that holds the actor's
 	// bearer token (`token_env`), read when the server starts.
 	TokenEnv string `yaml:"token_env"`
+	// Subject is the value of OIDC.ActorClaim in the tokens that act as
+	// this actor (`subject`), e.g. the OAuth client id of a client
+	// credentials client. With auth: oidc every actor has one (unique);
+	// without, none has.
+	Subject string `yaml:"subject"`
+}
+
+// OIDC is the auth: oidc mode: callers send JWTs (OAuth access tokens or
+// ID tokens) that an OpenID provider signed.
+type OIDC struct {
+	// Issuer is the provider's issuer URL (`issuer`, required): tokens
+	// must carry it as iss, and its /.well-known/openid-configuration
+	// names the JWKS, fetched when the node starts and again whenever a
+	// token names a key it does not hold (key rotation). https, or http
+	// on a loopback host.
+	Issuer string
+	// Audience lists the values a token's aud must hold one of
+	// (`audience`, a string or a list, required).
+	Audience []string
+	// JWKSFile is a JSON Web Key Set file (`jwks_file`, relative to the
+	// configuration's directory) holding the issuer's public keys: no
+	// discovery and no fetch, for air-gapped nodes and for pactum auth
+	// check. Default "": discover the JWKS from Issuer.
+	JWKSFile string
+	// Algorithms are the signature algorithms accepted (`algorithms`,
+	// default [RS256, ES256, EdDSA]); only asymmetric ones may be named,
+	// never none nor HS*.
+	Algorithms []string
+	// Leeway is the clock skew allowed for exp and nbf (`leeway`, default
+	// 30s, at most 5m).
+	Leeway Duration
+	// ActorClaim names the claim whose value is matched against the
+	// actors' subject (`actor_claim`, default "sub"; e.g. client_id).
+	ActorClaim string
+	// ActionsClaim names the claim (a space-separated string, as scope,
+	// or a list of strings, as roles) whose values pactum:ACTION grant
+	// ACTION and pactum:* every action (`actions_claim`). A token may then
+	// call only the actions it grants that its actor may call. Default "":
+	// the actor's actions, whatever the token holds.
+	ActionsClaim string
+}
+
+// DefaultOIDCAlgorithms are the algorithms auth: oidc accepts by default.
+var DefaultOIDCAlgorithms = []string{"RS256", "ES256", "EdDSA"}
+
+// OIDCAlgorithms are the algorithms auth: oidc may accept: asymmetric
+// signatures only.
+var OIDCAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+
+// OIDCJWKS returns auth.jwks_file resolved against the configuration
+// file's directory (or baseDir), and a way to place a problem with it (a
+// file that does not hold a JWKS of public keys) at its key in the
+// configuration. file is "" when none is set.
+func (c *Config) OIDCJWKS(baseDir string) (file string, place func(msg string, err error) *Error) {
+	file = c.OIDC.JWKSFile
+	if dir := c.baseDir(baseDir); file != "" && !filepath.IsAbs(file) && dir != "" {
+		file = filepath.Join(dir, file)
+	}
+	cfgFile, line, col := c.file, c.jwksLine, c.jwksCol
+	return file, func(msg string, err error) *Error {
+		return &Error{File: cfgFile, Line: line, Column: col, Path: "auth.jwks_file", Msg: msg, Err: err}
+	}
 }
 
 // Auth modes.
 const (
 	AuthNone   = "none"
 	AuthBearer = "bearer"
+	AuthOIDC   = "oidc"
 )
 
 // Policy holds the approvals that sensitive actions need.

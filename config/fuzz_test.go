@@ -32,6 +32,8 @@ func FuzzParse(f *testing.F) {
 		"a: &a [*a, *a]\n",
 		oneAgent + "definitions: {dirs: [d], runtimes: {l: &l {type: echo, retry: {max_attempts: 2}}, m: *l}}\nworkflows:\n  - {name: w, steps: [a, {parallel: [b, a]}, {parallel: []}, {}, [x]]}\n",
 		"%YAML 1.1\n---\nagents: []\n...\n---\n",
+		"auth: {mode: oidc, issuer: \"https://id.example\", audience: [a, b], algorithms: [ES256], leeway: 1s, actor_claim: client_id, actions_claim: scope}\n" + oneAgent + "actors: [{name: b, actions: [a], subject: s}]\n",
+		"auth: &m {mode: oidc, <<: *m}\n" + oneAgent,
 	} {
 		f.Add([]byte(seed))
 	}

@@ -69,6 +69,7 @@ type refNodes struct {
 	actions []*yaml.Node
 	actors  []*yaml.Node
 	token   *yaml.Node // an actor's token_sha256 or token_env
+	subject *yaml.Node // an actor's subject
 }
 
 // config walks the document root into c, applies defaults and validates.
@@ -137,7 +138,7 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 				}, nil)
 			},
 			"auth": func(n *yaml.Node, path string) {
-				c.Auth, _ = w.oneOf(n, path, AuthNone, AuthBearer)
+				w.auth(n, path, c)
 				authN = n
 			},
 			"migrate": func(n *yaml.Node, path string) {
@@ -247,8 +248,8 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 	}
 	c.setDefaults(ttlSet)
 	w.checkAuth(c, root, authN, actors)
-	if wildcardN != nil && c.Auth != AuthBearer {
-		w.errorf(wildcardN, "http.cors_origins", `"*" lets every web page call this server; it needs auth: bearer (or list the origins)`)
+	if wildcardN != nil && c.Auth == AuthNone {
+		w.errorf(wildcardN, "http.cors_origins", `"*" lets every web page call this server; it needs auth: bearer or oidc (or list the origins)`)
 	}
 
 	w.crossCheck(c, root, agentsN, defaultAgentN, agents, actors, approvals)
@@ -806,6 +807,10 @@ func (w *walker) actor(n *yaml.Node, path string) (Actor, refNodes) {
 				a.TokenSHA256 = strings.ToLower(s)
 			}
 		},
+		"subject": func(n *yaml.Node, path string) {
+			an.subject = n
+			a.Subject = w.nonEmpty(n, path)
+		},
 		"token_env": func(n *yaml.Node, path string) {
 			an.token = n
 			if s, ok := w.str(n, path); ok {
@@ -971,18 +976,40 @@ func (w *walker) checkAuth(c *Config, root, authN *yaml.Node, actors []refNodes)
 				w.errorf(actors[i].token, actors[i].path, "a token needs auth: bearer (without it callers are not authenticated)")
 			}
 		}
+	}
+	if c.Auth != AuthOIDC {
+		for i, a := range c.Actors {
+			if a.Subject != "" {
+				w.errorf(actors[i].subject, actors[i].path+".subject", "a subject needs auth: {mode: oidc, …}")
+			}
+		}
+	}
+	if c.Auth == AuthNone {
 		return
 	}
-	if len(c.Actors) == 0 {
-		w.errorf(authN, "auth", "bearer needs actors with tokens: nobody could call")
+	what := "with tokens"
+	if c.Auth == AuthOIDC {
+		what = "with subjects"
 	}
+	if len(c.Actors) == 0 {
+		w.errorf(authN, "auth", "%s needs actors %s: nobody could call", c.Auth, what)
+	}
+	subjects := map[string]string{}
 	for i, a := range c.Actors {
-		if a.TokenSHA256 == "" && a.TokenEnv == "" {
-			n := actors[i].id
-			if n == nil {
-				n = root
-			}
+		n := actors[i].id
+		if n == nil {
+			n = root
+		}
+		switch {
+		case c.Auth == AuthBearer && a.TokenSHA256 == "" && a.TokenEnv == "":
 			w.errorf(n, actors[i].path, "auth: bearer needs token_sha256 or token_env for every actor")
+		case c.Auth == AuthOIDC && a.Subject == "":
+			w.errorf(n, actors[i].path, "auth: oidc needs a subject for every actor (the value of the token's %s claim)", c.OIDC.ActorClaim)
+		case c.Auth == AuthOIDC:
+			if other, dup := subjects[a.Subject]; dup {
+				w.errorf(actors[i].subject, actors[i].path+".subject", "actor %s has the same subject", other)
+			}
+			subjects[a.Subject] = a.Name
 		}
 	}
 }

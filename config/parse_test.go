@@ -281,6 +281,32 @@ func TestParseErrors(t *testing.T) {
 		{"bad token env", "auth: bearer\n" + oneAgent + "actors:\n  - {name: bob, actions: [a], token_env: 1X}\n",
 			[]string{`pactum.yaml:4:42: actors[0].token_env: must be an environment variable name (letters, digits and _, not starting with a digit)`}},
 
+		// auth: oidc.
+		{"oidc as a scalar", "auth: oidc\n" + oneAgent,
+			[]string{`pactum.yaml:1:7: auth: oidc needs the mapping form`}},
+		{"oidc without issuer and audience", "auth: {mode: oidc}\n" + oneAgent + "actors:\n  - {name: bob, actions: [a], subject: svc}\n",
+			[]string{`pactum.yaml:1:7: auth.issuer: required`, `pactum.yaml:1:7: auth.audience: required`}},
+		{"oidc without mode", "auth: {issuer: \"https://id.example\", audience: pactum}\n" + oneAgent,
+			[]string{`pactum.yaml:1:7: auth.mode: required`}},
+		{"bearer with oidc keys", "auth: {mode: bearer, issuer: \"https://id.example\"}\n" + oneAgent + "actors:\n  - {name: bob, actions: [a], token_env: B}\n",
+			[]string{`pactum.yaml:1:7: auth: only mode oidc takes other keys; write auth: bearer`}},
+		{"oidc issuer over http", "auth: {mode: oidc, issuer: \"http://id.example\", audience: pactum}\n" + oneAgent + "actors:\n  - {name: bob, actions: [a], subject: svc}\n",
+			[]string{`pactum.yaml:1:28: auth.issuer: issuer "http://id.example" must be https:// (http:// only on a loopback host)`}},
+		{"oidc hmac and none", "auth: {mode: oidc, issuer: \"https://id.example\", audience: pactum, algorithms: [HS256, none]}\n" + oneAgent + "actors:\n  - {name: bob, actions: [a], subject: svc}\n",
+			[]string{`pactum.yaml:1:81: auth.algorithms[0]: "HS256" is not allowed`, `pactum.yaml:1:88: auth.algorithms[1]: "none" is not allowed`}},
+		{"oidc empty audience list", "auth: {mode: oidc, issuer: \"https://id.example\", audience: []}\n" + oneAgent + "actors:\n  - {name: bob, actions: [a], subject: svc}\n",
+			[]string{`pactum.yaml:1:60: auth.audience: must name at least one audience`}},
+		{"oidc leeway too long", "auth: {mode: oidc, issuer: \"https://id.example\", audience: pactum, leeway: 1h}\n" + oneAgent + "actors:\n  - {name: bob, actions: [a], subject: svc}\n",
+			[]string{`pactum.yaml:1:76: auth.leeway: must be at most 5m0s, got 1h`}},
+		{"oidc actor without subject", "auth: {mode: oidc, issuer: \"https://id.example\", audience: pactum}\n" + oneAgent + "actors:\n  - {name: bob, actions: [a]}\n",
+			[]string{`pactum.yaml:4:12: actors[0]: auth: oidc needs a subject for every actor (the value of the token's sub claim)`}},
+		{"oidc duplicate subject", "auth: {mode: oidc, issuer: \"https://id.example\", audience: pactum}\n" + oneAgent + "actors:\n  - {name: bob, actions: [a], subject: svc}\n  - {name: eve, actions: [a], subject: svc}\n",
+			[]string{`pactum.yaml:5:40: actors[1].subject: actor bob has the same subject`}},
+		{"oidc with a token", "auth: {mode: oidc, issuer: \"https://id.example\", audience: pactum}\n" + oneAgent + "actors:\n  - {name: bob, actions: [a], subject: svc, token_env: B}\n",
+			[]string{`pactum.yaml:4:56: actors[0]: a token needs auth: bearer`}},
+		{"subject without oidc", "auth: bearer\n" + oneAgent + "actors:\n  - {name: bob, actions: [a], token_env: B, subject: svc}\n",
+			[]string{`pactum.yaml:4:54: actors[0].subject: a subject needs auth: {mode: oidc, …}`}},
+
 		// Actors and approvals.
 		{"actor naming unknown action", oneAgent + "actors:\n  - name: bob\n    actions: [a, deploy]\n",
 			[]string{`pactum.yaml:4:18: actors[0].actions[1]: unknown action "deploy" (actions: "a")`}},
@@ -777,5 +803,35 @@ func TestParseContracts(t *testing.T) {
 	// Without contracts, an unknown action is Parse's error.
 	if _, err := config.Parse([]byte(oneAgent+"actors:\n  - {name: x, actions: [one]}\n"), "p.yaml"); err == nil || !strings.Contains(err.Error(), `unknown action "one"`) {
 		t.Fatalf("parse: %v", err)
+	}
+}
+
+// TestParseOIDC checks the mapping form of auth with mode oidc: its values
+// and its defaults (algorithms, leeway, actor claim).
+func TestParseOIDC(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, auth string
+		want       config.OIDC
+	}{
+		{"defaults", `{mode: oidc, issuer: "https://id.example/realm", audience: pactum}`, config.OIDC{
+			Issuer: "https://id.example/realm", Audience: []string{"pactum"},
+			Algorithms: []string{"RS256", "ES256", "EdDSA"}, Leeway: config.D(30 * time.Second), ActorClaim: "sub",
+		}},
+		{"every key", `{mode: oidc, issuer: "http://127.0.0.1:8080", audience: [a, b], jwks_file: keys.json, algorithms: [PS256], leeway: 0s, actor_claim: client_id, actions_claim: scope}`, config.OIDC{
+			Issuer: "http://127.0.0.1:8080", Audience: []string{"a", "b"}, JWKSFile: "keys.json",
+			Algorithms: []string{"PS256"}, ActorClaim: "client_id", ActionsClaim: "scope",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := config.Parse([]byte("auth: "+tc.auth+"\n"+oneAgent+"actors:\n  - {name: bob, actions: [a], subject: svc}\n"), "pactum.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Auth != config.AuthOIDC || !reflect.DeepEqual(c.OIDC, tc.want) || c.Actors[0].Subject != "svc" {
+				t.Errorf("auth %q, oidc %+v, subject %q; want oidc, %+v, svc", c.Auth, c.OIDC, c.Actors[0].Subject, tc.want)
+			}
+		})
 	}
 }

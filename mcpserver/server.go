@@ -382,6 +382,12 @@ func (s *Server) describe(a task.AgentSpec) string {
 	return fmt.Sprintf("pactum agent %s (action %s)", a.Name, a.Action)
 }
 
+// IdentityKey is the key of the verified token's TokenInfo.Extra under
+// which an HTTP handler's middleware may put the caller's task.Identity
+// (subject, issuer, granted actions): the tools then act as that
+// identity, not only as TokenInfo.UserID's actor.
+const IdentityKey = "pactum.identity"
+
 // authActor returns the authenticated actor of a call ("" for none).
 func (s *Server) authActor(ctx context.Context, req *mcp.CallToolRequest) string {
 	if s.opts.Actor != nil {
@@ -402,10 +408,23 @@ func scoped[In, Out any](s *Server, h mcp.ToolHandlerFor[In, Out]) mcp.ToolHandl
 	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		if a := s.authActor(ctx, req); a != "" && a != task.Caller(ctx) {
 			ctx = task.WithCaller(ctx, a)
+			if id, ok := tokenIdentity(req); ok && id.Actor == a {
+				ctx = task.WithIdentity(ctx, id)
+			}
 		}
 		ctx = withCallTrace(ctx, req)
 		return h(ctx, req, in)
 	}
+}
+
+// tokenIdentity returns the identity the middleware put in the call's
+// TokenInfo (IdentityKey), if any.
+func tokenIdentity(req *mcp.CallToolRequest) (task.Identity, bool) {
+	if req == nil || req.Extra == nil || req.Extra.TokenInfo == nil {
+		return task.Identity{}, false
+	}
+	id, ok := req.Extra.TokenInfo.Extra[IdentityKey].(task.Identity)
+	return id, ok
 }
 
 // withCallTrace returns ctx with the W3C trace context of a tool call, so

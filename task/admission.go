@@ -136,6 +136,10 @@ func (c *Coordinator) admission(ctx context.Context, spec *AgentSpec, env *Envel
 		d := Decision{Allow: false, Code: CodeForbidden, Reason: fmt.Sprintf("actor %q may not call action %q", env.Actor, spec.Action)}
 		return reject(d, []AuditInput{c.decisionAudit(env, StageSubmit, d)}), nil
 	}
+	if id, ok := IdentityFrom(ctx); ok && id.Actor == env.Actor && !id.Grants(spec.Action) {
+		d := Decision{Allow: false, Code: CodeForbidden, Reason: fmt.Sprintf("the caller's token does not grant action %q", spec.Action)}
+		return reject(d, []AuditInput{c.decisionAudit(env, StageSubmit, d)}), nil
+	}
 	if !spec.Sensitive {
 		return []Step{{To: StateValidated}, {To: StateQueued}}, nil
 	}

@@ -2,6 +2,7 @@ package task_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -349,5 +350,55 @@ func TestContinueMetadataLimits(t *testing.T) {
 	}
 	if now := wait(t, b, got.ID); now.State != task.StateInputRequired || now.Seq != got.Seq {
 		t.Fatalf("a refused answer changed the task: %s seq %d, was seq %d", now.State, now.Seq, got.Seq)
+	}
+}
+
+// TestIdentityGrants checks a caller whose token grants only some actions
+// (task.WithIdentity): an action its actor may call but the token does not
+// grant is rejected as forbidden; a granted one runs, and its submission
+// entry in the audit log records the token's subject and issuer.
+func TestIdentityGrants(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	b := setup(t, task.Options{
+		Agents:      []task.AgentSpec{{Name: "echo", Runner: echoRunner(&calls)}, {Name: "other", Runner: echoRunner(&calls)}},
+		Permissions: task.Permissions{"svc": {"*"}},
+	})
+	ctx := task.WithIdentity(context.Background(), task.Identity{Actor: "svc", Subject: "client-1", Issuer: "https://id.example", Actions: []string{"echo"}})
+	for _, tc := range []struct {
+		action string
+		ok     bool
+	}{{"other", false}, {"echo", true}} {
+		res, err := b.coord.Submit(ctx, task.SubmitRequest{Envelope: envelope(tc.action, "svc", tc.action)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Task; got.Rejected == tc.ok || (!tc.ok && got.ErrorCode != task.CodeForbidden) {
+			t.Errorf("%s: rejected %v (%s); want rejected %v", tc.action, got.Rejected, got.ErrorCode, !tc.ok)
+		}
+	}
+	entries, err := b.store.AuditEntries(ctx, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, e := range entries {
+		if e.Kind != task.AuditSubmitted {
+			continue
+		}
+		var d struct{ Subject, Issuer string }
+		if err := json.Unmarshal(e.Data, &d); err != nil || d.Subject != "client-1" || d.Issuer != "https://id.example" {
+			t.Errorf("submission entry %s: subject %q issuer %q (%v)", e.Data, d.Subject, d.Issuer, err)
+		}
+		found++
+	}
+	if found != 2 {
+		t.Errorf("%d submission entries, want 2", found)
+	}
+	// Without an identity (or with one of another actor), the actor's
+	// permissions alone decide, and nothing more is recorded.
+	res, err := b.coord.Submit(task.WithIdentity(context.Background(), task.Identity{Actor: "svc", Actions: nil}), task.SubmitRequest{Envelope: envelope("other", "svc", "x")})
+	if err != nil || res.Task.Rejected {
+		t.Errorf("unrestricted identity: %+v, %v", res, err)
 	}
 }

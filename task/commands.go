@@ -235,7 +235,13 @@ func (c *Coordinator) newTask(ctx context.Context, spec *AgentSpec, env Envelope
 		CreatedAt:   now,
 		UpdatedAt:   now,
 	}
-	submitted, _ := json.Marshal(map[string]any{"envelope": env, "payloadHash": t.PayloadHash, "agent": spec.Name})
+	record := map[string]any{"envelope": env, "payloadHash": t.PayloadHash, "agent": spec.Name}
+	// A token an identity provider issued is recorded by its subject and
+	// issuer (never the token itself): who the provider vouched for.
+	if id, ok := IdentityFrom(ctx); ok && id.Actor == env.Actor && id.Issuer != "" {
+		record["subject"], record["issuer"] = id.Subject, id.Issuer
+	}
+	submitted, _ := json.Marshal(record)
 	p := CreateParams{
 		Task:  t,
 		Audit: []AuditInput{{Kind: AuditSubmitted, TaskID: t.ID, Actor: env.Actor, Data: submitted}},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 )
 
 // What every transport (A2A, MCP, CLI) does the same way, so the same
@@ -54,6 +55,45 @@ func WithCaller(ctx context.Context, actor string) context.Context {
 func Caller(ctx context.Context) string {
 	s, _ := ctx.Value(callerKey{}).(string)
 	return s
+}
+
+// Identity is what a transport's authentication established about a
+// caller: its actor and, for a token an identity provider issued, who
+// issued it to whom and which actions it grants.
+type Identity struct {
+	// Actor is the caller's actor (required).
+	Actor string
+	// Subject and Issuer are the token's subject and issuer; "" for
+	// tokens pactum itself knows (auth: bearer).
+	Subject, Issuer string
+	// Actions, when not nil, are the actions the token grants ("*": all):
+	// the caller may call only those of its actor's actions. Nil: the
+	// actor's actions, unrestricted by the token.
+	Actions []string
+}
+
+type identityKey struct{}
+
+// WithIdentity returns ctx carrying id: its actor as the caller
+// (WithCaller), and the rest for admission (Actions) and the audit log.
+func WithIdentity(ctx context.Context, id Identity) context.Context {
+	return context.WithValue(WithCaller(ctx, id.Actor), identityKey{}, id)
+}
+
+// IdentityFrom returns the identity ctx carries (WithIdentity), if any,
+// and only while it still names ctx's caller.
+func IdentityFrom(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(identityKey{}).(Identity)
+	if !ok || id.Actor != Caller(ctx) {
+		return Identity{}, false
+	}
+	return id, true
+}
+
+// Grants reports whether id lets its caller call action, as far as the
+// token goes (the actor's own permissions are checked apart).
+func (id Identity) Grants(action string) bool {
+	return id.Actions == nil || slices.Contains(id.Actions, "*") || slices.Contains(id.Actions, action)
 }
 
 // EncodeData encodes a structured value as a data part holds it: compact

@@ -24,6 +24,23 @@ var (
 	ErrMultipleHeaders = errors.New("the request has more than one Authorization header; send exactly one")
 )
 
+// InvalidTokenError is ErrInvalidToken with the check the token failed
+// (expired, wrong issuer, …), fit to show the caller: it never holds the
+// token nor a key.
+type InvalidTokenError struct {
+	// Reason says which check failed, in a few words.
+	Reason string
+}
+
+// Invalid returns an InvalidTokenError for reason.
+func Invalid(reason string) error { return &InvalidTokenError{Reason: reason} }
+
+// Error implements error.
+func (e *InvalidTokenError) Error() string { return ErrInvalidToken.Error() + ": " + e.Reason }
+
+// Unwrap returns ErrInvalidToken.
+func (e *InvalidTokenError) Unwrap() error { return ErrInvalidToken }
+
 // Token returns the token of r's one "Authorization: Bearer TOKEN" header
 // (the scheme in any case, surrounding blanks trimmed). It returns
 // ErrMultipleHeaders when r has more than one Authorization header, and
@@ -60,7 +77,8 @@ func Refuse(w http.ResponseWriter, err error) int {
 
 // Challenge returns the WWW-Authenticate challenge refusing a request for
 // err (ErrNoToken, ErrInvalidToken or ErrMultipleHeaders) and the HTTP
-// status of the refusal, as Refuse answers them.
+// status of the refusal, as Refuse answers them. An InvalidTokenError adds
+// its reason as error_description.
 func Challenge(err error) (challenge string, status int) {
 	c := `Bearer realm="pactum"`
 	status = http.StatusUnauthorized
@@ -70,8 +88,24 @@ func Challenge(err error) (challenge string, status int) {
 		status = http.StatusBadRequest
 	case errors.Is(err, ErrInvalidToken):
 		c += `, error="invalid_token"`
+		if e := (*InvalidTokenError)(nil); errors.As(err, &e) {
+			c += `, error_description="` + quotable(e.Reason) + `"`
+		}
 	}
 	return c, status
+}
+
+// quotable returns s fit for a quoted-string of a challenge: RFC 6750
+// limits error_description to printable ASCII without '"' and '\'; other
+// bytes become spaces.
+func quotable(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			b[i] = ' '
+		}
+	}
+	return string(b)
 }
 
 // Transport sends Token as a bearer token with every request, through Next

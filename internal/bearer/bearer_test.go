@@ -2,6 +2,7 @@ package bearer_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -53,6 +54,8 @@ func TestRefuse(t *testing.T) {
 		{bearer.ErrNoToken, http.StatusUnauthorized, `Bearer realm="pactum"`},
 		{bearer.ErrInvalidToken, http.StatusUnauthorized, `Bearer realm="pactum", error="invalid_token"`},
 		{bearer.ErrMultipleHeaders, http.StatusBadRequest, `Bearer realm="pactum", error="invalid_request"`},
+		{bearer.Invalid("expired"), http.StatusUnauthorized, `Bearer realm="pactum", error="invalid_token", error_description="expired"`},
+		{fmt.Errorf("verify: %w", bearer.Invalid("bad \"kid\"\n\\é")), http.StatusUnauthorized, `Bearer realm="pactum", error="invalid_token", error_description="bad  kid     "`},
 	} {
 		w := httptest.NewRecorder()
 		if status := bearer.Refuse(w, tc.err); status != tc.status || w.Header().Get("WWW-Authenticate") != tc.challenge {

@@ -62,7 +62,7 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newServeCmd(), newRunCmd(), newRunsCmd(), newSendCmd(), newTasksCmd(), newAgentsCmd(), newAuditCmd(), newCardCmd(), newConfigCmd(), newContractCmd(), newMCPCmd(), newMigrateCmd(), newReplayCmd(), newToolSpecCmd(), newVerifyCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(), newRunCmd(), newRunsCmd(), newSendCmd(), newTasksCmd(), newAgentsCmd(), newAuditCmd(), newAuthCmd(), newCardCmd(), newConfigCmd(), newContractCmd(), newMCPCmd(), newMigrateCmd(), newReplayCmd(), newToolSpecCmd(), newVerifyCmd(), newVersionCmd())
 	return root
 }
 

@@ -8,11 +8,18 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/pactum/pactum/a2aserver"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/internal/bearer"
+	"github.com/pactum/pactum/internal/oidcauth"
+	"github.com/pactum/pactum/mcpserver"
+	"github.com/pactum/pactum/task"
 )
 
 // tokens maps the SHA-256 of each actor's bearer token to the actor; nil
@@ -63,30 +70,112 @@ func (t tokens) actor(token string) (string, bool) {
 	return a, ok
 }
 
-// authenticate is the A2A server's Authenticate option: nil (no
-// authentication) without tokens.
-func (t tokens) authenticate() func(string) (string, bool) {
-	if t == nil {
-		return nil
+// verify is the verification of auth: bearer: the token's actor, or
+// bearer.ErrInvalidToken.
+func (t tokens) verify(_ context.Context, token string) (task.Identity, error) {
+	a, ok := t.actor(token)
+	if !ok {
+		return task.Identity{}, bearer.ErrInvalidToken
 	}
-	return t.actor
+	return task.Identity{Actor: a}, nil
 }
 
-// requireMCP puts the MCP endpoint behind the same tokens, through the MCP
-// SDK's bearer middleware (401 with a WWW-Authenticate challenge; 400 for
-// a request with more than one Authorization header); the tools then act
-// as the token's actor (mcpserver reads TokenInfo.UserID). refused is told
-// of each refusal (invalid: a token was sent).
-func (t tokens) requireMCP(h http.Handler, refused func(invalid bool)) http.Handler {
-	if t == nil {
+// authenticator is how the node authenticates callers, the same on every
+// binding (A2A JSON-RPC, HTTP+JSON and gRPC, MCP, the dashboard): nil
+// with auth: none.
+type authenticator struct {
+	// verify maps a token to its identity, or refuses it with an error
+	// wrapping bearer.ErrInvalidToken.
+	verify func(ctx context.Context, token string) (task.Identity, error)
+	// scheme is the security scheme the cards declare.
+	scheme a2aserver.Scheme
+}
+
+// newAuthenticator returns the authenticator of cfg's auth mode: nil for
+// none; the actors' tokens for bearer; for oidc, a verifier of the
+// issuer's JWTs (its discovery document is read now, within ctx, unless a
+// jwks_file gives the keys).
+func newAuthenticator(ctx context.Context, cfg *config.Config, baseDir string) (*authenticator, error) {
+	switch cfg.Auth {
+	case config.AuthBearer:
+		t, err := bearerTokens(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &authenticator{verify: t.verify}, nil
+	case config.AuthOIDC:
+		v, err := oidcVerifier(ctx, cfg, baseDir)
+		if err != nil {
+			return nil, err
+		}
+		return &authenticator{verify: v.Verify, scheme: a2aserver.Scheme{OpenIDConnectURL: discoveryURL(cfg.OIDC.Issuer)}}, nil
+	}
+	return nil, nil
+}
+
+// discoveryURL returns the OpenID discovery URL of issuer.
+func discoveryURL(issuer string) string {
+	return strings.TrimSuffix(issuer, "/") + "/.well-known/openid-configuration"
+}
+
+// oidcVerifier returns the verifier of auth: oidc.
+func oidcVerifier(ctx context.Context, cfg *config.Config, baseDir string) (*oidcauth.Verifier, error) {
+	o := cfg.OIDC
+	opts := oidcauth.Options{
+		Issuer: o.Issuer, Audience: o.Audience, Algorithms: o.Algorithms, Leeway: o.Leeway.Duration,
+		ActorClaim: o.ActorClaim, ActionsClaim: o.ActionsClaim, Actors: map[string]string{},
+	}
+	for _, a := range cfg.Actors {
+		opts.Actors[a.Subject] = a.Name
+	}
+	if path, place := cfg.OIDCJWKS(baseDir); path != "" {
+		keys, err := oidcauth.ReadJWKS(path)
+		if err != nil {
+			return nil, place("cannot use the JWKS: "+err.Error(), err)
+		}
+		opts.Keys = keys
+	}
+	v, err := oidcauth.New(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("auth: %w", err)
+	}
+	return v, nil
+}
+
+// authenticate is the A2A server's and the dashboard's Authenticate
+// option: nil (no authentication) without an authenticator.
+func (a *authenticator) authenticate() func(context.Context, string) (task.Identity, error) {
+	if a == nil {
+		return nil
+	}
+	return a.verify
+}
+
+// cardScheme is the security scheme the cards declare.
+func (a *authenticator) cardScheme() a2aserver.Scheme {
+	if a == nil {
+		return a2aserver.Scheme{}
+	}
+	return a.scheme
+}
+
+// requireMCP puts the MCP endpoint behind the same authentication, through
+// the MCP SDK's bearer middleware (401 with a WWW-Authenticate challenge;
+// 400 for a request with more than one Authorization header); the tools
+// then act as the token's identity (mcpserver reads TokenInfo). refused
+// is told of each refusal (invalid: a token was sent).
+func (a *authenticator) requireMCP(h http.Handler, refused func(invalid bool)) http.Handler {
+	if a == nil {
 		return h
 	}
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		a, ok := t.actor(token)
+	type verified struct{}
+	verify := func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		// The token was verified below, once; its identity rides in ctx.
+		id, ok := ctx.Value(verified{}).(task.Identity)
 		if !ok {
-			return nil, fmt.Errorf("%w: unknown bearer token", auth.ErrInvalidToken)
+			return nil, auth.ErrInvalidToken
 		}
-		return &auth.TokenInfo{UserID: a}, nil
+		return &auth.TokenInfo{UserID: id.Actor, Extra: map[string]any{mcpserver.IdentityKey: id}}, nil
 	}
 	inner := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	// The SDK's middleware answers 401 without a challenge unless OAuth
@@ -95,13 +184,81 @@ func (t tokens) requireMCP(h http.Handler, refused func(invalid bool)) http.Hand
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		token, err := bearer.Token(r)
 		if err == nil {
-			if _, ok := t.actor(token); ok {
-				inner.ServeHTTP(w, r)
+			var id task.Identity
+			if id, err = a.verify(r.Context(), token); err == nil {
+				inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verified{}, id)))
 				return
 			}
-			err = bearer.ErrInvalidToken
+			if !errors.Is(err, bearer.ErrInvalidToken) {
+				err = fmt.Errorf("%w: %w", bearer.ErrInvalidToken, err)
+			}
 		}
 		refused(!errors.Is(err, bearer.ErrNoToken))
 		http.Error(w, err.Error(), bearer.Refuse(w, err))
 	})
+}
+
+// Access is what a token may do on a node: the identity it establishes
+// and the actions it may call.
+type Access struct {
+	Identity task.Identity
+	// Actions are the actions the token may call: its actor's (actors[].
+	// actions), narrowed to those the token grants when the actions claim
+	// is configured; ["*"] for all.
+	Actions []string
+}
+
+// CheckToken verifies token as a node of cfg would, offline: with auth:
+// oidc the keys come from jwksFile when set, else from auth.jwks_file;
+// without either it fails rather than fetch them. A refusal wraps
+// bearer.ErrInvalidToken and says which check failed.
+func CheckToken(ctx context.Context, cfg *config.Config, baseDir, jwksFile, token string) (Access, error) {
+	if cfg.Auth == config.AuthOIDC {
+		c := *cfg
+		switch {
+		case jwksFile != "":
+			if _, err := oidcauth.ReadJWKS(jwksFile); err != nil {
+				return Access{}, fmt.Errorf("--jwks: %w", err)
+			}
+			c.OIDC.JWKSFile, _ = filepath.Abs(jwksFile)
+		case cfg.OIDC.JWKSFile == "":
+			return Access{}, errors.New("the check is offline: give the issuer's keys with --jwks FILE (or auth.jwks_file)")
+		}
+		cfg = &c
+	}
+	a, err := newAuthenticator(ctx, cfg, baseDir)
+	if err != nil {
+		return Access{}, err
+	}
+	if a == nil {
+		return Access{}, errors.New("auth: none: every caller is anonymous and no token is checked")
+	}
+	id, err := a.verify(ctx, token)
+	if err != nil {
+		return Access{}, err
+	}
+	var actions []string
+	for _, ac := range cfg.Actors {
+		if ac.Name == id.Actor {
+			actions = ac.Actions
+		}
+	}
+	if id.Actions != nil {
+		var narrowed []string
+		switch {
+		case slices.Contains(actions, "*"):
+			narrowed = id.Actions
+		default:
+			for _, act := range actions {
+				if id.Grants(act) {
+					narrowed = append(narrowed, act)
+				}
+			}
+		}
+		actions = narrowed
+	}
+	if slices.Contains(actions, "*") {
+		actions = []string{"*"}
+	}
+	return Access{Identity: id, Actions: actions}, nil
 }

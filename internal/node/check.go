@@ -9,6 +9,7 @@ import (
 	"github.com/pactum/pactum/agent"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/contract"
+	"github.com/pactum/pactum/internal/oidcauth"
 	"github.com/pactum/pactum/store"
 	"github.com/pactum/pactum/task"
 	"github.com/pactum/pactum/workflow"
@@ -49,6 +50,11 @@ func Check(ctx context.Context, cfg *config.Config, baseDir string) error {
 	errs = append(errs, contractErrs...)
 	_, keyErrs := cardSigner(cfg, baseDir, nil)
 	errs = append(errs, keyErrs...)
+	if path, place := cfg.OIDCJWKS(baseDir); cfg.Auth == config.AuthOIDC && path != "" {
+		if _, jerr := oidcauth.ReadJWKS(path); jerr != nil {
+			errs = append(errs, place("cannot use the JWKS: "+jerr.Error(), jerr))
+		}
+	}
 	for _, b := range built {
 		if cerr := agent.Close(b.agent); cerr != nil {
 			errs = append(errs, cfg.AgentError(b.config, fmt.Errorf("close: %w", cerr))...)

@@ -98,7 +98,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	}
 	// Tokens first: a missing one is a configuration error that should
 	// not open (or create) the store.
-	tokens, err := bearerTokens(cfg)
+	authn, err := newAuthenticator(ctx, cfg, baseDir)
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +315,8 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 			Observe: s.metrics.PushDelivery,
 		},
 		Policy:         pol,
-		Authenticate:   tokens.authenticate(),
+		Authenticate:   authn.authenticate(),
+		Scheme:         authn.cardScheme(),
 		Refused:        func(invalid bool) { s.metrics.AuthRefused("a2a", invalid) },
 		VerifiedResult: verified,
 		CardSigner:     signer,
@@ -341,7 +342,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 	if !cfg.MCP.Disabled {
 		// The node's guard, in front of every route, checks /mcp's Host
 		// and Origin; mcpserver's own guard lets guarded requests pass.
-		mux.Handle("/mcp", tokens.requireMCP(s.mcp.Handler(mcpserver.HTTPOptions{
+		mux.Handle("/mcp", authn.requireMCP(s.mcp.Handler(mcpserver.HTTPOptions{
 			MaxBodyBytes: cfg.MaxBodyBytes,
 		}), func(invalid bool) { s.metrics.AuthRefused("mcp", invalid) }))
 	}
@@ -350,7 +351,7 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		runtimes[ac.Name] = ac.Type
 	}
 	dash, err := ui.New(ui.Options{
-		Coordinator: s.coord, Authenticate: tokens.authenticate(), Runtimes: runtimes, Logger: log,
+		Coordinator: s.coord, Authenticate: authn.authenticate(), Runtimes: runtimes, Logger: log,
 		Card: func(agent, base string) (any, bool) { return s.a2a.Card(agent, base) },
 	})
 	if err != nil {

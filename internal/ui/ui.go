@@ -39,12 +39,13 @@ const Prefix = "/ui/"
 type Options struct {
 	// Coordinator answers every read and runs cancel and retry. Required.
 	Coordinator *task.Coordinator
-	// Authenticate maps a bearer token to its actor; nil when the node runs
+	// Authenticate maps a bearer token to its identity (an error wrapping
+	// bearer.ErrInvalidToken refuses it); nil when the node runs
 	// without authentication (auth: none), which makes the dashboard
 	// read-only and shows every task. With it, every data request needs a
 	// token, the caller sees only its own tasks, and may cancel and retry
 	// them.
-	Authenticate func(token string) (actor string, ok bool)
+	Authenticate func(ctx context.Context, token string) (task.Identity, error)
 	// Runtimes maps an agent name to its runtime type (exec, webhook, …)
 	// for the Agents page; agents not in it are shown without one.
 	Runtimes map[string]string
@@ -168,10 +169,13 @@ func (u *UI) caller(w http.ResponseWriter, r *http.Request) context.Context {
 	}
 	token, err := bearer.Token(r)
 	if err == nil {
-		if actor, ok := u.opts.Authenticate(token); ok {
-			return task.WithCaller(r.Context(), actor)
+		var id task.Identity
+		if id, err = u.opts.Authenticate(r.Context(), token); err == nil {
+			return task.WithIdentity(r.Context(), id)
 		}
-		err = bearer.ErrInvalidToken
+		if !errors.Is(err, bearer.ErrInvalidToken) {
+			err = fmt.Errorf("%w: %w", bearer.ErrInvalidToken, err)
+		}
 	}
 	status := bearer.Refuse(w, err)
 	http.Error(w, errNeedsToken.Error()+": "+err.Error(), status)

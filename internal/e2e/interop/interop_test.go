@@ -23,6 +23,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/pactum/pactum/internal/oidctest"
 )
 
 const (
@@ -73,6 +75,41 @@ func TestJSClientBearer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), nodeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "auth.mjs", srv.AgentURL("echo"), token)
+	cmd.Dir = jsDir
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	logLines(t, out)
+	if err != nil {
+		t.Fatalf("node auth.mjs: %v (see FAIL lines above)", err)
+	}
+	if n := bytes.Count(out, []byte("PASS ")); n != 7 {
+		t.Fatalf("auth.mjs passed %d checks, want 7", n)
+	}
+}
+
+// TestJSClientOIDC runs js/auth.mjs, the official JavaScript client,
+// against a pactum subprocess with auth: oidc trusting oidc-provider from
+// npm (a real OpenID provider on loopback): the card declares
+// openIdConnect with the provider's discovery URL, and calls need a client
+// credentials token of the provider on JSON-RPC and HTTP+JSON alike.
+func TestJSClientOIDC(t *testing.T) {
+	t.Parallel()
+	node, jsDir := jsClient(t)
+	p := oidctest.StartNode(t, oidctest.Client{ID: "js-client", Secret: "js-secret", Scope: "pactum:echo"})
+	cfg := filepath.Join(t.TempDir(), "auth.yaml")
+	src := fmt.Sprintf("auth: {mode: oidc, issuer: %q, audience: %s, actor_claim: client_id, actions_claim: scope}\nagents:\n  - {name: echo, type: echo}\nactors:\n  - {name: js-client, actions: ['*'], subject: js-client}\n", p.Issuer, oidctest.Audience)
+	if err := os.WriteFile(cfg, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := setupWith(t, cfg)
+
+	ctx, cancel := context.WithTimeout(t.Context(), nodeTimeout)
+	defer cancel()
+	token, err := p.Token(ctx, "js-client", "pactum:echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, node, "auth.mjs", srv.AgentURL("echo"), token, "oidc")
 	cmd.Dir = jsDir
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()

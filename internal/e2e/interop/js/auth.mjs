@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// auth.mjs checks a pactum server that runs with `auth: bearer` using the
-// official A2A JavaScript client (@a2a-js/sdk, pinned in package.json): the
-// public card declares the bearer scheme, and over JSON-RPC and HTTP+JSON a
-// call with the token succeeds while one without it, or with a wrong one,
-// is refused. One PASS/FAIL line per check; exit 0 only if all passed.
+// auth.mjs checks a pactum server that runs with `auth: bearer` (or
+// `auth: {mode: oidc, …}`, SCHEME oidc) using the official A2A JavaScript
+// client (@a2a-js/sdk, pinned in package.json): the public card declares
+// the scheme, and over JSON-RPC and HTTP+JSON a call with the token
+// succeeds while one without it, or with a wrong one, is refused. One
+// PASS/FAIL line per check; exit 0 only if all passed.
 //
-//   node auth.mjs BASE_URL TOKEN
+//   node auth.mjs BASE_URL TOKEN [bearer|oidc]
 import { randomUUID } from 'node:crypto';
 
 import { Role, TaskState } from '@a2a-js/sdk';
@@ -17,7 +18,7 @@ import {
   RestTransportFactory,
 } from '@a2a-js/sdk/client';
 
-const [base, token] = process.argv.slice(2);
+const [base, token, mode = 'bearer'] = process.argv.slice(2);
 if (!base || !token) {
   console.error('usage: node auth.mjs BASE_URL TOKEN');
   process.exit(2);
@@ -47,7 +48,17 @@ const fetchWith = (bearer) => (input, init = {}) => {
 
 const card = await new DefaultAgentCardResolver({ fetchImpl: fetch }).resolve(base.endsWith('/') ? base : `${base}/`);
 
-await check('card declares the bearer scheme, without a token', async () => {
+await check(`card declares the ${mode} scheme, without a token`, async () => {
+  if (mode === 'oidc') {
+    const scheme = card.securitySchemes?.oidc?.scheme;
+    if (scheme?.$case !== 'openIdConnectSecurityScheme' || !scheme.value.openIdConnectUrl?.endsWith('/.well-known/openid-configuration')) {
+      throw new Error(`securitySchemes = ${JSON.stringify(card.securitySchemes)}`);
+    }
+    if (!card.securityRequirements?.some((r) => r.schemes && 'oidc' in r.schemes)) {
+      throw new Error(`securityRequirements = ${JSON.stringify(card.securityRequirements)}`);
+    }
+    return `openIdConnectSecurityScheme ${scheme.value.openIdConnectUrl}, required`;
+  }
   const scheme = card.securitySchemes?.bearer?.scheme;
   if (scheme?.$case !== 'httpAuthSecurityScheme' || scheme.value.scheme !== 'Bearer') {
     throw new Error(`securitySchemes = ${JSON.stringify(card.securitySchemes)}`);

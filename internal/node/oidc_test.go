@@ -1,0 +1,431 @@
+package node_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/pactum/pactum/internal/bearer"
+	"github.com/pactum/pactum/internal/oidctest"
+	"github.com/pactum/pactum/store"
+	"github.com/pactum/pactum/task"
+)
+
+// oidcNode starts a node with auth: oidc trusting p, gRPC on, two agents
+// (echo and other) and two actors: alice (every action, subject
+// alice-client) and bob (echo and other, subject bob-client); the token's
+// scope claim grants actions. It returns the HTTP base URL and the gRPC
+// address.
+func oidcNode(t *testing.T, p *oidctest.Provider) (base, grpcAddr string) {
+	t.Helper()
+	grpcAddr = freeAddr(t)
+	base = startServer(t, fmt.Sprintf(`grpc_listen: %s
+auth:
+  mode: oidc
+  issuer: %q
+  audience: %s
+  actions_claim: scope
+agents:
+  - {name: echo, type: echo}
+  - {name: other, type: echo}
+actors:
+  - {name: alice, actions: ["*"], subject: alice-client}
+  - {name: bob, actions: [echo, other], subject: bob-client}
+`, grpcAddr, p.Issuer, oidctest.Audience))
+	return base, grpcAddr
+}
+
+// binding refuses or accepts one call made with a token ("" for none) on
+// one of pactum's bindings; it returns the refusal's challenge and the
+// text of the answer (nil error), or the call's error (gRPC).
+type binding struct {
+	name string
+	call func(ctx context.Context, t *testing.T, token string) (status int, challenge, body string)
+}
+
+// httpBinding calls method path with body and the A2A-Version header.
+func httpBinding(name, base, method, path, body string, hdr map[string]string) binding {
+	return binding{name, func(ctx context.Context, t *testing.T, token string) (int, string, string) {
+		req, _ := http.NewRequestWithContext(ctx, method, base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("A2A-Version", "1.0")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(b)
+	}}
+}
+
+// grpcBinding calls GetTask over gRPC with the official client; a refusal
+// is 401 (Unauthenticated), its message the body.
+func grpcBinding(card *a2a.AgentCard) binding {
+	return binding{"gRPC", func(ctx context.Context, t *testing.T, token string) (int, string, string) {
+		opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+		if token != "" {
+			opts = append(opts, grpc.WithPerRPCCredentials(bearer.PerRPC{Token: token, AllowInsecure: true}))
+		}
+		c, err := a2aclient.NewFromCard(ctx, card, a2agrpc.WithGRPCTransport(opts...),
+			a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{a2a.TransportProtocolGRPC}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.Destroy() }()
+		_, err = c.GetTask(ctx, &a2a.GetTaskRequest{ID: "no-such-task"})
+		switch {
+		case errors.Is(err, a2a.ErrUnauthenticated):
+			return http.StatusUnauthorized, "", err.Error()
+		case errors.Is(err, a2a.ErrTaskNotFound):
+			return http.StatusNotFound, "", err.Error()
+		}
+		t.Fatalf("gRPC GetTask: %v", err)
+		return 0, "", ""
+	}}
+}
+
+// TestOIDCRefusals is the refusal table of auth: oidc: no token, and each
+// faulty or forged token (expired, not yet valid, wrong issuer, wrong
+// audience, unknown kid, alg none, HS256 keyed with the provider's public
+// key), on every binding: A2A JSON-RPC, HTTP+JSON, a JSON-RPC stream,
+// gRPC, MCP and the dashboard. Each is refused with 401 and an RFC 6750
+// challenge that names the failed check, and never echoes the token; a
+// valid token of the same provider passes on each.
+func TestOIDCRefusals(t *testing.T) {
+	p := oidctest.New(t)
+	base, _ := oidcNode(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	card, err := agentcard.DefaultResolver.Resolve(ctx, base+"/agents/echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-%s","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`
+	stream := `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":"s-%s","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`
+	n := 0
+	next := func() string { n++; return fmt.Sprint(n) }
+	bindings := []binding{
+		{"JSON-RPC", func(ctx context.Context, t *testing.T, token string) (int, string, string) {
+			return httpBinding("", base, http.MethodPost, "/agents/echo", fmt.Sprintf(send, next()), nil).call(ctx, t, token)
+		}},
+		httpBinding("HTTP+JSON", base, http.MethodGet, "/agents/echo/tasks", "", nil),
+		{"stream", func(ctx context.Context, t *testing.T, token string) (int, string, string) {
+			return httpBinding("", base, http.MethodPost, "/agents/echo", fmt.Sprintf(stream, next()), nil).call(ctx, t, token)
+		}},
+		grpcBinding(card),
+		httpBinding("MCP", base, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, nil),
+		httpBinding("dashboard", base, http.MethodGet, "/ui/", "", map[string]string{"X-Pactum-Fragment": "1"}),
+	}
+	refusals := append([]oidctest.Refusal{{Name: "no token"}}, p.Refusals(t, "alice-client")...)
+	for _, b := range bindings {
+		for _, r := range refusals {
+			status, challenge, body := b.call(ctx, t, r.Token)
+			switch {
+			case status != http.StatusUnauthorized:
+				t.Errorf("%s, %s: %d %.200s; want 401", b.name, r.Name, status, body)
+			case r.Token == "" && b.name != "gRPC" && (challenge != `Bearer realm="pactum"`):
+				t.Errorf("%s, %s: challenge %q", b.name, r.Name, challenge)
+			case r.Token != "" && b.name != "gRPC" && (!strings.Contains(challenge, `error="invalid_token"`) || !strings.Contains(challenge, r.Reason)):
+				t.Errorf("%s, %s: challenge %q; want invalid_token saying %q", b.name, r.Name, challenge, r.Reason)
+			case r.Token != "" && !strings.Contains(body, r.Reason):
+				t.Errorf("%s, %s: body %.300q does not say %q", b.name, r.Name, body, r.Reason)
+			case r.Token != "" && (strings.Contains(body, r.Token) || strings.Contains(challenge, r.Token)):
+				t.Errorf("%s, %s: the answer echoes the token", b.name, r.Name)
+			}
+		}
+		good := p.Token(t, "alice-client", map[string]any{"scope": "pactum:*"})
+		if status, _, body := b.call(ctx, t, good); status == http.StatusUnauthorized {
+			t.Errorf("%s with a valid token: 401 %.300s", b.name, body)
+		}
+	}
+}
+
+// TestOIDCActors drives a node with auth: oidc with the official A2A and
+// MCP clients and the provider's tokens: a token acts as the actor whose
+// subject it carries, another actor's task is invisible to it (A2A and
+// MCP), a token whose scope lacks an action is refused that action, and
+// after the provider rotates its key, tokens of the new key work.
+func TestOIDCActors(t *testing.T) {
+	p := oidctest.New(t)
+	base, _ := oidcNode(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	card, err := agentcard.DefaultResolver.Resolve(ctx, base+"/agents/echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := card.SecuritySchemes["oidc"].(a2a.OpenIDConnectSecurityScheme); !ok || s.OpenIDConnectURL != p.Issuer+"/.well-known/openid-configuration" {
+		t.Errorf("card security schemes %+v; want oidc with the provider's discovery URL", card.SecuritySchemes)
+	}
+	a2aAs := func(card *a2a.AgentCard, token string) *a2aclient.Client {
+		hc := withBearer(token)
+		c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(hc), a2aclient.WithRESTTransport(hc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Destroy() })
+		return c
+	}
+	sendAs := func(c *a2aclient.Client) (*a2a.Task, error) {
+		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hello"))})
+		if err != nil {
+			return nil, err
+		}
+		tk, ok := res.(*a2a.Task)
+		if !ok {
+			return nil, fmt.Errorf("SendMessage answered %T", res)
+		}
+		return tk, nil
+	}
+	aliceToken := p.Token(t, "alice-client", map[string]any{"scope": "openid pactum:*"})
+	bobToken := p.Token(t, "bob-client", map[string]any{"scope": "pactum:echo"})
+	alice := a2aAs(card, aliceToken)
+	aliceTask, err := sendAs(alice)
+	if err != nil || aliceTask.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("alice sends: %+v, %v", aliceTask, err)
+	}
+
+	// On every A2A binding, bob neither reads alice's task nor, with a
+	// token whose scope lacks pactum:other, gets other to run (blocking or
+	// streaming), though his actor may call it.
+	otherCard, err := agentcard.DefaultResolver.Resolve(ctx, base+"/agents/other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	over := func(card *a2a.AgentCard, binding a2a.TransportProtocol, token string) *a2aclient.Client {
+		hc := withBearer(token)
+		c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(hc), a2aclient.WithRESTTransport(hc),
+			a2agrpc.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials()),
+				grpc.WithPerRPCCredentials(bearer.PerRPC{Token: token, AllowInsecure: true})),
+			a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{binding}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Destroy() })
+		return c
+	}
+	for _, binding := range []a2a.TransportProtocol{a2a.TransportProtocolJSONRPC, a2a.TransportProtocolHTTPJSON, a2a.TransportProtocolGRPC} {
+		if _, err := over(card, binding, bobToken).GetTask(ctx, &a2a.GetTaskRequest{ID: aliceTask.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+			t.Errorf("%s: bob reads alice's task: %v, want TaskNotFound", binding, err)
+		}
+		if tk, err := sendAs(over(otherCard, binding, bobToken)); err != nil || tk.Status.State != a2a.TaskStateRejected {
+			t.Errorf("%s: bob's token without pactum:other sends to other: %+v, %v; want rejected", binding, tk, err)
+		}
+		var last a2a.TaskState
+		for ev, err := range over(otherCard, binding, bobToken).SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("stream"))}) {
+			if err != nil {
+				break
+			}
+			switch e := ev.(type) {
+			case *a2a.Task:
+				last = e.Status.State
+			case *a2a.TaskStatusUpdateEvent:
+				last = e.Status.State
+			}
+		}
+		if last != a2a.TaskStateRejected {
+			t.Errorf("%s: bob's stream without pactum:other to other ended %q; want rejected", binding, last)
+		}
+	}
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: withBearer(bobToken)}, nil)
+	if err != nil {
+		t.Fatalf("MCP connect: %v", err)
+	}
+	t.Cleanup(func() { _ = session.Close() })
+	callMCP := func(tool string, args map[string]any) map[string]any {
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		out, _ := res.StructuredContent.(map[string]any)
+		return out
+	}
+	if got := callMCP("get_task", map[string]any{"task_id": string(aliceTask.ID)}); got["code"] != "not_found" {
+		t.Errorf("bob's get_task on alice's task over MCP: %v, want not_found", got)
+	}
+	if got := callMCP("submit_task", map[string]any{"agent": "echo", "text": "over mcp", "wait": true}); got["actor"] != "bob" || got["state"] != "succeeded" {
+		t.Errorf("bob's submit_task to echo over MCP: %v, want a succeeded task of bob", got)
+	}
+
+	// Bob's token grants echo only: other is refused over MCP too, and
+	// over JSON-RPC the answer says why.
+	tk, err := sendAs(a2aAs(otherCard, bobToken))
+	if err == nil && (tk.Status.State != a2a.TaskStateRejected && tk.Status.State != a2a.TaskStateFailed) {
+		t.Errorf("bob's token without pactum:other sends to other: %+v", tk.Status)
+	}
+	if err != nil && !strings.Contains(err.Error(), "does not grant") {
+		t.Errorf("bob's token without pactum:other sends to other: %v", err)
+	}
+	if got := callMCP("submit_task", map[string]any{"agent": "other", "text": "over mcp", "wait": true}); got["error_code"] != "forbidden" || got["rejected"] != true {
+		t.Errorf("bob's submit_task to other over MCP: %v, want forbidden", got)
+	}
+
+	// Key rotation: a token of the new key works (the node fetches the
+	// JWKS again), and so does one of the old key.
+	p.Rotate(t)
+	if tk, err := sendAs(a2aAs(card, p.Token(t, "alice-client", map[string]any{"scope": "pactum:echo"}))); err != nil || tk.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("a token of the rotated key: %+v, %v", tk, err)
+	}
+	if tk, err := sendAs(alice); err != nil || tk.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("a token of the old key after rotation: %+v, %v", tk, err)
+	}
+}
+
+// TestOIDCRealProvider runs a node with auth: oidc against oidc-provider
+// from npm (a real OpenID provider on loopback) issuing client credentials
+// tokens: the official A2A clients (JSON-RPC and gRPC) and the MCP client
+// authenticate with them; a client's token acts as its actor (client_id)
+// and sees only its own tasks; a scope without the action is refused; the
+// provider rotates its key mid-run and tokens of the new key verify.
+func TestOIDCRealProvider(t *testing.T) {
+	p := oidctest.StartNode(t,
+		oidctest.Client{ID: "alice-client", Secret: "alice-secret", Scope: "pactum:* pactum:echo"},
+		oidctest.Client{ID: "bob-client", Secret: "bob-secret", Scope: "pactum:echo pactum:other"})
+	grpcAddr := freeAddr(t)
+	dsn := "sqlite://" + filepath.Join(t.TempDir(), "pactum.db")
+	base := startServerOn(t, dsn, fmt.Sprintf(`grpc_listen: %s
+auth: {mode: oidc, issuer: %q, audience: %s, algorithms: [RS256], actor_claim: client_id, actions_claim: scope}
+agents:
+  - {name: echo, type: echo}
+  - {name: other, type: echo}
+actors:
+  - {name: alice, actions: ["*"], subject: alice-client}
+  - {name: bob, actions: [echo, other], subject: bob-client}
+`, grpcAddr, p.Issuer, oidctest.Audience))
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	token := func(client, scope string) string {
+		tok, err := p.Token(ctx, client, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	card, err := agentcard.DefaultResolver.Resolve(ctx, base+"/agents/echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(c *a2aclient.Client) (*a2a.Task, error) {
+		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hello"))})
+		if err != nil {
+			return nil, err
+		}
+		tk, ok := res.(*a2a.Task)
+		if !ok {
+			return nil, fmt.Errorf("SendMessage answered %T", res)
+		}
+		return tk, nil
+	}
+	jsonrpc := func(card *a2a.AgentCard, tok string) *a2aclient.Client {
+		c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(withBearer(tok)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Destroy() })
+		return c
+	}
+	aliceTask, err := send(jsonrpc(card, token("alice-client", "pactum:echo")))
+	if err != nil || aliceTask.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("alice over JSON-RPC: %+v, %v", aliceTask, err)
+	}
+	grpcClient, err := a2aclient.NewFromCard(ctx, card, a2agrpc.WithGRPCTransport(
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(bearer.PerRPC{Token: token("alice-client", "pactum:*"), AllowInsecure: true})),
+		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []a2a.TransportProtocol{a2a.TransportProtocolGRPC}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = grpcClient.Destroy() })
+	if got, err := grpcClient.GetTask(ctx, &a2a.GetTaskRequest{ID: aliceTask.ID}); err != nil || got.ID != aliceTask.ID {
+		t.Errorf("alice reads her task over gRPC: %v", err)
+	}
+
+	bobEcho := token("bob-client", "pactum:echo")
+	if _, err := jsonrpc(card, bobEcho).GetTask(ctx, &a2a.GetTaskRequest{ID: aliceTask.ID}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("bob reads alice's task: %v, want TaskNotFound", err)
+	}
+	otherCard, err := agentcard.DefaultResolver.Resolve(ctx, base+"/agents/other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk, err := send(jsonrpc(otherCard, bobEcho)); err == nil && tk.Status.State == a2a.TaskStateCompleted {
+		t.Errorf("bob's token with scope pactum:echo ran other: %+v", tk.Status)
+	}
+	if tk, err := send(jsonrpc(otherCard, token("bob-client", "pactum:other"))); err != nil || tk.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("bob's token with scope pactum:other: %+v, %v", tk, err)
+	}
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: withBearer(bobEcho)}, nil)
+	if err != nil {
+		t.Fatalf("MCP connect: %v", err)
+	}
+	t.Cleanup(func() { _ = session.Close() })
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "submit_task", Arguments: map[string]any{"agent": "echo", "text": "over mcp", "wait": true}})
+	if out, _ := res.StructuredContent.(map[string]any); err != nil || out["actor"] != "bob" || out["state"] != "succeeded" {
+		t.Errorf("bob's submit_task over MCP: %v, %v", out, err)
+	}
+
+	// Key rotation mid-run: the provider now signs with a key the node
+	// has not seen.
+	old := token("alice-client", "pactum:echo")
+	p.Rotate()
+	if tk, err := send(jsonrpc(card, token("alice-client", "pactum:echo"))); err != nil || tk.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("a token of the rotated key: %+v, %v", tk, err)
+	}
+	if tk, err := send(jsonrpc(card, old)); err != nil || tk.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("a token of the old key after rotation: %+v, %v", tk, err)
+	}
+
+	// The audit log records each submission's subject and issuer, and no
+	// token reaches the store.
+	st, err := store.OpenWith(ctx, dsn, store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	entries, err := st.AuditEntries(ctx, 0, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	submitted := 0
+	for _, e := range entries {
+		if strings.Contains(string(e.Data), old) || strings.Contains(string(e.Data), "eyJ") {
+			t.Errorf("audit entry %d holds a token", e.Seq)
+		}
+		if e.Kind != task.AuditSubmitted {
+			continue
+		}
+		submitted++
+		var d struct{ Subject, Issuer string }
+		if err := json.Unmarshal(e.Data, &d); err != nil || d.Issuer != p.Issuer || d.Subject != e.Actor+"-client" {
+			t.Errorf("submission of %s: subject %q, issuer %q (%v); want %s-client, %s", e.Actor, d.Subject, d.Issuer, err, e.Actor, p.Issuer)
+		}
+	}
+	if submitted < 5 {
+		t.Errorf("%d submissions in the audit log, want at least 5", submitted)
+	}
+}
