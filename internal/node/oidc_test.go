@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -427,5 +431,110 @@ actors:
 	}
 	if submitted < 5 {
 		t.Errorf("%d submissions in the audit log, want at least 5", submitted)
+	}
+}
+
+// TestOIDCOutboundClientCredentials: a pactum a2a agent (oauth2 client
+// credentials) calls a second pactum protected by the real OpenID
+// provider (auth: oidc): it gets its token from the provider's token
+// endpoint and refreshes it when it is about to expire (the provider
+// issues 5 s tokens here, inside golang.org/x/oauth2's 10 s reuse margin,
+// so every call gets a fresh one); the second node sees the caller as the
+// actor its token names. A wrong client secret fails the task with the
+// token endpoint's refusal, naming no secret.
+func TestOIDCOutboundClientCredentials(t *testing.T) {
+	t.Setenv("PACTUM_OIDC_TOKEN_TTL", "5") // read by the provider (oidctest/js)
+	t.Setenv("PACTUM_TEST_CALLER_SECRET", "caller-secret")
+	t.Setenv("PACTUM_TEST_WRONG_SECRET", "not-the-secret")
+	p := oidctest.StartNode(t, oidctest.Client{ID: "caller-client", Secret: "caller-secret", Scope: "pactum:echo"})
+	var grants atomic.Int32
+	target, err := url.Parse(p.Issuer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	counting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/token" {
+			grants.Add(1)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(counting.Close)
+
+	remote := startServerOn(t, "sqlite://"+filepath.Join(t.TempDir(), "remote.db"), fmt.Sprintf(`auth: {mode: oidc, issuer: %q, audience: %s, algorithms: [RS256], actor_claim: client_id, actions_claim: scope}
+agents:
+  - {name: echo, type: echo}
+actors:
+  - {name: caller, actions: [echo], subject: caller-client}
+`, p.Issuer, oidctest.Audience))
+	local := startServerOn(t, "sqlite://"+filepath.Join(t.TempDir(), "local.db"), fmt.Sprintf(`agents:
+  - name: remote
+    type: a2a
+    a2a:
+      url: %s/agents/echo
+      oauth2: {token_url: %q, client_id: caller-client, client_secret_env: PACTUM_TEST_CALLER_SECRET, scopes: ["pactum:echo"]}
+  - name: misconfigured
+    type: a2a
+    retry: {max_attempts: 1}
+    a2a:
+      url: %s/agents/echo
+      oauth2: {token_url: %q, client_id: caller-client, client_secret_env: PACTUM_TEST_WRONG_SECRET}
+`, remote, counting.URL+"/token", remote, counting.URL+"/token"))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	send := func(agent, text string) *a2a.Task {
+		t.Helper()
+		card, err := agentcard.DefaultResolver.Resolve(ctx, local+"/agents/"+agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := a2aclient.NewFromCard(ctx, card)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Destroy()
+		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))})
+		if err != nil {
+			t.Fatalf("SendMessage to %s: %v", agent, err)
+		}
+		tk, ok := res.(*a2a.Task)
+		if !ok {
+			t.Fatalf("SendMessage to %s answered %T", agent, res)
+		}
+		return tk
+	}
+	for _, text := range []string{"first", "second"} {
+		if tk := send("remote", text); tk.Status.State != a2a.TaskStateCompleted {
+			t.Fatalf("%s call through the a2a agent: %s (%v)", text, tk.Status.State, tk.Status.Message)
+		}
+	}
+	if n := grants.Load(); n < 2 {
+		t.Errorf("the token endpoint granted %d tokens for two calls with 5 s tokens, want a fresh one per call", n)
+	}
+	// The remote node ran the tasks as the actor the token names: the
+	// caller, with a token of its own, lists exactly those two.
+	tok, err := p.Token(ctx, "caller-client", "pactum:echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcard, err := agentcard.DefaultResolver.Resolve(ctx, remote+"/agents/echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := a2aclient.NewFromCard(ctx, rcard, a2aclient.WithJSONRPCTransport(withBearer(tok)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Destroy()
+	list, err := rc.ListTasks(ctx, &a2a.ListTasksRequest{})
+	if err != nil || len(list.Tasks) != 2 {
+		t.Errorf("the caller lists %d tasks on the remote node (%v), want the two the a2a agent sent", len(list.Tasks), err)
+	}
+
+	tk := send("misconfigured", "x")
+	reason := fmt.Sprint(tk.Metadata["pactum"])
+	if tk.Status.State != a2a.TaskStateFailed || !strings.Contains(reason, "the token endpoint answered 401") || strings.Contains(reason, "not-the-secret") {
+		t.Errorf("a wrong client secret: %s, %s", tk.Status.State, reason)
 	}
 }

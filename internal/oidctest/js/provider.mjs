@@ -6,6 +6,7 @@
 //   JWKS_FILE   the private JWKS it signs with (its first key signs)
 //   CLIENTS     JSON: [{client_id, client_secret, scope}]
 //   AUDIENCE    the aud of its access tokens
+//   PACTUM_OIDC_TOKEN_TTL  the access tokens' lifetime in seconds (default 300)
 // It prints "listening" once it accepts connections.
 import fs from 'node:fs';
 import Provider from 'oidc-provider';
@@ -39,7 +40,7 @@ const provider = new Provider(issuer, {
       getResourceServerInfo: () => ({
         scope: [...scopes].join(' '),
         audience,
-        accessTokenTTL: 300,
+        accessTokenTTL: Number(process.env.PACTUM_OIDC_TOKEN_TTL || 300),
         accessTokenFormat: 'jwt',
         jwt: { sign: { alg: 'RS256' } },
       }),
