@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/pactum/pactum/a2aserver"
 	"github.com/pactum/pactum/config"
@@ -89,6 +90,9 @@ type authenticator struct {
 	verify func(ctx context.Context, token string) (task.Identity, error)
 	// scheme is the security scheme the cards declare.
 	scheme a2aserver.Scheme
+	// issuer is the authorization server of auth: oidc ("" otherwise):
+	// the MCP endpoint names it in its protected resource metadata.
+	issuer string
 }
 
 // newAuthenticator returns the authenticator of cfg's auth mode: nil for
@@ -108,7 +112,7 @@ func newAuthenticator(ctx context.Context, cfg *config.Config, baseDir string) (
 		if err != nil {
 			return nil, err
 		}
-		return &authenticator{verify: v.Verify, scheme: a2aserver.Scheme{OpenIDConnectURL: discoveryURL(cfg.OIDC.Issuer)}}, nil
+		return &authenticator{verify: v.Verify, scheme: a2aserver.Scheme{OpenIDConnectURL: discoveryURL(cfg.OIDC.Issuer)}, issuer: cfg.OIDC.Issuer}, nil
 	}
 	return nil, nil
 }
@@ -159,14 +163,41 @@ func (a *authenticator) cardScheme() a2aserver.Scheme {
 	return a.scheme
 }
 
+// protectedResourcePath is where the MCP endpoint's OAuth protected
+// resource metadata (RFC 9728) is served: the well-known path with the
+// resource's path, /mcp, inserted, as the MCP authorization specification
+// has clients look first.
+const protectedResourcePath = "/.well-known/oauth-protected-resource/mcp"
+
+// mcpResource returns the MCP endpoint's protected resource metadata
+// under base (the node's base URL), or nil when its tokens do not come
+// from an authorization server (auth: none or bearer): the endpoint is
+// an OAuth 2.1 resource server of the oidc issuer, its resource identifier
+// the endpoint's URL.
+func (a *authenticator) mcpResource(base string) *oauthex.ProtectedResourceMetadata {
+	if a == nil || a.issuer == "" {
+		return nil
+	}
+	return &oauthex.ProtectedResourceMetadata{
+		Resource:               strings.TrimSuffix(base, "/") + "/mcp",
+		AuthorizationServers:   []string{a.issuer},
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "pactum MCP",
+	}
+}
+
 // requireMCP puts the MCP endpoint behind the same authentication, through
 // the MCP SDK's bearer middleware (401 with a WWW-Authenticate challenge;
 // 400 for a request with more than one Authorization header); the tools
 // then act as the token's identity (mcpserver reads TokenInfo). refused
 // is told of each refusal (invalid: a token was sent).
-func (a *authenticator) requireMCP(h http.Handler, refused func(invalid bool)) http.Handler {
+func (a *authenticator) requireMCP(h http.Handler, base string, refused func(invalid bool)) http.Handler {
 	if a == nil {
 		return h
+	}
+	var metadataURL string
+	if a.mcpResource(base) != nil {
+		metadataURL = strings.TrimSuffix(base, "/") + protectedResourcePath
 	}
 	type verified struct{}
 	verify := func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
@@ -194,7 +225,14 @@ func (a *authenticator) requireMCP(h http.Handler, refused func(invalid bool)) h
 			}
 		}
 		refused(!errors.Is(err, bearer.ErrNoToken))
-		http.Error(w, err.Error(), bearer.Refuse(w, err))
+		status := bearer.Refuse(w, err)
+		if metadataURL != "" {
+			// The MCP authorization specification: the challenge names
+			// the protected resource metadata, where a client finds the
+			// authorization server to get a token from.
+			w.Header().Set("WWW-Authenticate", w.Header().Get("WWW-Authenticate")+`, resource_metadata="`+metadataURL+`"`)
+		}
+		http.Error(w, err.Error(), status)
 	})
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/pactum/pactum/a2aserver"
 	"github.com/pactum/pactum/agent"
@@ -344,7 +345,14 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		// and Origin; mcpserver's own guard lets guarded requests pass.
 		mux.Handle("/mcp", authn.requireMCP(s.mcp.Handler(mcpserver.HTTPOptions{
 			MaxBodyBytes: cfg.MaxBodyBytes,
-		}), func(invalid bool) { s.metrics.AuthRefused("mcp", invalid) }))
+		}), cfg.BaseURL, func(invalid bool) { s.metrics.AuthRefused("mcp", invalid) }))
+		if md := authn.mcpResource(cfg.BaseURL); md != nil {
+			// Public, as the card is: a client reads it before it has a
+			// token. Served at the path-inserted location and at the root.
+			prm := auth.ProtectedResourceMetadataHandler(md)
+			mux.Handle(protectedResourcePath, prm)
+			mux.Handle("/.well-known/oauth-protected-resource", prm)
+		}
 	}
 	runtimes := make(map[string]string, len(cfg.Agents))
 	for _, ac := range cfg.Agents {

@@ -150,7 +150,11 @@ func TestOIDCRefusals(t *testing.T) {
 			switch {
 			case status != http.StatusUnauthorized:
 				t.Errorf("%s, %s: %d %.200s; want 401", b.name, r.Name, status, body)
-			case r.Token == "" && b.name != "gRPC" && (challenge != `Bearer realm="pactum"`):
+			case r.Token == "" && b.name != "gRPC" && b.name != "MCP" && (challenge != `Bearer realm="pactum"`):
+				t.Errorf("%s, %s: challenge %q", b.name, r.Name, challenge)
+			case r.Token == "" && b.name == "MCP" && (challenge != `Bearer realm="pactum", resource_metadata="`+base+`/.well-known/oauth-protected-resource/mcp"`):
+				// The MCP endpoint's challenge also names its protected
+				// resource metadata (TestOIDCMCPProtectedResource).
 				t.Errorf("%s, %s: challenge %q", b.name, r.Name, challenge)
 			case r.Token != "" && b.name != "gRPC" && (!strings.Contains(challenge, `error="invalid_token"`) || !strings.Contains(challenge, r.Reason)):
 				t.Errorf("%s, %s: challenge %q; want invalid_token saying %q", b.name, r.Name, challenge, r.Reason)
@@ -536,5 +540,45 @@ actors:
 	reason := fmt.Sprint(tk.Metadata["pactum"])
 	if tk.Status.State != a2a.TaskStateFailed || !strings.Contains(reason, "the token endpoint answered 401") || strings.Contains(reason, "not-the-secret") {
 		t.Errorf("a wrong client secret: %s, %s", tk.Status.State, reason)
+	}
+}
+
+// TestOIDCMCPProtectedResource: under auth: oidc the MCP endpoint is an
+// OAuth protected resource (RFC 9728, the MCP authorization
+// specification): its metadata, public, names the endpoint as the
+// resource and the issuer as its authorization server, and a refusal's
+// challenge points at that metadata.
+func TestOIDCMCPProtectedResource(t *testing.T) {
+	t.Parallel()
+	p := oidctest.New(t)
+	base, _ := oidcNode(t, p)
+	for _, path := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var md struct {
+			Resource             string   `json:"resource"`
+			AuthorizationServers []string `json:"authorization_servers"`
+			BearerMethods        []string `json:"bearer_methods_supported"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&md)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || md.Resource != base+"/mcp" ||
+			len(md.AuthorizationServers) != 1 || md.AuthorizationServers[0] != p.Issuer || len(md.BearerMethods) != 1 {
+			t.Errorf("GET %s: %d %+v %v; want resource %s/mcp, authorization server %s", path, resp.StatusCode, md, err, base, p.Issuer)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	want := `resource_metadata="` + base + `/.well-known/oauth-protected-resource/mcp"`
+	if c := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(c, want) || !strings.HasPrefix(c, "Bearer ") {
+		t.Errorf("MCP without a token: %d, WWW-Authenticate %q; want 401 naming %s", resp.StatusCode, c, want)
 	}
 }
