@@ -67,7 +67,10 @@ func trustModel(o *Options) (map[string]any, string) {
 	if o.Authenticate != nil {
 		name, how := bearerScheme, "a bearer token"
 		mode := "bearer"
-		if o.Scheme.OpenIDConnectURL != "" {
+		switch {
+		case o.Scheme.TokenURL != "":
+			name, how, mode = oauth2Scheme, "an access token of an OAuth 2.0 client credentials grant", "oidc"
+		case o.Scheme.OpenIDConnectURL != "":
 			name, how, mode = oidcScheme, "a JWT of an OpenID provider", "oidc"
 		}
 		return map[string]any{
@@ -95,7 +98,16 @@ type Scheme struct {
 	// /.well-known/openid-configuration): cards declare an openIdConnect
 	// scheme with it.
 	OpenIDConnectURL string
+	// TokenURL, when set, is the token endpoint of an OAuth 2.0 client
+	// credentials grant: cards declare an oauth2 scheme with that flow
+	// instead (Scopes its scopes, name → description).
+	TokenURL string
+	Scopes   map[string]string
 }
+
+// oauth2Scheme names the security scheme cards declare with
+// Scheme.TokenURL.
+const oauth2Scheme a2a.SecuritySchemeName = "oauth2"
 
 // oidcScheme names the security scheme cards declare with
 // Scheme.OpenIDConnectURL.
@@ -167,6 +179,16 @@ func buildCard(spec task.AgentSpec, info AgentInfo, endpoint string, o *Options)
 		card.Capabilities.Extensions = append(card.Capabilities.Extensions, contractsExtension(info.Contracts, endpoint))
 	}
 	switch {
+	case o.Authenticate != nil && o.Scheme.TokenURL != "":
+		scopes := o.Scheme.Scopes
+		if scopes == nil {
+			scopes = map[string]string{}
+		}
+		card.SecuritySchemes = a2a.NamedSecuritySchemes{oauth2Scheme: a2a.OAuth2SecurityScheme{
+			Flows:       a2a.ClientCredentialsOAuthFlow{TokenURL: o.Scheme.TokenURL, Scopes: scopes},
+			Description: "an access token (a JWT) of the client credentials grant at this token URL, whose subject pactum's configuration gives an actor (auth: oidc)",
+		}}
+		card.SecurityRequirements = a2a.SecurityRequirementsOptions{{oauth2Scheme: a2a.SecuritySchemeScopes{}}}
 	case o.Authenticate != nil && o.Scheme.OpenIDConnectURL != "":
 		card.SecuritySchemes = a2a.NamedSecuritySchemes{oidcScheme: a2a.OpenIDConnectSecurityScheme{
 			OpenIDConnectURL: o.Scheme.OpenIDConnectURL,

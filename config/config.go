@@ -432,6 +432,13 @@ type OIDC struct {
 	// call only the actions it grants that its actor may call. Default "":
 	// the actor's actions, whatever the token holds.
 	ActionsClaim string
+	// TokenURL is the provider's token endpoint where callers get their
+	// tokens by the client credentials grant (`token_url`, same rules as
+	// issuer): cards then declare an oauth2 scheme with that flow and the
+	// token URL (scopes pactum:ACTION with actions_claim) instead of
+	// openIdConnect — for a provider without a discovery document, or
+	// callers that only speak OAuth 2.0. Default "": openIdConnect.
+	TokenURL string
 }
 
 // DefaultOIDCAlgorithms are the algorithms auth: oidc accepts by default.

@@ -90,6 +90,14 @@ func (w *walker) auth(n *yaml.Node, path string, c *Config) {
 		},
 		"actor_claim":   func(n *yaml.Node, path string) { o.ActorClaim = w.nonEmpty(n, path) },
 		"actions_claim": func(n *yaml.Node, path string) { o.ActionsClaim = w.nonEmpty(n, path) },
+		"token_url": func(n *yaml.Node, path string) {
+			o.TokenURL = w.nonEmpty(n, path)
+			if o.TokenURL != "" {
+				if err := checkIssuer(o.TokenURL); err != nil {
+					w.errorf(n, path, "%s", strings.Replace(err.Error(), "issuer", "token", 1))
+				}
+			}
+		},
 	}, nil)
 	w.required(n, modeN, join(path, "mode"))
 	if c.Auth != AuthOIDC {

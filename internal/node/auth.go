@@ -112,7 +112,17 @@ func newAuthenticator(ctx context.Context, cfg *config.Config, baseDir string) (
 		if err != nil {
 			return nil, err
 		}
-		return &authenticator{verify: v.Verify, scheme: a2aserver.Scheme{OpenIDConnectURL: discoveryURL(cfg.OIDC.Issuer)}, issuer: cfg.OIDC.Issuer}, nil
+		scheme := a2aserver.Scheme{OpenIDConnectURL: discoveryURL(cfg.OIDC.Issuer)}
+		if cfg.OIDC.TokenURL != "" {
+			scheme = a2aserver.Scheme{TokenURL: cfg.OIDC.TokenURL}
+			if cfg.OIDC.ActionsClaim != "" {
+				scheme.Scopes = map[string]string{"pactum:*": "every action the actor may call"}
+				for _, ac := range cfg.Agents {
+					scheme.Scopes["pactum:"+ac.Action] = "call action " + ac.Action
+				}
+			}
+		}
+		return &authenticator{verify: v.Verify, scheme: scheme, issuer: cfg.OIDC.Issuer}, nil
 	}
 	return nil, nil
 }

@@ -582,3 +582,50 @@ func TestOIDCMCPProtectedResource(t *testing.T) {
 		t.Errorf("MCP without a token: %d, WWW-Authenticate %q; want 401 naming %s", resp.StatusCode, c, want)
 	}
 }
+
+// TestOIDCCardOAuth2Scheme: with auth.token_url the cards declare the
+// scheme callers get their tokens by, oauth2 client credentials at that
+// token URL with the pactum:ACTION scopes, instead of openIdConnect.
+func TestOIDCCardOAuth2Scheme(t *testing.T) {
+	t.Parallel()
+	p := oidctest.New(t)
+	base := startServer(t, fmt.Sprintf(`auth: {mode: oidc, issuer: %q, audience: %s, actions_claim: scope, token_url: %q}
+agents:
+  - {name: echo, type: echo}
+actors:
+  - {name: alice, actions: ["*"], subject: alice-client}
+`, p.Issuer, oidctest.Audience, p.Issuer+"/token"))
+	resp, err := http.Get(base + "/agents/echo/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var card struct {
+		SecuritySchemes map[string]struct {
+			OAuth2 *struct {
+				Flows struct {
+					ClientCredentials *struct {
+						TokenURL string            `json:"tokenUrl"`
+						Scopes   map[string]string `json:"scopes"`
+					} `json:"clientCredentials"`
+				} `json:"flows"`
+			} `json:"oauth2SecurityScheme"`
+			OIDC any `json:"openIdConnectSecurityScheme"`
+		} `json:"securitySchemes"`
+		SecurityRequirements []map[string]any `json:"securityRequirements"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&card); err != nil {
+		t.Fatal(err)
+	}
+	s, ok := card.SecuritySchemes["oauth2"]
+	if !ok || s.OAuth2 == nil || s.OAuth2.Flows.ClientCredentials == nil || len(card.SecuritySchemes) != 1 {
+		t.Fatalf("security schemes %+v: want one oauth2 scheme with a client credentials flow", card.SecuritySchemes)
+	}
+	cc := s.OAuth2.Flows.ClientCredentials
+	if cc.TokenURL != p.Issuer+"/token" || cc.Scopes["pactum:echo"] == "" || cc.Scopes["pactum:*"] == "" {
+		t.Errorf("client credentials flow %+v: want token URL %s/token and scopes pactum:echo, pactum:*", cc, p.Issuer)
+	}
+	if b, _ := json.Marshal(card.SecurityRequirements); !strings.Contains(string(b), `"oauth2"`) || len(card.SecurityRequirements) != 1 {
+		t.Errorf("security requirements %s: want the oauth2 scheme required", b)
+	}
+}
