@@ -439,6 +439,12 @@ type OIDC struct {
 	// openIdConnect — for a provider without a discovery document, or
 	// callers that only speak OAuth 2.0. Default "": openIdConnect.
 	TokenURL string
+	// MCPAudience lists the audiences a token used on the MCP endpoint
+	// must hold one of (`mcp_audience`, a string or a list), binding MCP
+	// tokens to that resource as the MCP authorization specification
+	// asks (the protected resource metadata's resource is the endpoint's
+	// URL). Default: Audience, as every binding.
+	MCPAudience []string
 }
 
 // DefaultOIDCAlgorithms are the algorithms auth: oidc accepts by default.

@@ -51,19 +51,9 @@ func (w *walker) auth(n *yaml.Node, path string, c *Config) {
 		},
 		"audience": func(n *yaml.Node, path string) {
 			audienceN = n
-			if n.Kind == yaml.ScalarNode {
-				if s, ok := w.str(n, path); ok {
-					o.Audience = []string{s}
-				}
-			} else {
-				o.Audience, _ = w.strList(n, path)
-			}
-			if slices.Contains(o.Audience, "") {
-				w.errorf(n, path, "must not hold an empty audience")
-			} else if o.Audience != nil && len(o.Audience) == 0 {
-				w.errorf(n, path, "must name at least one audience")
-			}
+			o.Audience = w.audiences(n, path)
 		},
+		"mcp_audience": func(n *yaml.Node, path string) { o.MCPAudience = w.audiences(n, path) },
 		"jwks_file": func(n *yaml.Node, path string) {
 			o.JWKSFile, c.jwksLine, c.jwksCol = w.nonEmpty(n, path), n.Line, n.Column
 		},
@@ -116,6 +106,25 @@ func (w *walker) auth(n *yaml.Node, path string, c *Config) {
 		o.Leeway = Duration{DefaultOIDCLeeway}
 	}
 	o.ActorClaim = cmp.Or(o.ActorClaim, "sub")
+}
+
+// audiences decodes an audience: a string or a list of strings, none
+// empty, at least one.
+func (w *walker) audiences(n *yaml.Node, path string) []string {
+	var out []string
+	if n.Kind == yaml.ScalarNode {
+		if s, ok := w.str(n, path); ok {
+			out = []string{s}
+		}
+	} else {
+		out, _ = w.strList(n, path)
+	}
+	if slices.Contains(out, "") {
+		w.errorf(n, path, "must not hold an empty audience")
+	} else if out != nil && len(out) == 0 {
+		w.errorf(n, path, "must name at least one audience")
+	}
+	return out
 }
 
 // checkIssuer validates an issuer URL: https, or http on a loopback host

@@ -93,6 +93,9 @@ type authenticator struct {
 	// issuer is the authorization server of auth: oidc ("" otherwise):
 	// the MCP endpoint names it in its protected resource metadata.
 	issuer string
+	// verifyMCP is verify for the MCP endpoint: its own audience
+	// (auth.mcp_audience) when configured, else verify.
+	verifyMCP func(ctx context.Context, token string) (task.Identity, error)
 }
 
 // newAuthenticator returns the authenticator of cfg's auth mode: nil for
@@ -122,7 +125,11 @@ func newAuthenticator(ctx context.Context, cfg *config.Config, baseDir string) (
 				}
 			}
 		}
-		return &authenticator{verify: v.Verify, scheme: scheme, issuer: cfg.OIDC.Issuer}, nil
+		a := &authenticator{verify: v.Verify, scheme: scheme, issuer: cfg.OIDC.Issuer, verifyMCP: v.Verify}
+		if len(cfg.OIDC.MCPAudience) > 0 {
+			a.verifyMCP = v.ForAudience(cfg.OIDC.MCPAudience).Verify
+		}
+		return a, nil
 	}
 	return nil, nil
 }
@@ -226,7 +233,11 @@ func (a *authenticator) requireMCP(h http.Handler, base string, refused func(inv
 		token, err := bearer.Token(r)
 		if err == nil {
 			var id task.Identity
-			if id, err = a.verify(r.Context(), token); err == nil {
+			check := a.verify
+			if a.verifyMCP != nil {
+				check = a.verifyMCP
+			}
+			if id, err = check(r.Context(), token); err == nil {
 				inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verified{}, id)))
 				return
 			}

@@ -629,3 +629,52 @@ actors:
 		t.Errorf("security requirements %s: want the oauth2 scheme required", b)
 	}
 }
+
+// TestOIDCMCPAudience: with auth.mcp_audience, the MCP endpoint takes
+// only tokens issued for it (aud its own), and the A2A endpoints keep
+// auth.audience: a token for one is refused by the other, "wrong
+// audience".
+func TestOIDCMCPAudience(t *testing.T) {
+	t.Parallel()
+	p := oidctest.New(t)
+	base := startServer(t, fmt.Sprintf(`auth: {mode: oidc, issuer: %q, audience: %s, mcp_audience: "mcp-resource"}
+agents:
+  - {name: echo, type: echo}
+actors:
+  - {name: alice, actions: ["*"], subject: alice-client}
+`, p.Issuer, oidctest.Audience))
+	a2aToken := p.Token(t, "alice-client", nil)
+	mcpToken := p.Token(t, "alice-client", map[string]any{"aud": "mcp-resource"})
+	call := func(path, body, token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("A2A-Version", "1.0")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("WWW-Authenticate")
+	}
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	const list = `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}`
+	for _, tc := range []struct {
+		name, path, body, token string
+		ok                      bool
+	}{
+		{"MCP with an MCP token", "/mcp", initialize, mcpToken, true},
+		{"MCP with an A2A token", "/mcp", initialize, a2aToken, false},
+		{"A2A with an A2A token", "/agents/echo", list, a2aToken, true},
+		{"A2A with an MCP token", "/agents/echo", list, mcpToken, false},
+	} {
+		status, challenge := call(tc.path, tc.body, tc.token)
+		switch {
+		case tc.ok && status == http.StatusUnauthorized:
+			t.Errorf("%s: refused (%s)", tc.name, challenge)
+		case !tc.ok && (status != http.StatusUnauthorized || !strings.Contains(challenge, "wrong audience")):
+			t.Errorf("%s: %d %q, want 401 wrong audience", tc.name, status, challenge)
+		}
+	}
+}

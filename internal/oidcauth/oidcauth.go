@@ -222,6 +222,15 @@ type claims struct {
 	Nbf *float64        `json:"nbf"`
 }
 
+// ForAudience returns a verifier that is v but for the audiences a
+// token's aud must hold one of: the same keys, issuer and checks, for a
+// resource with an audience of its own (the MCP endpoint).
+func (v *Verifier) ForAudience(audience []string) *Verifier {
+	o := v.opts
+	o.Audience = slices.Clone(audience)
+	return &Verifier{opts: o, verifier: v.verifier}
+}
+
 // Verify returns the identity token establishes, or an error wrapping
 // bearer.ErrInvalidToken (a *bearer.InvalidTokenError) that says which
 // check failed. Neither the error nor anything logged holds the token.
