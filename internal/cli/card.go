@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pactum/pactum/cardsig"
+	"github.com/pactum/pactum/internal/discovery"
 )
 
 // maxCardBytes bounds a card or JWKS `card verify` reads.
@@ -260,25 +261,5 @@ func readKeySource(ctx context.Context, hc *http.Client, src string) ([]byte, er
 // fetchJSON GETs u and returns its body, at most maxCardBytes, refusing
 // any status but 200.
 func fetchJSON(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", u, err)
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", u, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxCardBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", u, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: HTTP %d", u, resp.StatusCode)
-	}
-	if len(body) > maxCardBytes {
-		return nil, fmt.Errorf("GET %s: larger than %d bytes", u, maxCardBytes)
-	}
-	return body, nil
+	return discovery.Fetch(ctx, hc, u, maxCardBytes)
 }

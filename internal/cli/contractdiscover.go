@@ -98,7 +98,7 @@ func discover(ctx context.Context, w io.Writer, url, outDir string, asJSON bool)
 	bad := 0
 	for _, ref := range d.Contracts {
 		c, from, err := discovery.Load(ctx, ref, func(ctx context.Context, u string) ([]byte, error) {
-			return discovery.Fetch(ctx, nil, u)
+			return discovery.Fetch(ctx, nil, u, discovery.MaxContractBytes)
 		})
 		if !asJSON {
 			how := "steps " + strings.Join(ref.Steps, ", ")

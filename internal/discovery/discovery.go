@@ -77,31 +77,33 @@ func (d *Declared) Find(digest string) (a2aserver.ContractRef, error) {
 	return a2aserver.ContractRef{}, fmt.Errorf("the agent card declares no contract with digest %s (it declares: %v)", digest, have)
 }
 
-// Fetch reads a document a card names at url, with client (nil:
-// http.DefaultClient), up to MaxContractBytes.
-func Fetch(ctx context.Context, client *http.Client, url string) ([]byte, error) {
+// Fetch GETs a JSON document at url with client (nil:
+// http.DefaultClient) and returns its body: at most max bytes, refusing
+// any status but 200. It reads what a card names (a contract, a JWKS) and
+// cards themselves.
+func Fetch(ctx context.Context, client *http.Client, url string, max int64) ([]byte, error) {
 	if client == nil {
 		client = http.DefaultClient
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("GET %s: %w", url, err)
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("GET %s: %w", url, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxContractBytes+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", url, err)
 	}
-	if len(b) > MaxContractBytes {
-		return nil, fmt.Errorf("GET %s: the contract is larger than %d bytes", url, MaxContractBytes)
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: HTTP %d", url, resp.StatusCode)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("GET %s: larger than %d bytes", url, max)
 	}
 	return b, nil
 }

@@ -63,7 +63,9 @@ func TestContractsAndLoad(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	fetch := func(ctx context.Context, url string) ([]byte, error) { return Fetch(ctx, srv.Client(), url) }
+	fetch := func(ctx context.Context, url string) ([]byte, error) {
+		return Fetch(ctx, srv.Client(), url, MaxContractBytes)
+	}
 
 	if _, err := Contracts(&a2a.AgentCard{Name: "plain"}); !errors.Is(err, ErrNoExtension) {
 		t.Errorf("a card without the extension: %v, want ErrNoExtension", err)

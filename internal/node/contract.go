@@ -77,7 +77,7 @@ func (g *remoteGate) resolve(ctx context.Context) (task.Middleware, error) {
 		return nil, refuse("pinned to contract %s: %v", g.digest, err)
 	}
 	c, _, err := discovery.Load(ctx, ref, func(ctx context.Context, url string) ([]byte, error) {
-		return discovery.Fetch(ctx, g.agent.HTTPClient(), url)
+		return discovery.Fetch(ctx, g.agent.HTTPClient(), url, discovery.MaxContractBytes)
 	})
 	if err != nil {
 		if re := (*discovery.RefusedError)(nil); errors.As(err, &re) {
