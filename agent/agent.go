@@ -50,6 +50,11 @@ type Metadata struct {
 	// its agent runs as each ends (task.Request.OnNode), so that a
 	// contract can check each node (`contract: {nodes: true}`).
 	Nodes bool
+	// Processes reports whether each attempt starts an operating-system
+	// process of its own (exec). Such agents share a small worker pool
+	// of their own (config `workers.processes`), so that they bound how
+	// many processes run at once without making other agents wait.
+	Processes bool
 	// InputModes and OutputModes are media types.
 	InputModes  []string
 	OutputModes []string

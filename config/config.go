@@ -19,6 +19,7 @@ const (
 	DefaultLogLevel       = "info"
 	DefaultLogFormat      = "text"
 	DefaultWorkers        = 16
+	DefaultOtherWorkers   = 256
 	DefaultLease          = 30 * time.Second
 	DefaultIdempotencyTTL = 24 * time.Hour
 	DefaultMaxBodyBytes   = 4 << 20
@@ -71,9 +72,10 @@ type Config struct {
 	Node string `yaml:"node"`
 	// Log configures logging (`log`).
 	Log Log `yaml:"log"`
-	// Workers bounds concurrent attempts on this node (`workers`, default
-	// 16, 1..1024).
-	Workers int `yaml:"workers"`
+	// Workers bounds concurrent attempts on this node (`workers`): by
+	// default 16 for the agents that start a process for each attempt
+	// (exec) and 256 for the others, in pools of their own.
+	Workers Workers `yaml:"workers"`
 	// Lease is the lease on a claimed task, renewed while the agent runs
 	// (`lease`, default 30s, at least 1s).
 	Lease Duration `yaml:"lease"`
@@ -655,4 +657,24 @@ func (c *Config) baseDir(dir string) string {
 		return dir
 	}
 	return filepath.Dir(c.file)
+}
+
+// Workers bounds the attempts that run at once on this node. Written
+// `workers: N` it is one bound, N, for every agent's attempts together
+// (All). Written as a mapping, or left out, the agents that start an
+// operating-system process for each attempt (the exec runtime: a command,
+// claude -p, codex exec) share one pool of Processes slots and every
+// other agent (in process, or a call over the network) one of Others: a
+// fast agent never waits for a slot that a process-spawning one holds,
+// and the machine runs at most Processes such processes at once.
+type Workers struct {
+	// Processes bounds the attempts of process-spawning agents together
+	// (`workers.processes`, default 16, 1..1024).
+	Processes int `yaml:"processes" check:"min=1,max=1024"`
+	// Others bounds the attempts of every other agent together
+	// (`workers.others`, default 256, 1..1024).
+	Others int `yaml:"others" check:"min=1,max=1024"`
+	// All, set by `workers: N` (1..1024), is one bound for every agent;
+	// Processes and Others are then 0.
+	All int `yaml:"-"`
 }

@@ -58,7 +58,10 @@ func (c *Config) setDefaults(ttlSet bool) {
 	c.Log.Level = cmp.Or(c.Log.Level, DefaultLogLevel)
 	c.Auth = cmp.Or(c.Auth, AuthNone)
 	c.Log.Format = cmp.Or(c.Log.Format, DefaultLogFormat)
-	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
+	if c.Workers.All == 0 {
+		c.Workers.Processes = cmp.Or(c.Workers.Processes, DefaultWorkers)
+		c.Workers.Others = cmp.Or(c.Workers.Others, DefaultOtherWorkers)
+	}
 	c.Lease.Duration = cmp.Or(c.Lease.Duration, DefaultLease)
 	if !ttlSet {
 		c.IdempotencyTTL.Duration = DefaultIdempotencyTTL

@@ -70,7 +70,7 @@ func checkInvariants(t *testing.T, c *config.Config) {
 	if len(c.Agents) == 0 {
 		t.Fatal("no agents")
 	}
-	if c.Workers < 1 || c.Workers > 1024 || c.Lease.Duration < time.Second || c.IdempotencyTTL.Duration < 0 ||
+	if !workersInRange(c.Workers) || c.Lease.Duration < time.Second || c.IdempotencyTTL.Duration < 0 ||
 		c.MaxBodyBytes < 1024 || c.Push.MaxAttempts < 1 || c.Push.Timeout.Duration <= 0 {
 		t.Fatalf("out-of-range server settings: %+v", c)
 	}
@@ -98,4 +98,14 @@ func checkInvariants(t *testing.T, c *config.Config) {
 			}
 		}
 	}
+}
+
+// workersInRange: `workers: N` leaves only All set, a mapping or nothing
+// only the two pools, each within 1..1024.
+func workersInRange(w config.Workers) bool {
+	in := func(n int) bool { return n >= 1 && n <= 1024 }
+	if w.All != 0 {
+		return in(w.All) && w.Processes == 0 && w.Others == 0
+	}
+	return in(w.Processes) && in(w.Others)
 }

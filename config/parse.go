@@ -101,8 +101,13 @@ func (w *walker) config(root *yaml.Node, c *Config) {
 			"default_agent": set(&c.DefaultAgent, &defaultAgentN),
 			"log":           func(n *yaml.Node, path string) { w.section(n, path, &c.Log) },
 			"workers": func(n *yaml.Node, path string) {
+				// `workers: N`, or a mapping of pools.
+				if r := w.resolve(n, path); r != nil && r.Kind == yaml.MappingNode {
+					w.section(n, path, &c.Workers)
+					return
+				}
 				v, _ := w.integer(n, path, 1, maxWorkers)
-				c.Workers = int(v)
+				c.Workers = Workers{All: int(v)}
 			},
 			"lease": func(n *yaml.Node, path string) {
 				c.Lease, _ = w.duration(n, path, time.Second)

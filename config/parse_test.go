@@ -162,6 +162,12 @@ func TestParseErrors(t *testing.T) {
 			[]string{`pactum.yaml:1:10: workers: 0 out of range [1, 1024]`}},
 		{"workers too many", "workers: 2000\n" + oneAgent,
 			[]string{`pactum.yaml:1:10: workers: 2000 out of range [1, 1024]`}},
+		{"workers pool zero", "workers:\n  processes: 0\n" + oneAgent,
+			[]string{`pactum.yaml:2:14: workers.processes: 0 out of range [1, 1024]`}},
+		{"workers pool too many", "workers: {others: 5000}\n" + oneAgent,
+			[]string{`pactum.yaml:1:19: workers.others: 5000 out of range [1, 1024]`}},
+		{"workers unknown pool", "workers: {exec: 4}\n" + oneAgent,
+			[]string{`pactum.yaml:1:11: workers.exec: unknown field`}},
 		{"integer overflow", "workers: 99999999999999999999\n" + oneAgent,
 			[]string{`pactum.yaml:1:10: workers: expected an integer, got "99999999999999999999"`}},
 		{"max body too small", "max_body_bytes: 10\n" + oneAgent,
@@ -422,7 +428,7 @@ func TestParseDefaults(t *testing.T) {
 		{"Store", c.Store, "sqlite://pactum.db"},
 		{"Node", c.Node, ""},
 		{"Log", c.Log, config.Log{Level: "info", Format: "text"}},
-		{"Workers", c.Workers, 16},
+		{"Workers", c.Workers, config.Workers{Processes: 16, Others: 256}},
 		{"Lease", c.Lease, config.D(30 * time.Second)},
 		{"IdempotencyTTL", c.IdempotencyTTL, config.D(24 * time.Hour)},
 		{"MaxBodyBytes", c.MaxBodyBytes, int64(4 << 20)},
@@ -528,8 +534,8 @@ policy:
 	if c.Listen != ":8080" || c.BaseURL != "https://agents.example.com/pactum" || c.Store != "postgres://pactum@db/pactum" || c.Node != "node-a" {
 		t.Errorf("server fields = %q %q %q %q", c.Listen, c.BaseURL, c.Store, c.Node)
 	}
-	if c.Log != (config.Log{Level: "debug", Format: "json"}) || c.Workers != 4 || c.Lease.Duration != time.Minute {
-		t.Errorf("log/workers/lease = %+v %d %s", c.Log, c.Workers, c.Lease)
+	if c.Log != (config.Log{Level: "debug", Format: "json"}) || c.Workers != (config.Workers{All: 4}) || c.Lease.Duration != time.Minute {
+		t.Errorf("log/workers/lease = %+v %+v %s", c.Log, c.Workers, c.Lease)
 	}
 	if c.IdempotencyTTL.Duration != 0 {
 		t.Errorf("idempotency_ttl: 0 = %s, want 0 (disabled)", c.IdempotencyTTL)
@@ -668,7 +674,7 @@ func TestDefault(t *testing.T) {
 func TestEmptyAndNewAgent(t *testing.T) {
 	t.Parallel()
 	c := config.Empty()
-	if len(c.Agents) != 0 || c.Listen != config.DefaultListen || c.BaseURL != "http://"+config.DefaultListen || c.Workers != 16 || c.IdempotencyTTL.Duration != 24*time.Hour {
+	if len(c.Agents) != 0 || c.Listen != config.DefaultListen || c.BaseURL != "http://"+config.DefaultListen || c.Workers != (config.Workers{Processes: 16, Others: 256}) || c.IdempotencyTTL.Duration != 24*time.Hour {
 		t.Errorf("Empty() = %+v", c)
 	}
 	a := config.NewAgent("f")
@@ -833,5 +839,27 @@ func TestParseOIDC(t *testing.T) {
 				t.Errorf("auth %q, oidc %+v, subject %q; want oidc, %+v, svc", c.Auth, c.OIDC, c.Actors[0].Subject, tc.want)
 			}
 		})
+	}
+}
+
+// TestWorkersForms: `workers: N` is one bound for every agent; a mapping
+// sizes the two pools, each defaulted on its own; nothing gives both
+// defaults.
+func TestWorkersForms(t *testing.T) {
+	t.Parallel()
+	for doc, want := range map[string]config.Workers{
+		"":                                   {Processes: config.DefaultWorkers, Others: config.DefaultOtherWorkers},
+		"workers: 64\n":                      {All: 64},
+		"workers: {processes: 2}\n":          {Processes: 2, Others: config.DefaultOtherWorkers},
+		"workers:\n  others: 32\n":           {Processes: config.DefaultWorkers, Others: 32},
+		"workers: {processes: 4, others: 8}": {Processes: 4, Others: 8},
+	} {
+		c, err := config.Parse([]byte(doc+"\n"+oneAgent), "pactum.yaml")
+		if err != nil {
+			t.Fatalf("%q: %v", doc, err)
+		}
+		if c.Workers != want {
+			t.Errorf("%q: Workers = %+v, want %+v", doc, c.Workers, want)
+		}
 	}
 }

@@ -128,7 +128,7 @@ func (c *Coordinator) submit(ctx context.Context, req SubmitRequest, b *blocking
 	}
 	// With a worker free, claim the task in the same transaction and run it
 	// at once: one transaction and no dispatcher round trip saved.
-	runCtx, slot := c.trySlot()
+	runCtx, slot := c.trySlot(spec.pool)
 	var ann *announcement
 	if slot {
 		p.Claim = &ClaimParams{Owner: c.nextOwner(), Node: c.node, LeaseFor: c.leaseFor}
@@ -162,7 +162,7 @@ func (c *Coordinator) submit(ctx context.Context, req SubmitRequest, b *blocking
 	}
 	stored, err := c.store.CreateTask(ctx, p)
 	if slot && (err != nil || stored.State != StateInProgress) {
-		c.releaseSlot()
+		c.releaseSlot(spec.pool)
 	}
 	if errors.Is(err, ErrDuplicate) && stored != nil {
 		if stored.PayloadHash != t.PayloadHash {
@@ -191,7 +191,7 @@ func (c *Coordinator) submit(ctx context.Context, req SubmitRequest, b *blocking
 		c.launch(runCtx, stored)
 	case StateQueued:
 		c.publishStatus(stored)
-		c.kick()
+		c.kickPool(spec.pool)
 	default:
 		c.publishStatus(stored)
 	}

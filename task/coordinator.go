@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -39,9 +40,14 @@ type AgentSpec struct {
 	// as for an agent that does not exist, so no caller can run a step
 	// outside its run.
 	ChildOnly bool
+	// Pool names the worker pool whose slots the agent's attempts take
+	// (Options.Pools); "" is the default pool, of Options.Workers slots.
+	Pool string
 
 	// pipeline is every step of the agent's attempts, outermost first.
 	pipeline []Middleware
+	// pool is Pool's slots.
+	pool *pool
 }
 
 // Observer is told about every committed transition and finished attempt
@@ -67,8 +73,16 @@ type Options struct {
 	Middleware []Middleware
 	// Node names this process in records (default hostname-pid).
 	Node string
-	// Workers bounds concurrent attempts on this node (default 16).
+	// Workers bounds the concurrent attempts of the agents in the default
+	// worker pool (AgentSpec.Pool "") on this node (default 16).
 	Workers int
+	// Pools are further worker pools by name, each with its bound on
+	// concurrent attempts (at least 1): the agents whose AgentSpec.Pool
+	// names one take their slots from it and never wait for a slot of
+	// another pool. An agent that runs a process per attempt, say, shares
+	// a small pool with its kind, while in-process agents share a large
+	// one.
+	Pools map[string]int
 	// LeaseFor is the lease on a claimed task (default 30s); it is renewed
 	// every LeaseFor/3 while the agent runs.
 	LeaseFor time.Duration
@@ -119,13 +133,12 @@ type Coordinator struct {
 	clock    Clock
 	tracer   trace.Tracer
 
-	wake    chan struct{}
-	slots   chan struct{}
+	wake chan struct{}
+	// pools are the worker pools, the default pool first.
+	pools   []*pool
 	claimN  atomic.Uint64
 	mu      sync.Mutex
 	running map[string]*runEntry
-	// backlog says queued work may be waiting for a free worker.
-	backlog atomic.Bool
 	// stopPending holds tasks whose attempt was to be stopped before it
 	// had registered in running (claimed, not yet executing), by when.
 	stopPending map[string]time.Time
@@ -194,7 +207,16 @@ func NewCoordinator(opts Options) (*Coordinator, error) {
 			c.clock = nowClock{now: opts.Now}
 		}
 	}
-	c.slots = make(chan struct{}, c.workers)
+	pools := map[string]*pool{"": {slots: make(chan struct{}, c.workers)}}
+	c.pools = []*pool{pools[""]}
+	for _, name := range slices.Sorted(maps.Keys(opts.Pools)) {
+		n := opts.Pools[name]
+		if name == "" || n <= 0 {
+			return nil, fmt.Errorf("task: worker pool %q needs a name and a positive size (%d)", name, n)
+		}
+		pools[name] = &pool{name: name, slots: make(chan struct{}, n)}
+		c.pools = append(c.pools, pools[name])
+	}
 	for _, a := range opts.Agents {
 		a := a
 		if a.Name == "" || a.Runner == nil {
@@ -213,6 +235,13 @@ func NewCoordinator(opts Options) (*Coordinator, error) {
 			if m == nil || m.Name() == "" {
 				return nil, fmt.Errorf("task: agent %q has a pipeline step without a name", a.Name)
 			}
+		}
+		if a.pool = pools[a.Pool]; a.pool == nil {
+			return nil, fmt.Errorf("task: agent %q names worker pool %q, which Options.Pools does not size", a.Name, a.Pool)
+		}
+		if a.Pool != "" {
+			a.pool.agents = append(a.pool.agents, a.Name)
+			pools[""].except = append(pools[""].except, a.Name)
 		}
 		if _, dup := c.agents[a.Name]; dup {
 			return nil, fmt.Errorf("task: agent %q registered twice", a.Name)
@@ -281,11 +310,11 @@ func (c *Coordinator) transition(ctx context.Context, t *Task, p TransitionParam
 	c.logTransition(t.Agent, p, nt)
 	switch {
 	case p.To == StateQueued:
-		c.kickAt(p.RunAfter)
+		c.kickAt(p.RunAfter, c.poolOf(t.Agent))
 	case nt.State == StateQueued:
 		// A parent's move to waiting found no child left to wait for.
 		c.observe(t.Agent, p.To, nt.State)
-		c.kickAt(nt.RunAfter)
+		c.kickAt(nt.RunAfter, c.poolOf(t.Agent))
 	}
 	if t.complete {
 		// The caller holds the whole task (history and artifacts as
@@ -427,7 +456,7 @@ func (c *Coordinator) Drain() int {
 	}
 	c.mu.Unlock()
 	c.loops.Wait()
-	return len(c.slots)
+	return c.attempts()
 }
 
 // Stop stops claiming new work and waits for running attempts to finish
@@ -453,7 +482,7 @@ func (c *Coordinator) Stop(ctx context.Context) error {
 		c.stopWork()
 		return nil
 	case <-ctx.Done():
-		if n := len(c.slots); n > 0 {
+		if n := c.attempts(); n > 0 {
 			c.log.Warn("drain over: stopping running attempts and queueing their tasks again", "attempts", n)
 		}
 		c.stopWork()

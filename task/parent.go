@@ -116,7 +116,7 @@ func (c *Coordinator) settled(ctx context.Context, nt *Task) {
 		if parent, err := c.store.GetTask(ctx, id, 0); err == nil {
 			c.publishStatus(parent)
 			if parent.State == StateQueued {
-				c.kickAt(parent.RunAfter)
+				c.kickAt(parent.RunAfter, c.poolOf(parent.Agent))
 			}
 		} else {
 			c.log.Warn("read parent after its child settled", "task", nt.ID, "parent", id, "err", err)

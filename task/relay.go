@@ -102,10 +102,11 @@ func (c *Coordinator) deliverRemote(ev Event) {
 	switch {
 	case ev.State == StateQueued:
 		at := time.Time{}
+		var p *pool // an event without its task: every pool
 		if ev.Task != nil {
-			at = ev.Task.RunAfter
+			at, p = ev.Task.RunAfter, c.poolOf(ev.Task.Agent)
 		}
-		c.kickAt(at)
+		c.kickAt(at, p)
 	case ev.State != StateInProgress:
 		if c.stopAttempt(ev.TaskID, false) {
 			c.log.Info("task moved on by another node; stopping attempt", "task", ev.TaskID, "state", ev.State, "node", ev.Node)

@@ -218,6 +218,12 @@ type ClaimParams struct {
 	LeaseFor time.Duration
 	Limit    int
 	TaskID   string
+	// Agents, when not nil, claims only tasks of these agents (a worker
+	// pool's); Except skips tasks of these agents (the other pools', for
+	// the default pool, which claims everything else: agents this node
+	// does not know included). Both apply when both are set.
+	Agents []string
+	Except []string
 }
 
 // RenewParams extends a lease.

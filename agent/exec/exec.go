@@ -427,6 +427,7 @@ func (r *Runtime) Metadata() agent.Metadata {
 		Type:        Type,
 		Description: "Runs " + filepath.Base(r.s.Command[0]),
 		Streaming:   r.s.Stream,
+		Processes:   true,
 		InputModes:  []string{"text/plain"},
 		OutputModes: []string{out},
 	}

@@ -273,10 +273,11 @@ func New(ctx context.Context, cfg *config.Config, baseDir string, extra []Extra,
 		relay = r.Relay()
 	}
 	pol := policy.NewStatic(cfg.Policy.Version, approvals)
+	workers, pools := workerPools(cfg)
 	s.coord, err = task.NewCoordinator(task.Options{
 		Store: s.store, Agents: specs, Permissions: perms,
-		Policy: pol,
-		Node:   cfg.Node, Workers: cfg.Workers, LeaseFor: cfg.Lease.Duration,
+		Policy: pol, Workers: workers, Pools: pools,
+		Node: cfg.Node, LeaseFor: cfg.Lease.Duration,
 		IdempotencyTTL: idempotencyTTL(cfg.IdempotencyTTL.Duration),
 		Observer:       s.metrics, Logger: log, Relay: relay,
 	})

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/pactum/pactum/agent"
@@ -51,7 +52,24 @@ func agentSpec(cfg *config.Config, b builtAgent, run task.Runner, gate task.Midd
 	if step != "" {
 		spec.Name, spec.Action, spec.ChildOnly = step, step, true
 	}
+	if cfg.Workers.All == 0 && b.agent != nil && agent.MetadataOf(b.agent).Processes {
+		spec.Pool = processPool
+	}
 	return spec
+}
+
+// processPool names the worker pool of the agents that start a process
+// for each attempt (config.Workers.Processes).
+const processPool = "processes"
+
+// workerPools turns cfg.Workers into the Coordinator's default pool size
+// and its named pools.
+func workerPools(cfg *config.Config) (int, map[string]int) {
+	if cfg.Workers.All > 0 {
+		return cfg.Workers.All, nil
+	}
+	return cmp.Or(cfg.Workers.Others, config.DefaultOtherWorkers),
+		map[string]int{processPool: cmp.Or(cfg.Workers.Processes, config.DefaultWorkers)}
 }
 
 // runAgentSpec is the spec of the agent whose tasks are the runs of a

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	echoagent "github.com/pactum/pactum/agent/echo"
+	execagent "github.com/pactum/pactum/agent/exec"
 	"github.com/pactum/pactum/config"
 	"github.com/pactum/pactum/task"
 )
@@ -109,4 +111,45 @@ type fixedRunner struct{ _ int }
 
 func (*fixedRunner) Run(context.Context, *task.Request, task.Emit) (*task.Result, error) {
 	return &task.Result{}, nil
+}
+
+// TestAgentSpecPool: with the default workers, an agent whose runtime
+// starts a process per attempt (exec) is in the processes pool, its
+// steps too, and every other agent and run agent in the default pool;
+// with `workers: N` every agent is in the one default pool.
+func TestAgentSpecPool(t *testing.T) {
+	t.Parallel()
+	cmd, err := execagent.New(execagent.Settings{Command: []string{"true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for doc, want := range map[string]string{"": processPool, "workers: 8\n": ""} {
+		cfg, err := config.Parse([]byte(doc+"store: sqlite://unused.db\nagents:\n  - {name: e, type: echo}\n"), "pool.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		command := builtAgent{config: config.NewAgent("cmd"), agent: cmd}
+		echo := builtAgent{config: config.NewAgent("e"), agent: echoagent.New(echoagent.Settings{})}
+		for name, s := range map[string]task.AgentSpec{
+			"exec":        agentSpec(cfg, command, nil, nil, ""),
+			"exec's step": agentSpec(cfg, command, nil, nil, "workflow.step.cmd"),
+			"echo":        agentSpec(cfg, echo, nil, nil, ""),
+			"a run agent": runAgentSpec(cfg, "run", &fixedRunner{}),
+		} {
+			wantPool := ""
+			if name == "exec" || name == "exec's step" {
+				wantPool = want
+			}
+			if s.Pool != wantPool {
+				t.Errorf("%q: %s's pool = %q, want %q", doc, name, s.Pool, wantPool)
+			}
+		}
+		workers, pools := workerPools(cfg)
+		if doc == "" && (workers != config.DefaultOtherWorkers || pools[processPool] != config.DefaultWorkers || len(pools) != 1) {
+			t.Errorf("default pools = %d, %v", workers, pools)
+		}
+		if doc != "" && (workers != 8 || pools != nil) {
+			t.Errorf("workers: 8 pools = %d, %v", workers, pools)
+		}
+	}
 }

@@ -84,6 +84,13 @@ const (
 	sqlClaimNext = `SELECT ` + taskCols + ` FROM tasks
 		WHERE state = 'queued' AND (run_after IS NULL OR run_after <= $1)
 		ORDER BY created_at, id LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED`
+	// sqlClaimNextOf is sqlClaimNext with ClaimParams.Agents ($3) and
+	// Except ($4), NULL for no filter.
+	sqlClaimNextOf = `SELECT ` + taskCols + ` FROM tasks
+		WHERE state = 'queued' AND (run_after IS NULL OR run_after <= $1)
+		AND ($3::text[] IS NULL OR agent = ANY($3::text[]))
+		AND ($4::text[] IS NULL OR NOT agent = ANY($4::text[]))
+		ORDER BY created_at, id LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED`
 	sqlClaimOne = `SELECT ` + taskCols + ` FROM tasks
 		WHERE id = $1 AND state = 'queued' AND (run_after IS NULL OR run_after <= $2)
 		FOR NO KEY UPDATE SKIP LOCKED`

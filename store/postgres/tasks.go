@@ -322,9 +322,12 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 			}
 			return r.Err()
 		}
-		if p.TaskID != "" {
+		switch {
+		case p.TaskID != "":
 			x.queue(sqlClaimOne, p.TaskID, now).Query(collect)
-		} else {
+		case p.Agents != nil || p.Except != nil:
+			x.queue(sqlClaimNextOf, now, limit, p.Agents, p.Except).Query(collect)
+		default:
 			x.queue(sqlClaimNext, now, limit).Query(collect)
 		}
 		if err := x.flush(); err != nil {

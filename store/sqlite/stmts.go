@@ -87,6 +87,7 @@ type stmts struct {
 	rollbackToG   *sql.Stmt
 	releaseG      *sql.Stmt
 	claimNext     *sql.Stmt
+	claimNextOf   *sql.Stmt
 	claimOne      *sql.Stmt
 	renewLease    *sql.Stmt
 	expiredLeases *sql.Stmt
@@ -182,6 +183,13 @@ func (s *stmts) list(write bool) []struct {
 		{&s.claimNext, `SELECT ` + taskCols + ` FROM tasks
 			WHERE state = 'queued' AND (run_after IS NULL OR run_after <= ?)
 			ORDER BY created_at, id LIMIT ?`},
+		// claimNext with ClaimParams.Agents (?3) and Except (?4) as JSON
+		// arrays, NULL for no filter.
+		{&s.claimNextOf, `SELECT ` + taskCols + ` FROM tasks
+			WHERE state = 'queued' AND (run_after IS NULL OR run_after <= ?1)
+			AND (?3 IS NULL OR agent IN (SELECT value FROM json_each(?3)))
+			AND (?4 IS NULL OR agent NOT IN (SELECT value FROM json_each(?4)))
+			ORDER BY created_at, id LIMIT ?2`},
 		{&s.claimOne, `SELECT ` + taskCols + ` FROM tasks
 			WHERE id = ? AND state = 'queued' AND (run_after IS NULL OR run_after <= ?)`},
 		{&s.renewLease, `UPDATE tasks SET lease_expires = ?

@@ -260,9 +260,12 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 	err := s.inWriteTx(ctx, func(x *txn) error {
 		var rows *sql.Rows
 		var err error
-		if p.TaskID != "" {
+		switch {
+		case p.TaskID != "":
 			rows, err = x.stmt(x.st.claimOne).QueryContext(x.ctx, p.TaskID, now.UnixMicro())
-		} else {
+		case p.Agents != nil || p.Except != nil:
+			rows, err = x.stmt(x.st.claimNextOf).QueryContext(x.ctx, now.UnixMicro(), limit, jsonList(p.Agents), jsonList(p.Except))
+		default:
 			rows, err = x.stmt(x.st.claimNext).QueryContext(x.ctx, now.UnixMicro(), limit)
 		}
 		if err != nil {
@@ -299,6 +302,16 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 		return nil, fmt.Errorf("sqlite: claim for %q: %w", p.Owner, err)
 	}
 	return out, nil
+}
+
+// jsonList is names as a JSON array for json_each, or nil (NULL) for a
+// nil slice: no filter.
+func jsonList(names []string) any {
+	if names == nil {
+		return nil
+	}
+	b, _ := json.Marshal(names)
+	return string(b)
 }
 
 // RenewLease implements task.Store. A lease that ran out but was not yet

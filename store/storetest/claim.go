@@ -59,6 +59,45 @@ func testClaimOrder(t *testing.T, b *bundle) {
 	}
 }
 
+// testClaimAgents: ClaimParams.Agents takes only those agents' tasks,
+// Except every task but theirs, an empty Agents none; both filters apply
+// together; neither changes the order.
+func testClaimAgents(t *testing.T, b *bundle) {
+	for i, a := range []string{"exec", "echo", "exec", "fn", "echo", "other"} {
+		id := fmt.Sprintf("%s-%d", a, i)
+		b.create(spec{id: id, agent: a, now: at(time.Duration(i) * time.Second), steps: []task.State{task.StateValidated, task.StateQueued}, history: true})
+	}
+	now := at(time.Minute)
+	claim := func(agents, except []string, limit int) []string {
+		t.Helper()
+		got, err := b.s.Claim(b.ctx, task.ClaimParams{Owner: "w", Node: "node-1", Now: now, LeaseFor: time.Minute, Limit: limit, Agents: agents, Except: except})
+		if err != nil {
+			t.Fatalf("Claim(agents %q, except %q): %v", agents, except, err)
+		}
+		for _, tk := range got {
+			if tk.State != task.StateInProgress || b.get(tk.ID).State != task.StateInProgress {
+				t.Errorf("claimed %s: %s", tk.ID, dump(tk))
+			}
+		}
+		return ids(got)
+	}
+	if got := claim([]string{}, nil, 10); len(got) != 0 {
+		t.Errorf("Claim with no agents = %v, want none", got)
+	}
+	if got, want := claim([]string{"exec"}, nil, 1), []string{"exec-0"}; !slices.Equal(got, want) {
+		t.Errorf("Claim(exec, limit 1) = %v, want %v", got, want)
+	}
+	if got, want := claim(nil, []string{"exec", "fn"}, 2), []string{"echo-1", "echo-4"}; !slices.Equal(got, want) {
+		t.Errorf("Claim(except exec, fn) = %v, want %v", got, want)
+	}
+	if got, want := claim([]string{"exec", "fn", "other"}, []string{"other"}, 10), []string{"exec-2", "fn-3"}; !slices.Equal(got, want) {
+		t.Errorf("Claim(exec, fn, other except other) = %v, want %v", got, want)
+	}
+	if got, want := claim(nil, nil, 10), []string{"other-5"}; !slices.Equal(got, want) {
+		t.Errorf("Claim() = %v, want %v", got, want)
+	}
+}
+
 func testClaimRunAfter(t *testing.T, b *bundle) {
 	in := newTask(spec{id: "later"})
 	in.RunAfter = at(time.Minute)

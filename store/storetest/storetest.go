@@ -57,6 +57,7 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		{"Claim/Order", testClaimOrder},
 		{"Claim/RunAfter", testClaimRunAfter},
 		{"Claim/TaskID", testClaimTaskID},
+		{"Claim/Agents", testClaimAgents},
 		{"Claim/Attempts", testClaimAttempts},
 		{"Transition/NewTurn", testTransitionNewTurn},
 		{"Claim/Concurrent", testClaimConcurrent},
