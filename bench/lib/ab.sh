@@ -39,7 +39,7 @@ port_free "$port" "set AB_PORT"
 echo_config "$work/pactum.yaml" "$port" "sqlite://$work/bench.db"
 
 client() {
-	PACTUM_BENCH_URL=http://127.0.0.1:$port/agents/echo "$work/bench.test" -test.run x -test.timeout 5m \
+	PACTUM_BENCH_URL=http://127.0.0.1:$port/agents/echo "$work/bench.test" -test.run '^$' -test.timeout 5m \
 		-test.bench "$1" -test.benchtime "$2"
 }
 for round in $(seq "$rounds"); do
