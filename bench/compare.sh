@@ -203,12 +203,7 @@ for round in $(seq "$rounds"); do
 done
 
 # Medians of the rounds, then the ratios.
-sort -s -k2,2 -k3,3 "$work/results" | awk -v rounds="$rounds" '
-function median(list,    v, k, i, j, t) {
-	k = split(list, v, " ")
-	for (i = 2; i <= k; i++) for (j = i; j > 1 && v[j-1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
-	return (k % 2) ? v[(k+1)/2] : (v[k/2] + v[k/2+1]) / 2
-}
+sort -s -k2,2 -k3,3 "$work/results" | awk -v rounds="$rounds" "$median_awk"'
 {
 	key = $2 " " $3 " " $1
 	if (!(key in r)) order[++nk] = key

@@ -68,12 +68,7 @@ for round in $(seq "$rounds"); do
 		pid=
 	done
 done
-sort -s -k2,2 -k3,3 "$work/results" | awk '
-function median(list,    v, k, i, j, t) {
-	k = split(list, v, " ")
-	for (i = 2; i <= k; i++) for (j = i; j > 1 && v[j-1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
-	return (k % 2) ? v[(k+1)/2] : (v[k/2] + v[k/2+1]) / 2
-}
+sort -s -k2,2 -k3,3 "$work/results" | awk "$median_awk"'
 { key = $2 " " $3; b = $1; r[b, key] = r[b, key] " " $4; p[b, key] = p[b, key] " " $7; c[b, key] = c[b, key] " " $10; keys[key] = 1 }
 END {
 	print "# medians, and now / then"

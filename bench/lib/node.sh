@@ -40,3 +40,13 @@ echo_config() {
 		if [[ -n ${5:-} ]]; then printf '%s\n' "$5"; fi
 	} >"$1"
 }
+
+# median_awk defines the awk function median(list): the median of the
+# numbers in the space-separated list. Put it before a program:
+# awk "$median_awk"'{ … }'.
+median_awk='function median(list,    v, k, i, j, t) {
+	k = split(list, v, " ")
+	for (i = 2; i <= k; i++) for (j = i; j > 1 && v[j-1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
+	return (k % 2) ? v[(k+1)/2] : (v[k/2] + v[k/2+1]) / 2
+}
+'
