@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/pactum/pactum/task"
@@ -136,8 +137,7 @@ func (w *Writes) Add(t *task.Task, rec task.Record) {
 // verified result, say) would be validated and copied once more.
 func EncodeRecord(rec task.Record) (data []byte, evidence string, err error) {
 	if len(rec.Evidence) == 0 {
-		data, err = json.Marshal(rec)
-		if err != nil {
+		if data, err = appendRecord(make([]byte, 0, 160), &rec); err != nil {
 			return nil, "", fmt.Errorf("encode record: %w", err)
 		}
 		return data, "", nil
@@ -146,18 +146,74 @@ func EncodeRecord(rec task.Record) (data []byte, evidence string, err error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("encode evidence: %w", err)
 	}
-	bare := rec
-	bare.Evidence = nil
-	head, err := json.Marshal(bare)
-	if err != nil {
+	if data, err = appendRecord(make([]byte, 0, 160+len(ev)+len(`,"evidence":`)), &rec); err != nil {
 		return nil, "", fmt.Errorf("encode record: %w", err)
 	}
-	data = make([]byte, 0, len(head)+len(ev)+len(`,"evidence":`))
-	data = append(data, head[:len(head)-1]...)
-	data = append(data, `,"evidence":`...)
+	data = append(data[:len(data)-1], `,"evidence":`...)
 	data = append(data, ev...)
 	data = append(data, '}')
 	return data, string(ev), nil
+}
+
+// appendRecord appends rec without its evidence as json.Marshal encodes
+// it, byte for byte (the audit entry's data, which the hash chain covers):
+// written out, not by reflection, as every transition encodes one.
+func appendRecord(b []byte, rec *task.Record) ([]byte, error) {
+	b = append(b, `{"taskId":`...)
+	b = appendJSONString(b, rec.TaskID)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, int64(rec.Seq), 10)
+	b = append(b, `,"from":`...)
+	b = appendJSONString(b, string(rec.From))
+	b = append(b, `,"to":`...)
+	b = appendJSONString(b, string(rec.To))
+	b = append(b, `,"at":`...)
+	b, err := appendJSONTime(b, rec.At)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `,"attempt":`...)
+	b = strconv.AppendInt(b, int64(rec.Attempt), 10)
+	for _, f := range [...]struct{ key, v string }{
+		{`,"node":`, rec.Node}, {`,"reason":`, rec.Reason},
+		{`,"errorCode":`, string(rec.ErrorCode)}, {`,"policyVersion":`, rec.PolicyVersion},
+	} {
+		if f.v != "" {
+			b = append(b, f.key...)
+			b = appendJSONString(b, f.v)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSONString appends s as encoding/json writes a string: printable
+// ASCII that needs no escape (encoding/json escapes <, > and & too) as it
+// is, anything else through json.Marshal.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendJSONTime appends t as time.Time's MarshalJSON writes it (RFC 3339
+// with nanoseconds), and fails where it fails (a year outside 0–9999).
+func appendJSONTime(b []byte, t time.Time) ([]byte, error) {
+	if _, off := t.Zone(); off == 0 && t.Year() >= 0 && t.Year() <= 9999 {
+		b = append(b, '"')
+		b = t.AppendFormat(b, time.RFC3339Nano)
+		return append(b, '"'), nil
+	}
+	q, err := t.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return append(b, q...), nil
 }
 
 // Check reports an encoding error or an audit entry that cannot be sealed.
