@@ -2,13 +2,11 @@ package a2aserver
 
 import (
 	"encoding/json"
-	"errors"
-	"math"
-	"slices"
-	"strconv"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/pactum/pactum/internal/jsonenc"
 )
 
 // The A2A 1.0 results every request answers with (a task, a message, the
@@ -22,10 +20,6 @@ import (
 // a value encoding/json refuses makes the whole result fall back to
 // a2a-go's encoding, so the errors are its errors too. The tests compare
 // the two on every shape (TestEventEncodingIsA2AGo, FuzzEventEncoding).
-
-// errUnwritable is what the writer reports for a value encoding/json
-// refuses: the caller then encodes the result with a2a-go.
-var errUnwritable = errors.New("a2aserver: value not encodable")
 
 // marshalEvent returns a2a.StreamResponse{Event: ev}.MarshalJSON().
 func marshalEvent(ev a2a.Event) ([]byte, error) {
@@ -47,7 +41,7 @@ func marshalEvent(ev a2a.Event) ([]byte, error) {
 		w.raw(`{"artifactUpdate":`)
 		w.artifactUpdate(v)
 	default:
-		w.err = errUnwritable
+		w.err = jsonenc.ErrUnsupported
 	}
 	if w.err != nil {
 		return a2a.StreamResponse{Event: ev}.MarshalJSON()
@@ -92,125 +86,32 @@ type resultWriter struct {
 
 func (w *resultWriter) raw(s string) { w.b = append(w.b, s...) }
 
-// str writes s as encoding/json writes a string.
-func (w *resultWriter) str(s string) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			w.b = append(w.b, q...)
-			return
-		}
-	}
-	w.b = append(w.b, '"')
-	w.b = append(w.b, s...)
-	w.b = append(w.b, '"')
-}
+func (w *resultWriter) str(s string) { w.b = jsonenc.String(w.b, s) }
 
 // strs writes a []string that is not empty.
-func (w *resultWriter) strs(ss []string) {
-	w.b = append(w.b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			w.b = append(w.b, ',')
-		}
-		w.str(s)
+func (w *resultWriter) strs(ss []string) { w.b = jsonenc.Strings(w.b, ss) }
+
+// fail records the first value the writer could not write.
+func (w *resultWriter) fail(b []byte, err error) {
+	if err != nil {
+		w.err = err
+		return
 	}
-	w.b = append(w.b, ']')
+	w.b = b
 }
 
 // json writes v with encoding/json.
-func (w *resultWriter) json(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		w.err = errUnwritable
-		return
-	}
-	w.b = append(w.b, b...)
-}
-
-// value writes a metadata value: the JSON types encoding/json decodes
-// into and pactum's own metadata holds, others through encoding/json.
-func (w *resultWriter) value(v any) {
-	switch v := v.(type) {
-	case nil:
-		w.raw("null")
-	case string:
-		w.str(v)
-	case bool:
-		w.b = strconv.AppendBool(w.b, v)
-	case int:
-		w.b = strconv.AppendInt(w.b, int64(v), 10)
-	case int64:
-		w.b = strconv.AppendInt(w.b, v, 10)
-	case float64:
-		// encoding/json's float64: 'f' inside [1e-6, 1e21), else its
-		// exponent form, which is left to it.
-		if a := math.Abs(v); math.IsInf(v, 0) || math.IsNaN(v) || (a != 0 && (a < 1e-6 || a >= 1e21)) {
-			w.json(v)
-			return
-		}
-		w.b = strconv.AppendFloat(w.b, v, 'f', -1, 64)
-	case map[string]any:
-		w.object(v)
-	case []any:
-		if v == nil {
-			w.raw("null")
-			return
-		}
-		w.b = append(w.b, '[')
-		for i, e := range v {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
-			w.value(e)
-		}
-		w.b = append(w.b, ']')
-	default:
-		w.json(v)
-	}
-}
-
-// object writes a map[string]any as encoding/json does: keys sorted.
-func (w *resultWriter) object(m map[string]any) {
-	if m == nil {
-		w.raw("null")
-		return
-	}
-	var stack [16]string
-	keys := stack[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	w.b = append(w.b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			w.b = append(w.b, ',')
-		}
-		w.str(k)
-		w.b = append(w.b, ':')
-		w.value(m[k])
-	}
-	w.b = append(w.b, '}')
-}
+func (w *resultWriter) json(v any) { w.fail(jsonenc.Marshal(w.b, v)) }
 
 // meta writes `,"metadata":…` unless m is empty (omitempty).
 func (w *resultWriter) meta(m map[string]any) {
-	if len(m) > 0 {
+	if len(m) > 0 && w.err == nil {
 		w.raw(`,"metadata":`)
-		w.object(m)
+		w.fail(jsonenc.Object(w.b, m))
 	}
 }
 
-func (w *resultWriter) time(t time.Time) {
-	if _, off := t.Zone(); off == 0 && t.Year() >= 0 && t.Year() <= 9999 {
-		w.b = append(w.b, '"')
-		w.b = t.AppendFormat(w.b, time.RFC3339Nano)
-		w.b = append(w.b, '"')
-		return
-	}
-	w.json(t)
-}
+func (w *resultWriter) time(t time.Time) { w.fail(jsonenc.Time(w.b, t)) }
 
 func (w *resultWriter) task(t *a2a.Task) {
 	w.raw(`{"id":`)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pactum/pactum/internal/jsonenc"
 	"github.com/pactum/pactum/task"
 )
 
@@ -138,6 +139,7 @@ func (w *Writes) Add(t *task.Task, rec task.Record) {
 func EncodeRecord(rec task.Record) (data []byte, evidence string, err error) {
 	if len(rec.Evidence) == 0 {
 		if data, err = appendRecord(make([]byte, 0, 160), &rec); err != nil {
+			_, err = json.Marshal(rec) // its error
 			return nil, "", fmt.Errorf("encode record: %w", err)
 		}
 		return data, "", nil
@@ -147,6 +149,9 @@ func EncodeRecord(rec task.Record) (data []byte, evidence string, err error) {
 		return nil, "", fmt.Errorf("encode evidence: %w", err)
 	}
 	if data, err = appendRecord(make([]byte, 0, 160+len(ev)+len(`,"evidence":`)), &rec); err != nil {
+		bare := rec
+		bare.Evidence = nil
+		_, err = json.Marshal(bare) // its error
 		return nil, "", fmt.Errorf("encode record: %w", err)
 	}
 	data = append(data[:len(data)-1], `,"evidence":`...)
@@ -160,15 +165,15 @@ func EncodeRecord(rec task.Record) (data []byte, evidence string, err error) {
 // written out, not by reflection, as every transition encodes one.
 func appendRecord(b []byte, rec *task.Record) ([]byte, error) {
 	b = append(b, `{"taskId":`...)
-	b = appendJSONString(b, rec.TaskID)
+	b = jsonenc.String(b, rec.TaskID)
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendInt(b, int64(rec.Seq), 10)
 	b = append(b, `,"from":`...)
-	b = appendJSONString(b, string(rec.From))
+	b = jsonenc.String(b, string(rec.From))
 	b = append(b, `,"to":`...)
-	b = appendJSONString(b, string(rec.To))
+	b = jsonenc.String(b, string(rec.To))
 	b = append(b, `,"at":`...)
-	b, err := appendJSONTime(b, rec.At)
+	b, err := jsonenc.Time(b, rec.At)
 	if err != nil {
 		return nil, err
 	}
@@ -180,40 +185,10 @@ func appendRecord(b []byte, rec *task.Record) ([]byte, error) {
 	} {
 		if f.v != "" {
 			b = append(b, f.key...)
-			b = appendJSONString(b, f.v)
+			b = jsonenc.String(b, f.v)
 		}
 	}
 	return append(b, '}'), nil
-}
-
-// appendJSONString appends s as encoding/json writes a string: printable
-// ASCII that needs no escape (encoding/json escapes <, > and & too) as it
-// is, anything else through json.Marshal.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-// appendJSONTime appends t as time.Time's MarshalJSON writes it (RFC 3339
-// with nanoseconds), and fails where it fails (a year outside 0–9999).
-func appendJSONTime(b []byte, t time.Time) ([]byte, error) {
-	if _, off := t.Zone(); off == 0 && t.Year() >= 0 && t.Year() <= 9999 {
-		b = append(b, '"')
-		b = t.AppendFormat(b, time.RFC3339Nano)
-		return append(b, '"'), nil
-	}
-	q, err := t.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	return append(b, q...), nil
 }
 
 // Check reports an encoding error or an audit entry that cannot be sealed.
@@ -247,7 +222,7 @@ func StatusJSON(t *task.Task) (any, error) {
 	if t.StatusMessage == nil {
 		return nil, nil
 	}
-	b, err := json.Marshal(t.StatusMessage)
+	b, err := marshalJSON(t.StatusMessage)
 	if err != nil {
 		return nil, fmt.Errorf("encode status message of task %q: %w", t.ID, err)
 	}
@@ -258,7 +233,7 @@ func StatusJSON(t *task.Task) (any, error) {
 func EncodeAll[T any](vs []T) ([]string, error) {
 	out := make([]string, len(vs))
 	for i := range vs {
-		b, err := json.Marshal(&vs[i])
+		b, err := marshalJSON(&vs[i])
 		if err != nil {
 			return nil, err
 		}
