@@ -373,6 +373,11 @@ func decodeParams[P any](params json.RawMessage) (*P, error) {
 	if params == nil {
 		params = json.RawMessage("{}")
 	}
+	// The usual SendMessage and SendStreamingMessage params, decoded
+	// without encoding/json's reflection (~40 allocations).
+	if q, ok := any(p).(*a2a.SendMessageRequest); ok && wire.DecodeSendMessage(params, q) {
+		return p, nil
+	}
 	if err := json.Unmarshal(params, p); err != nil {
 		return nil, wire.ParamsError(reflect.TypeFor[P](), params, "params", err)
 	}
@@ -762,12 +767,12 @@ func encodeNothing(struct{}) ([]byte, error) { return nil, nil }
 // ({"task": …} or {"message": …}).
 func encodeSendResult(res a2a.SendMessageResult) ([]byte, error) {
 	t, _ := res.(*a2a.Task)
-	return encodeHeld(t, a2a.StreamResponse{Event: res}.MarshalJSON)
+	return encodeHeld(t, func() ([]byte, error) { return marshalEvent(res) })
 }
 
 // encodeTask encodes a task result.
 func encodeTask(t *a2a.Task) ([]byte, error) {
-	return encodeHeld(t, func() ([]byte, error) { return json.Marshal(t) })
+	return encodeHeld(t, func() ([]byte, error) { return marshalTask(t) })
 }
 
 // encodeHeld encodes a result with marshal; the verified results that t
@@ -793,9 +798,8 @@ func encodeHeld(t *a2a.Task, marshal func() ([]byte, error)) ([]byte, error) {
 }
 
 // encodeEvent encodes an A2A 1.0 stream event as a2a-go does
-// (MarshalJSON called directly: json.Marshal would validate and copy its
-// output once more).
-func encodeEvent(ev a2a.Event) ([]byte, error) { return a2a.StreamResponse{Event: ev}.MarshalJSON() }
+// (a2a.StreamResponse's MarshalJSON, written by marshalEvent).
+func encodeEvent(ev a2a.Event) ([]byte, error) { return marshalEvent(ev) }
 
 // encodeLegacyEvent encodes an event in its A2A 0.3 form; nil for none.
 func encodeLegacyEvent(ev a2a.Event) ([]byte, error) {

@@ -75,6 +75,13 @@ func (x *txn) seal(now time.Time, entries []task.AuditInput) error {
 	multi := n > 1 && n < multiRows
 	args := make([]any, 0, 8*n)
 	first := x.headSeq + 1
+	// Values the entries share (the time, the task and actor of one
+	// operation's entries, each hash as the next entry's prev_hash) are
+	// boxed once: database/sql takes []any, and every string or large
+	// integer put in an interface is an allocation.
+	var b boxes
+	at := now.UnixMicro()
+	prev := any(x.headHash)
 	for _, in := range entries {
 		e := task.AuditEntry{
 			Seq: x.headSeq + 1, At: now, Kind: in.Kind, TaskID: in.TaskID, Actor: in.Actor,
@@ -85,7 +92,9 @@ func (x *txn) seal(now time.Time, entries []task.AuditInput) error {
 		if len(e.Data) > 0 {
 			data = []byte(e.Data)
 		}
-		args = append(args, e.Seq, e.At.UnixMicro(), string(e.Kind), e.TaskID, e.Actor, data, e.PrevHash, e.Hash)
+		hash := any(e.Hash)
+		args = append(args, e.Seq, b.int(at), b.str(0, string(e.Kind)), b.str(1, e.TaskID), b.str(2, e.Actor), data, prev, hash)
+		prev = hash
 		if !multi {
 			if _, err := x.stmt(x.st.insertAudit).ExecContext(x.ctx, args...); err != nil {
 				return fmt.Errorf("append audit entry %d: %w", e.Seq, err)
@@ -103,6 +112,49 @@ func (x *txn) seal(now time.Time, entries []task.AuditInput) error {
 	// commit (runBatch), not once per operation of a group commit.
 	x.headMoved = true
 	return nil
+}
+
+// boxes holds the values last put in interfaces for a statement's
+// arguments, to put a repeated one in its interface only once.
+type boxes struct {
+	strs  [4]string
+	sboxd [4]any
+	n     int64
+	nboxd any
+}
+
+// str returns s in an interface, the one of slot i's last call when s is
+// the same.
+func (b *boxes) str(i int, s string) any {
+	if b.sboxd[i] == nil || b.strs[i] != s {
+		b.strs[i], b.sboxd[i] = s, s
+	}
+	return b.sboxd[i]
+}
+
+// stateBoxes holds every state's name in an interface.
+var stateBoxes = func() map[task.State]any {
+	m := map[task.State]any{}
+	for _, st := range task.States() {
+		m[st] = string(st)
+	}
+	return m
+}()
+
+// state returns st's name in an interface.
+func state(st task.State) any {
+	if v, ok := stateBoxes[st]; ok {
+		return v
+	}
+	return string(st)
+}
+
+// int returns n in an interface, the last one when n is the same.
+func (b *boxes) int(n int64) any {
+	if b.nboxd == nil || b.n != n {
+		b.n, b.nboxd = n, n
+	}
+	return b.nboxd
 }
 
 // moveHead writes the head record (audit_head) where x's seals left the

@@ -117,9 +117,9 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 			return err
 		}
 		t.Children += len(prep.Spawn)
-		res, err := x.stmt(x.st.advanceTask).ExecContext(x.ctx, string(t.State), t.Attempt, nullMicros(t.RunAfter),
+		res, err := x.stmt(x.st.advanceTask).ExecContext(x.ctx, state(t.State), t.Attempt, nullMicros(t.RunAfter),
 			t.LeaseOwner, nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status,
-			t.Seq, now.UnixMicro(), t.TurnStart, t.Children, t.ID, string(was), owner, seq)
+			t.Seq, now.UnixMicro(), t.TurnStart, t.Children, t.ID, state(was), owner, seq)
 		if err != nil {
 			return fmt.Errorf("update task %q: %w", t.ID, err)
 		}
@@ -189,7 +189,7 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 func (x *txn) insertTask(plan *driver.NewTask) error {
 	t := plan.Task
 	if _, err := x.stmt(x.st.insertTask).ExecContext(x.ctx, t.ID, t.ContextID, t.Agent, plan.Actor, plan.Envelope,
-		t.PayloadHash, string(t.State), t.Attempt, t.MaxAttempts, nullMicros(t.RunAfter), t.LeaseOwner,
+		t.PayloadHash, state(t.State), t.Attempt, t.MaxAttempts, nullMicros(t.RunAfter), t.LeaseOwner,
 		nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, nil,
 		t.Seq, t.CreatedAt.UnixMicro(), t.UpdatedAt.UnixMicro(), t.Envelope.ParentTaskID, t.Envelope.Step); err != nil {
 		switch {
@@ -654,7 +654,7 @@ func (x *txn) update(t *task.Task) error {
 	if err != nil {
 		return err
 	}
-	if _, err := x.stmt(x.st.updateTask).ExecContext(x.ctx, string(t.State), t.Attempt, nullMicros(t.RunAfter),
+	if _, err := x.stmt(x.st.updateTask).ExecContext(x.ctx, state(t.State), t.Attempt, nullMicros(t.RunAfter),
 		t.LeaseOwner, nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status,
 		t.Seq, t.UpdatedAt.UnixMicro(), t.TurnStart, t.Children, t.ID); err != nil {
 		return fmt.Errorf("update task %q: %w", t.ID, err)
@@ -669,9 +669,11 @@ func (x *txn) flush(w *driver.Writes, now time.Time) error {
 	}
 	if n := len(w.Records); n > 1 && n < multiRows {
 		args := make([]any, 0, n*11)
+		var b boxes // the records of one operation share most values
 		for i, r := range w.Records {
-			args = append(args, r.TaskID, r.Seq, string(r.From), string(r.To),
-				r.At.UnixMicro(), r.Attempt, r.Node, r.Reason, string(r.ErrorCode), r.PolicyVersion, nullText(w.Evidence[i]))
+			args = append(args, b.str(0, r.TaskID), r.Seq, state(r.From), state(r.To),
+				b.int(r.At.UnixMicro()), r.Attempt, b.str(1, r.Node), b.str(2, r.Reason), string(r.ErrorCode),
+				b.str(3, r.PolicyVersion), nullText(w.Evidence[i]))
 		}
 		if _, err := x.stmt(x.st.insertRecordsN[n]).ExecContext(x.ctx, args...); err != nil {
 			return fmt.Errorf("append records %d–%d of task %q: %w", w.Records[0].Seq, w.Records[n-1].Seq, w.Records[0].TaskID, err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -51,34 +50,163 @@ func ParseRequest(body []byte) (*Request, *Refusal) {
 	if trimmed[0] != '{' {
 		return nil, refuse(nil, a2a.ErrInvalidRequest, "a JSON-RPC request must be a JSON object (batches are not supported)")
 	}
-	members := map[string]json.RawMessage{}
-	var twice []string
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	m, ok := scanMembers(trimmed)
+	if !ok {
+		m = decodeMembers(trimmed)
+	}
+	return m.check()
+}
+
+// The members ParseRequest looks at, in members' slots.
+const (
+	memberJSONRPC = iota
+	memberID
+	memberMethod
+	memberParams
+	memberCount
+)
+
+var memberNames = [memberCount]string{"jsonrpc", "id", "method", "params"}
+
+// members holds a request object's members that JSON-RPC defines: each
+// one's last value, and the name of the first that occurs more than once.
+type members struct {
+	raw   [memberCount]json.RawMessage
+	seen  [memberCount]bool
+	twice [memberCount]bool
+	// first is the first name seen twice, "" for none.
+	first string
+}
+
+func (m *members) set(key string, v json.RawMessage) {
+	for i, name := range memberNames {
+		if key != name {
+			continue
+		}
+		if m.seen[i] {
+			m.twice[i] = true
+			if m.first == "" {
+				m.first = name
+			}
+		}
+		m.seen[i], m.raw[i] = true, v
+		return
+	}
+}
+
+// decodeMembers reads the members of obj (a valid JSON object) with
+// encoding/json: the general path, for names written with escapes.
+func decodeMembers(obj []byte) members {
+	var m members
+	dec := json.NewDecoder(bytes.NewReader(obj))
 	if _, err := dec.Token(); err != nil {
-		return nil, refuse(nil, a2a.ErrParseError, "the request body is not valid JSON")
+		return m // unreachable: obj is valid JSON
 	}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, refuse(nil, a2a.ErrParseError, "the request body is not valid JSON")
+			return m
 		}
 		key, _ := tok.(string)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return nil, refuse(nil, a2a.ErrParseError, "the request body is not valid JSON")
+			return m
 		}
-		switch key {
-		case "jsonrpc", "id", "method", "params":
-			if _, dup := members[key]; dup {
-				twice = append(twice, key)
-			}
-			members[key] = v
+		m.set(key, v)
+	}
+	return m
+}
+
+// scanMembers reads the members of obj (a valid JSON object, json.Valid
+// said so) without decoding: each value is the slice of obj it occupies,
+// as json.Decoder would give it. It declines (false) a member name that
+// has an escape, which decodeMembers then reads. This saves the decoder's
+// ~45 allocations on every JSON-RPC request.
+func scanMembers(obj []byte) (members, bool) {
+	var m members
+	i := skipSpace(obj, 1)
+	if obj[i] == '}' {
+		return m, true
+	}
+	for {
+		// obj[i] is the opening quote of a member name.
+		end := skipString(obj, i)
+		name := obj[i+1 : end-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			return m, false
+		}
+		i = skipSpace(obj, end)
+		i = skipSpace(obj, i+1) // the colon
+		vend := skipValue(obj, i)
+		m.set(string(name), obj[i:vend:vend])
+		i = skipSpace(obj, vend)
+		if obj[i] == '}' {
+			return m, true
+		}
+		i = skipSpace(obj, i+1) // the comma
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string that opens at b[i].
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
 		}
 	}
+	return i
+}
 
+// skipValue returns the index just past the valid JSON value at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+		i++
+	}
+	return i
+}
+
+// check applies JSON-RPC 2.0's rules to the members read.
+func (m *members) check() (*Request, *Refusal) {
 	q := &Request{}
-	if raw, ok := members["id"]; ok {
-		if slices.Contains(twice, "id") {
+	if m.seen[memberID] {
+		raw := m.raw[memberID]
+		if m.twice[memberID] {
 			return nil, refuse(nil, a2a.ErrInvalidRequest, "the request has more than one id member")
 		}
 		if !validID(raw) {
@@ -87,23 +215,23 @@ func ParseRequest(body []byte) (*Request, *Refusal) {
 		}
 		q.ID = raw
 	}
-	if len(twice) > 0 {
-		return nil, refuse(q.ID, a2a.ErrInvalidRequest, "the request has more than one %s member", twice[0])
+	if m.first != "" {
+		return nil, refuse(q.ID, a2a.ErrInvalidRequest, "the request has more than one %s member", m.first)
 	}
-	var version string
-	if raw, ok := members["jsonrpc"]; !ok || json.Unmarshal(raw, &version) != nil || version != "2.0" {
+	if raw := m.raw[memberJSONRPC]; !m.seen[memberJSONRPC] || !isString(raw, "2.0") {
 		return nil, refuse(q.ID, a2a.ErrInvalidRequest, `jsonrpc must be the string "2.0"`)
 	}
-	raw, ok := members["method"]
+	raw := m.raw[memberMethod]
 	switch {
-	case !ok:
+	case !m.seen[memberMethod]:
 		return nil, refuse(q.ID, a2a.ErrInvalidRequest, "method is required")
-	case json.Unmarshal(raw, &q.Method) != nil:
+	case !decodeString(raw, &q.Method):
 		return nil, refuse(q.ID, a2a.ErrInvalidRequest, "method must be a string, got %.40s", raw)
 	case q.Method == "":
 		return nil, refuse(q.ID, a2a.ErrInvalidRequest, "method must not be empty")
 	}
-	if raw, ok := members["params"]; ok {
+	if m.seen[memberParams] {
+		raw := m.raw[memberParams]
 		switch raw[0] {
 		case '{':
 			q.Params = raw
@@ -115,6 +243,33 @@ func ParseRequest(body []byte) (*Request, *Refusal) {
 		}
 	}
 	return q, nil
+}
+
+// isString reports whether raw (valid JSON) decodes to the string want.
+func isString(raw json.RawMessage, want string) bool {
+	var s string
+	return decodeString(raw, &s) && s == want
+}
+
+// decodeString decodes raw (valid JSON) into s as json.Unmarshal does,
+// reporting whether it is a string (null leaves s as it was). A string of
+// printable ASCII without escapes is its own text; others go through
+// encoding/json.
+func decodeString(raw json.RawMessage, s *string) bool {
+	if n := len(raw); n >= 2 && raw[0] == '"' {
+		plain := true
+		for _, c := range raw[1 : n-1] {
+			if c < 0x20 || c >= 0x7f || c == '\\' || c == '"' {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			*s = string(raw[1 : n-1])
+			return true
+		}
+	}
+	return json.Unmarshal(raw, s) == nil
 }
 
 // validID reports whether raw (valid JSON) is an id pactum accepts: a

@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -95,7 +94,7 @@ func PlanCreate(p task.CreateParams) (*NewTask, error) {
 	if w.Err != nil {
 		return nil, fmt.Errorf("create task %q: %w", id, w.Err)
 	}
-	env, err := json.Marshal(&t.Envelope)
+	env, err := marshalJSON(&t.Envelope)
 	if err != nil {
 		return nil, fmt.Errorf("create task %q: encode envelope: %w", id, err)
 	}

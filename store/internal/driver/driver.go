@@ -11,8 +11,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
+	"github.com/pactum/pactum/internal/jsonenc"
 	"github.com/pactum/pactum/task"
 )
 
@@ -136,8 +138,8 @@ func (w *Writes) Add(t *task.Task, rec task.Record) {
 // verified result, say) would be validated and copied once more.
 func EncodeRecord(rec task.Record) (data []byte, evidence string, err error) {
 	if len(rec.Evidence) == 0 {
-		data, err = json.Marshal(rec)
-		if err != nil {
+		if data, err = appendRecord(make([]byte, 0, 160), &rec); err != nil {
+			_, err = json.Marshal(rec) // its error
 			return nil, "", fmt.Errorf("encode record: %w", err)
 		}
 		return data, "", nil
@@ -146,18 +148,47 @@ func EncodeRecord(rec task.Record) (data []byte, evidence string, err error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("encode evidence: %w", err)
 	}
-	bare := rec
-	bare.Evidence = nil
-	head, err := json.Marshal(bare)
-	if err != nil {
+	if data, err = appendRecord(make([]byte, 0, 160+len(ev)+len(`,"evidence":`)), &rec); err != nil {
+		bare := rec
+		bare.Evidence = nil
+		_, err = json.Marshal(bare) // its error
 		return nil, "", fmt.Errorf("encode record: %w", err)
 	}
-	data = make([]byte, 0, len(head)+len(ev)+len(`,"evidence":`))
-	data = append(data, head[:len(head)-1]...)
-	data = append(data, `,"evidence":`...)
+	data = append(data[:len(data)-1], `,"evidence":`...)
 	data = append(data, ev...)
 	data = append(data, '}')
 	return data, string(ev), nil
+}
+
+// appendRecord appends rec without its evidence as json.Marshal encodes
+// it, byte for byte (the audit entry's data, which the hash chain covers):
+// written out, not by reflection, as every transition encodes one.
+func appendRecord(b []byte, rec *task.Record) ([]byte, error) {
+	b = append(b, `{"taskId":`...)
+	b = jsonenc.String(b, rec.TaskID)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendInt(b, int64(rec.Seq), 10)
+	b = append(b, `,"from":`...)
+	b = jsonenc.String(b, string(rec.From))
+	b = append(b, `,"to":`...)
+	b = jsonenc.String(b, string(rec.To))
+	b = append(b, `,"at":`...)
+	b, err := jsonenc.Time(b, rec.At)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `,"attempt":`...)
+	b = strconv.AppendInt(b, int64(rec.Attempt), 10)
+	for _, f := range [...]struct{ key, v string }{
+		{`,"node":`, rec.Node}, {`,"reason":`, rec.Reason},
+		{`,"errorCode":`, string(rec.ErrorCode)}, {`,"policyVersion":`, rec.PolicyVersion},
+	} {
+		if f.v != "" {
+			b = append(b, f.key...)
+			b = jsonenc.String(b, f.v)
+		}
+	}
+	return append(b, '}'), nil
 }
 
 // Check reports an encoding error or an audit entry that cannot be sealed.
@@ -191,7 +222,7 @@ func StatusJSON(t *task.Task) (any, error) {
 	if t.StatusMessage == nil {
 		return nil, nil
 	}
-	b, err := json.Marshal(t.StatusMessage)
+	b, err := marshalJSON(t.StatusMessage)
 	if err != nil {
 		return nil, fmt.Errorf("encode status message of task %q: %w", t.ID, err)
 	}
@@ -202,7 +233,7 @@ func StatusJSON(t *task.Task) (any, error) {
 func EncodeAll[T any](vs []T) ([]string, error) {
 	out := make([]string, len(vs))
 	for i := range vs {
-		b, err := json.Marshal(&vs[i])
+		b, err := marshalJSON(&vs[i])
 		if err != nil {
 			return nil, err
 		}

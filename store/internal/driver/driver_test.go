@@ -84,3 +84,53 @@ func TestEncodeRecordIsJSONMarshal(t *testing.T) {
 		}
 	}
 }
+
+// FuzzEncodeRecord checks EncodeRecord against json.Marshal on any record
+// text, number and time, offsets and out-of-range years included.
+func FuzzEncodeRecord(f *testing.F) {
+	f.Add("t1", 1, "queued", "in_progress", int64(1795000000123456789), 0, 2, "node-1", "", "", "v1")
+	f.Add("t<2>\u2028", -3, "a\"b", "c\\d", int64(-62167219200000000), 3600, 0, "n&1", "é\xff", "\x01\t\n", "<p>")
+	f.Add("", 0, "", "", int64(253402300800000000), -86340, 1<<40, "", "", "CODE", "")
+	f.Fuzz(func(t *testing.T, id string, seq int, from, to string, nanos int64, offset, attempt int,
+		node, reason, code, policy string) {
+		at := time.Unix(0, nanos).In(time.FixedZone("z", offset))
+		rec := task.Record{TaskID: id, Seq: seq, From: task.State(from), To: task.State(to), At: at,
+			Attempt: attempt, Node: node, Reason: reason, ErrorCode: task.Code(code), PolicyVersion: policy}
+		data, _, err := driver.EncodeRecord(rec)
+		want, werr := json.Marshal(rec)
+		if (err != nil) != (werr != nil) || string(data) != string(want) {
+			t.Fatalf("EncodeRecord = %s, %v\njson.Marshal = %s, %v", data, err, want, werr)
+		}
+	})
+}
+
+// A time json.Marshal cannot write fails EncodeRecord too.
+func TestEncodeRecordRefusesWhatJSONRefuses(t *testing.T) {
+	for _, at := range []time.Time{
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("odd", 24*3600+60)),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.FixedZone("east", 3600)),
+	} {
+		rec := task.Record{TaskID: "t", Seq: 1, At: at}
+		data, _, err := driver.EncodeRecord(rec)
+		want, werr := json.Marshal(rec)
+		if (err != nil) != (werr != nil) || string(data) != string(want) ||
+			(err != nil && err.Error() != "encode record: "+werr.Error()) {
+			t.Errorf("at %v: EncodeRecord = %s, %v; json.Marshal = %s, %v", at, data, err, want, werr)
+		}
+	}
+}
+
+// BenchmarkEncodeRecord encodes a transition's record as a blocking
+// request's settle writes it. Run: go test -run '^$' -bench EncodeRecord -benchmem ./store/internal/driver
+func BenchmarkEncodeRecord(b *testing.B) {
+	rec := task.Record{TaskID: "0196f1c2-7d3e-7a40-9b1e-3c5d7e9f1a2b", Seq: 4, From: task.StateInProgress,
+		To: task.StateSucceeded, At: time.Date(2026, 11, 28, 2, 3, 4, 567891000, time.UTC), Attempt: 1, Node: "node-a"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := driver.EncodeRecord(rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package jsonenc_test
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/pactum/pactum/internal/jsonenc"
+)
+
+// check compares what jsonenc appends for v with json.Marshal(v).
+func check(t *testing.T, v any) {
+	t.Helper()
+	got, err := jsonenc.Value([]byte("x"), v)
+	want, werr := json.Marshal(v)
+	if (err != nil) != (werr != nil) || (err == nil && string(got) != "x"+string(want)) {
+		t.Fatalf("%#v: got %s, %v; json.Marshal %s, %v", v, got, err, want, werr)
+	}
+}
+
+func TestValueIsJSONMarshal(t *testing.T) {
+	t.Parallel()
+	for _, v := range []any{
+		nil, "", "plain", "<&>", "quote\" back\\ nl\n", "\x00\x1f\x7f", "é日本", "\xff\xfe", "\u2028\u2029",
+		true, false, 0, -1, 1 << 62, int64(math.MinInt64),
+		0.0, -0.0, 1.5, 1e20, 1e21, 1e-6, 1e-7, -123456.789, math.MaxFloat64, math.SmallestNonzeroFloat64,
+		map[string]any{}, map[string]any{"b": 1, "a": []any{nil, "x", 2.5, map[string]any{"<": ">"}}, "": "empty"},
+		[]any{}, []any(nil), map[string]any(nil),
+		json.RawMessage(`{"b": 1, "a": "<x>"}`), map[string]string{"z": "1", "a": "2"}, []int{1}, uint8(3), float32(0.1),
+		math.NaN(), math.Inf(-1), map[string]any{"f": func() {}},
+	} {
+		check(t, v)
+	}
+}
+
+func FuzzValue(f *testing.F) {
+	f.Add(`{"a":[1.5,-0,1e-7,1e21,"x",null,true,{"z":{}}],"é":"\ud800<"}`)
+	f.Add(`"\u2028"`)
+	f.Fuzz(func(t *testing.T, doc string) {
+		var v any
+		if json.Unmarshal([]byte(doc), &v) != nil {
+			v = doc
+		}
+		check(t, v)
+	})
+}
+
+func TestTimeIsMarshalJSON(t *testing.T) {
+	t.Parallel()
+	for _, at := range []time.Time{
+		{}, time.Date(2026, 11, 28, 2, 3, 4, 567891000, time.UTC), time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("e", 3600)),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("odd", 24*3600+60)),
+	} {
+		got, err := jsonenc.Time(nil, at)
+		want, werr := at.MarshalJSON()
+		if (err != nil) != (werr != nil) || string(got) != string(want) {
+			t.Errorf("%v: got %s, %v; MarshalJSON %s, %v", at, got, err, want, werr)
+		}
+	}
+}
