@@ -3,6 +3,7 @@ package a2aserver
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -148,4 +149,23 @@ func BenchmarkEventEncoding(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestEncodedTypesFields: the result writer writes every field of the
+// a2a-go types it encodes by hand (a2aserver/encode.go). A field that a
+// newer a2a-go adds to one of them would be left out of every answer
+// without a word: this fails first, naming the type to update.
+func TestEncodedTypesFields(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		v       any
+		written int
+	}{
+		{a2a.Task{}, 6}, {a2a.Message{}, 8}, {a2a.Part{}, 4}, {a2a.Artifact{}, 6},
+		{a2a.TaskStatus{}, 3}, {a2a.TaskStatusUpdateEvent{}, 4}, {a2a.TaskArtifactUpdateEvent{}, 6},
+	} {
+		if n := reflect.TypeOf(c.v).NumField(); n != c.written {
+			t.Errorf("%T has %d fields, the result writer writes %d: update a2aserver/encode.go", c.v, n, c.written)
+		}
+	}
 }
