@@ -44,8 +44,8 @@ type held struct {
 	id   string
 	conn *pgxpool.Conn
 	x    *txn
-	// row is the task's row as the creation wrote it, read back in its
-	// transaction: what a transition would lock and read.
+	// row is the task's row as the creation wrote it (sqlCreate returns
+	// it): what a transition would lock and read.
 	row taskRow
 	// now and audit are the creation's audit entries, pended with the
 	// commit.
@@ -75,14 +75,10 @@ func (s *Store) createHeld(ctx context.Context, plan *driver.NewTask, committed 
 		x := &txn{ctx: ctx, conn: conn.Conn(), batch: &pgx.Batch{}, write: true}
 		hd := &held{id: id, conn: conn, x: x, now: plan.Now, audit: plan.Writes.Audit, committed: committed, done: make(chan struct{})}
 		x.queue("BEGIN")
-		took := x.insertNew(plan)
-		x.queue(sqlTaskByID, id).QueryRow(hd.row.scanFrom)
+		x.create(plan, &hd.row)
 		err = x.flush()
-		if err == nil && !*took {
-			err = errKeyTaken
-		}
 		if err == nil && !hd.row.found {
-			err = fmt.Errorf("task %q not found after its insert", id)
+			err = errKeyTaken
 		}
 		if err != nil {
 			s.endTx(x)
@@ -175,7 +171,7 @@ func (s *Store) endHeld(h *held, err error) error {
 	}
 	s.endTx(x)
 	h.conn.Release()
-	if err == nil && (x.seal != "" || len(h.audit) > 0) {
+	if err == nil && x.pended {
 		s.wakeSealer()
 	}
 	s.heldMu.Lock()
@@ -201,11 +197,15 @@ func (s *Store) transitionHeld(ctx context.Context, h *held, p task.TransitionPa
 	}
 	if err == nil {
 		queued := x.batch.Len()
+		// The creation's entries go before the transition's, under the
+		// same batch number: the creation comes first in the chain.
+		x.sealAudit(h.now, h.audit)
 		if err = x.transition(t, p, prep); err != nil {
 			// A refused transition: the creation commits alone, without
-			// whatever the transition had queued.
+			// whatever the transition had queued (commitHeld collects the
+			// creation's entries again).
 			x.batch.QueuedQueries = x.batch.QueuedQueries[:queued]
-			x.seal, x.sealArgs = "", nil
+			x.audit, x.pended = pendBuf{}, false
 		}
 	}
 	if err != nil {
@@ -213,11 +213,6 @@ func (s *Store) transitionHeld(ctx context.Context, h *held, p task.TransitionPa
 			return nil, true, cerr
 		}
 		return nil, true, err
-	}
-	// The creation's entries go before the transition's (x.seal, sent
-	// with COMMIT): the creation's batch comes first in the chain.
-	if len(h.audit) > 0 {
-		x.queue(sqlPend, pendArgs(h.now, h.audit)...)
 	}
 	if err := s.endHeld(h, x.commit()); err != nil {
 		return nil, true, err

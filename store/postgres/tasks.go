@@ -84,16 +84,17 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 }
 
 // createTask writes plan's task and commits. Two round trips: the
-// statements, then the audit entries and COMMIT (see txn.commit). A key
-// another live task holds fails it with errKeyTaken, having written
-// nothing; the caller then reads the task holding the key.
+// statement (sqlCreate), then the audit entries and COMMIT (see
+// txn.commit). A key another live task holds fails it with errKeyTaken,
+// having written nothing; the caller then reads the task holding the key.
 func (s *Store) createTask(ctx context.Context, plan *driver.NewTask) error {
 	return s.inTx(ctx, func(x *txn) error {
-		took := x.insertNew(plan)
+		var row taskRow
+		x.create(plan, &row)
 		if err := x.flush(); err != nil {
 			return err
 		}
-		if !*took {
+		if !row.found {
 			return errKeyTaken
 		}
 		x.sealAudit(plan.Now, plan.Writes.Audit)
@@ -101,24 +102,24 @@ func (s *Store) createTask(ctx context.Context, plan *driver.NewTask) error {
 	})
 }
 
-// insertNew queues the statements that create plan's task: its
+// create queues the statement that creates plan's task (sqlCreate): its
 // idempotency key first, so that a duplicate waits there for the
 // transaction taking the key before it writes anything, then the task,
-// its history and its records. Once they are flushed, *took says whether
-// the key is the task's: the insert writes no row when a live key of
-// another task holds it (always true without a key).
-func (x *txn) insertNew(plan *driver.NewTask) (took *bool) {
-	took = new(bool)
-	*took = !plan.Idempotent
+// its history and its records. Once it is flushed, row holds the task's
+// row as written, or is not found when a live key of another task holds
+// the key (and nothing was written).
+func (x *txn) create(plan *driver.NewTask, row *taskRow) {
+	t := plan.Task
+	var expires any
 	if plan.Idempotent {
-		x.queue(sqlIdemPut, plan.Actor, plan.Key, plan.Task.ID, plan.KeyExpires, plan.Now).Exec(func(ct pgconn.CommandTag) error {
-			*took = ct.RowsAffected() == 1
-			return nil
-		})
+		expires = plan.KeyExpires
 	}
-	x.insertTask(plan)
-	x.insertRecords(&plan.Writes)
-	return took
+	args := []any{t.ID, t.ContextID, t.Agent, plan.Actor, plan.Envelope, t.PayloadHash, string(t.State),
+		t.Attempt, t.MaxAttempts, tsArg(t.RunAfter), t.LeaseOwner, tsArg(t.LeaseExpires), string(t.ErrorCode),
+		t.Reason, t.Rejected, nil, t.Seq, t.CreatedAt, t.UpdatedAt, t.Envelope.ParentTaskID, t.Envelope.Step,
+		plan.Idempotent, plan.Key, expires, plan.Now, plan.History}
+	args = append(args, recordArgs(&plan.Writes)...)
+	x.queue(sqlCreate, args...).QueryRow(row.scanFrom)
 }
 
 // Transition implements task.Store. The returned task is the new state
@@ -204,19 +205,65 @@ func (x *txn) transition(t *task.Task, p task.TransitionParams, prep *driver.Tra
 	if err := w.Check(); err != nil {
 		return err
 	}
-	x.update(t, status, p.From)
 	for _, m := range moved {
 		x.update(m.Task, nil, m.From)
 	}
+	x.sealAudit(now, w.Audit)
+	ids := make([]string, len(arts))
+	for i := range arts {
+		ids[i] = p.Artifacts[i].ID
+	}
+	if distinct(ids) {
+		// One statement for the task's row, records, history, artifacts
+		// and the transaction's audit entries.
+		x.move(t, status, p.From, &w, msgs, ids, arts)
+		return nil
+	}
+	// An artifact stored twice in one move: one upsert each, in order.
+	x.update(t, status, p.From)
 	x.insertRecords(&w)
 	if len(msgs) > 0 {
 		x.queue(sqlAppendMessages, t.ID, msgs)
 	}
 	for i, a := range arts {
-		x.queue(sqlUpsertArtifact, t.ID, p.Artifacts[i].ID, a)
+		x.queue(sqlUpsertArtifact, t.ID, ids[i], a)
 	}
-	x.sealAudit(now, w.Audit)
 	return nil
+}
+
+// move queues sqlMove: t's mutable columns, on the condition that t is
+// still in state from (as update), w's records, msgs appended to t's
+// history, the artifacts arts (IDs ids, distinct) and the audit entries
+// the transaction has collected (takeAudit).
+func (x *txn) move(t *task.Task, status any, from task.State, w *driver.Writes, msgs, ids, arts []string) {
+	args := []any{t.ID, string(t.State), t.Attempt, tsArg(t.RunAfter), t.LeaseOwner,
+		tsArg(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status, t.Seq, t.UpdatedAt,
+		string(from), t.TurnStart, t.Children}
+	args = append(args, recordArgs(w)...)
+	args = append(args, msgs, ids, arts)
+	args = append(args, x.takeAudit()...)
+	x.queue(sqlMove, args...).QueryRow(func(r pgx.Row) error {
+		var n int
+		if err := r.Scan(&n); err != nil {
+			return err
+		}
+		if n != 1 {
+			return driver.Conflict("task %q is no longer %s", t.ID, from)
+		}
+		return nil
+	})
+}
+
+// distinct reports whether no string appears twice in ids.
+func distinct(ids []string) bool {
+	for i := range ids {
+		for j := i + 1; j < len(ids); j++ {
+			if ids[i] == ids[j] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // inFamily reports whether p's move of t reads or writes other tasks: t
@@ -638,10 +685,16 @@ func (x *txn) update(t *task.Task, status any, from task.State) {
 
 // insertRecords queues the insert of w's records, in one statement.
 func (x *txn) insertRecords(w *driver.Writes) {
-	recs := w.Records
-	if len(recs) == 0 {
+	if len(w.Records) == 0 {
 		return
 	}
+	x.queue(sqlInsertRecords, recordArgs(w)...)
+}
+
+// recordArgs are sqlInsertRecords' arguments for w's records: one array
+// per column.
+func recordArgs(w *driver.Writes) []any {
+	recs := w.Records
 	n := len(recs)
 	var (
 		ids, from, to, nodes, reasons, codes, policies = make([]string, n), make([]string, n), make([]string, n),
@@ -653,7 +706,11 @@ func (x *txn) insertRecords(w *driver.Writes) {
 		ids[i], seqs[i], from[i], to[i], ats[i], attempts[i] = r.TaskID, int32(r.Seq), string(r.From), string(r.To), r.At, int32(r.Attempt)
 		nodes[i], reasons[i], codes[i], policies[i] = r.Node, r.Reason, string(r.ErrorCode), r.PolicyVersion
 	}
-	x.queue(sqlInsertRecords, ids, seqs, from, to, ats, attempts, nodes, reasons, codes, policies, w.Evidence)
+	evidence := w.Evidence
+	if evidence == nil {
+		evidence = []string{}
+	}
+	return []any{ids, seqs, from, to, ats, attempts, nodes, reasons, codes, policies, evidence}
 }
 
 // history queues the load of t's newest n messages, oldest first (all
