@@ -257,10 +257,10 @@ func TestSpeculativeCreateLost(t *testing.T) {
 	var calls storetest.CommittedCalls
 	specCreate(t, s, "t1", &calls)
 	// The held transaction is the only session of this store idle in a
-	// transaction that inserted into this schema's tasks.
+	// transaction that took a key (sqlHoldKey) and read this schema's tasks.
 	var killed int
 	if err := conn(t, schema).QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE state = 'idle in transaction' AND query LIKE '%INSERT INTO tasks%'
+		WHERE state = 'idle in transaction' AND query LIKE '%INSERT INTO idempotency_keys%'
 		AND pid <> pg_backend_pid() AND pid IN (SELECT pid FROM pg_locks WHERE relation = 'tasks'::regclass)`).Scan(&killed); err != nil {
 		t.Fatal(err)
 	}

@@ -149,11 +149,13 @@ func recordsFrom(first int) string {
 // key, expiry at or before $25, is replaced; a live one is left as it is,
 // and a key another transaction is taking makes it wait for that
 // transaction, then see its outcome), then, only if the key is the
-// task's, inserts the task ($1–$21, sqlInsertTask's), its history ($26,
-// in order) and its records ($27–$37), and returns the task's row as
-// written: no row means a live key of another task holds the key, and
-// nothing was written. Before issue 31 these were four statements and a
-// read-back.
+// task's, inserts the task ($1–$21, sqlInsertTask's, with turn_start $38
+// and children $39), its history ($26, in order), its records ($27–$37),
+// its artifacts ($40 IDs, distinct, and $41 JSON, in order) and the
+// transaction's audit entries, pending under one new batch number
+// ($42–$46, sqlPend's). It returns a row when it wrote the task; none
+// means a live key of another task holds the key, and nothing was
+// written. Before issue 31 these were four statements and a read-back.
 var sqlCreate = `WITH k AS (
 		INSERT INTO idempotency_keys (actor, key, task_id, expires_at)
 		SELECT $4::text, $23::text, $1::text, $24::timestamptz WHERE $22::boolean
@@ -163,20 +165,44 @@ var sqlCreate = `WITH k AS (
 	), t AS (
 		INSERT INTO tasks (id, context_id, agent, actor, envelope, payload_hash, state, attempt,
 			max_attempts, run_after, lease_owner, lease_expires, error_code, reason,
-			rejected, status_message, seq, created_at, updated_at, parent_task_id, step)
+			rejected, status_message, seq, created_at, updated_at, parent_task_id, step, turn_start, children)
 		SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::integer, $9::integer,
 			$10::timestamptz, $11::text, $12::timestamptz, $13::text, $14::text, $15::boolean, $16::text,
-			$17::integer, $18::timestamptz, $19::timestamptz, $20::text, $21::text
+			$17::integer, $18::timestamptz, $19::timestamptz, $20::text, $21::text, $38::integer, $39::integer
 		WHERE NOT $22::boolean OR EXISTS (SELECT 1 FROM k)
-		RETURNING ` + taskCols + `
+		RETURNING id
 	), h AS (
 		INSERT INTO task_messages (task_id, seq, message)
 		SELECT t.id, m.ord, m.message FROM t, unnest($26::text[]) WITH ORDINALITY AS m (message, ord)
 	), r AS (
 		INSERT INTO task_records (` + driver.RecordCols + `)
 		` + recordsFrom(27) + ` WHERE EXISTS (SELECT 1 FROM t)
+	), a AS (
+		INSERT INTO task_artifacts (task_id, artifact_id, position, artifact)
+		SELECT t.id, a.id, a.ord, a.artifact FROM t, unnest($40::text[], $41::text[]) WITH ORDINALITY AS a (id, artifact, ord)
+	), b AS MATERIALIZED (
+		SELECT nextval('audit_pending_batch') AS n WHERE cardinality($43::text[]) > 0 AND EXISTS (SELECT 1 FROM t)
+	), p AS (
+		INSERT INTO audit_pending (batch, ord, at, kind, task_id, actor, data)
+		SELECT b.n, e.ord, e.at, e.kind, e.task_id, e.actor, e.data
+		FROM b, unnest($42::timestamptz[], $43::text[], $44::text[], $45::text[], $46::bytea[]) WITH ORDINALITY AS e (at, kind, task_id, actor, data, ord)
 	)
-	SELECT ` + taskCols + ` FROM t`
+	SELECT true FROM t`
+
+// sqlHoldKey is the first statement of a held creation (hold.go), which
+// writes the task itself with its next write: it takes the idempotency key
+// $2 of actor $1 for task $3 until $4 when $6 says there is one, as
+// sqlCreate does (an expired key, expiry at or before $5, is replaced),
+// and returns whether the key is the task's (true without a key) and
+// whether a task $3 exists already.
+const sqlHoldKey = `WITH k AS (
+		INSERT INTO idempotency_keys (actor, key, task_id, expires_at)
+		SELECT $1::text, $2::text, $3::text, $4::timestamptz WHERE $6::boolean
+		ON CONFLICT (actor, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at
+		WHERE idempotency_keys.expires_at <= $5::timestamptz
+		RETURNING 1
+	)
+	SELECT NOT $6::boolean OR EXISTS (SELECT 1 FROM k), EXISTS (SELECT 1 FROM tasks WHERE id = $3::text)`
 
 // sqlMove writes a transition of one task in one statement (moveArgs):
 // the task's mutable columns ($1–$15, sqlUpdateTask's, on the same

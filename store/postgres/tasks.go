@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,7 +70,7 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 			return nil, fmt.Errorf("postgres: create task %q: load the task named by (actor %q, key %q): %w", id, actor, key, err)
 		}
 		return dup, fmt.Errorf("postgres: create task %q: (actor %q, key %q) already names task %q: %w", id, actor, key, dup.ID, task.ErrDuplicate)
-	case isUniqueViolation(err, "tasks_pkey"):
+	case isUniqueViolation(err, "tasks_pkey"), errors.Is(err, errTaskExists):
 		return nil, fmt.Errorf("postgres: create task %q: %w", id, task.Errorf(task.CodeConflict, "task %q already exists", id))
 	case err != nil:
 		return nil, fmt.Errorf("postgres: create task %q: %w", id, err)
@@ -89,12 +90,12 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 // having written nothing; the caller then reads the task holding the key.
 func (s *Store) createTask(ctx context.Context, plan *driver.NewTask) error {
 	return s.inTx(ctx, func(x *txn) error {
-		var row taskRow
-		x.create(plan, &row)
+		var wrote bool
+		x.create(plan, &wrote)
 		if err := x.flush(); err != nil {
 			return err
 		}
-		if !row.found {
+		if !wrote {
 			return errKeyTaken
 		}
 		x.sealAudit(plan.Now, plan.Writes.Audit)
@@ -105,21 +106,61 @@ func (s *Store) createTask(ctx context.Context, plan *driver.NewTask) error {
 // create queues the statement that creates plan's task (sqlCreate): its
 // idempotency key first, so that a duplicate waits there for the
 // transaction taking the key before it writes anything, then the task,
-// its history and its records. Once it is flushed, row holds the task's
-// row as written, or is not found when a live key of another task holds
-// the key (and nothing was written).
-func (x *txn) create(plan *driver.NewTask, row *taskRow) {
-	t := plan.Task
+// its history and its records. Once it is flushed, *wrote says whether it
+// wrote them: false when a live key of another task holds the key (and
+// nothing was written).
+func (x *txn) create(plan *driver.NewTask, wrote *bool) {
+	x.insertCreated(plan, newRow{t: plan.Task, w: &plan.Writes, history: plan.History, takeKey: plan.Idempotent}, wrote)
+}
+
+// insertHeld queues the insert of a held creation's task as created (its
+// key is taken already).
+func (x *txn) insertHeld(plan *driver.NewTask) {
+	x.fresh = nil
+	var wrote bool
+	x.insertCreated(plan, newRow{t: plan.Task, w: &plan.Writes, history: plan.History}, &wrote)
+}
+
+// newRow is what sqlCreate writes of a task: t's columns (status the
+// status message's JSON), w's records, the history, the artifacts (IDs
+// distinct) and the audit entries (pend, sqlPend's arguments; none when
+// nil). takeKey: take the plan's idempotency key first.
+type newRow struct {
+	t                  *task.Task
+	status             any
+	w                  *driver.Writes
+	history, ids, arts []string
+	pend               []any
+	takeKey            bool
+}
+
+// insertCreated queues sqlCreate for plan's task as r describes it;
+// *wrote says, once flushed, whether it was written.
+func (x *txn) insertCreated(plan *driver.NewTask, r newRow, wrote *bool) {
+	t := r.t
 	var expires any
-	if plan.Idempotent {
+	if r.takeKey {
 		expires = plan.KeyExpires
+	}
+	history := r.history
+	if history == nil {
+		history = []string{}
 	}
 	args := []any{t.ID, t.ContextID, t.Agent, plan.Actor, plan.Envelope, t.PayloadHash, string(t.State),
 		t.Attempt, t.MaxAttempts, tsArg(t.RunAfter), t.LeaseOwner, tsArg(t.LeaseExpires), string(t.ErrorCode),
-		t.Reason, t.Rejected, nil, t.Seq, t.CreatedAt, t.UpdatedAt, t.Envelope.ParentTaskID, t.Envelope.Step,
-		plan.Idempotent, plan.Key, expires, plan.Now, plan.History}
-	args = append(args, recordArgs(&plan.Writes)...)
-	x.queue(sqlCreate, args...).QueryRow(row.scanFrom)
+		t.Reason, t.Rejected, r.status, t.Seq, t.CreatedAt, t.UpdatedAt, t.Envelope.ParentTaskID, t.Envelope.Step,
+		r.takeKey, plan.Key, expires, plan.Now, history}
+	args = append(args, recordArgs(r.w)...)
+	args = append(args, t.TurnStart, t.Children, r.ids, r.arts)
+	if r.pend == nil {
+		r.pend = (&pendBuf{}).args()
+	}
+	args = append(args, r.pend...)
+	*wrote = false
+	x.queue(sqlCreate, args...).QueryRow(func(row pgx.Row) error {
+		err := row.Scan(wrote)
+		return noRows(err)
+	})
 }
 
 // Transition implements task.Store. The returned task is the new state
@@ -205,14 +246,34 @@ func (x *txn) transition(t *task.Task, p task.TransitionParams, prep *driver.Tra
 	if err := w.Check(); err != nil {
 		return err
 	}
-	for _, m := range moved {
-		x.update(m.Task, nil, m.From)
-	}
-	x.sealAudit(now, w.Audit)
 	ids := make([]string, len(arts))
 	for i := range arts {
 		ids[i] = p.Artifacts[i].ID
 	}
+	if plan := x.fresh; plan != nil {
+		// t's creation is held and not written yet (hold.go).
+		x.fresh = nil
+		if len(moved) == 0 && len(prep.Spawn) == 0 && distinct(ids) {
+			// One insert of the task as this move leaves it, with the
+			// creation's records and history before the move's, and the
+			// entries of both: no row to update.
+			x.sealAudit(now, w.Audit)
+			all := driver.Writes{
+				Records:  append(slices.Clip(plan.Writes.Records), w.Records...),
+				Evidence: append(slices.Clip(evidenceOf(&plan.Writes)), evidenceOf(&w)...),
+			}
+			history := append(slices.Clip(plan.History), msgs...)
+			var wrote bool
+			x.insertCreated(plan, newRow{t: t, status: status, w: &all, history: history, ids: ids, arts: arts,
+				pend: x.takeAudit()}, &wrote)
+			return nil
+		}
+		x.insertHeld(plan)
+	}
+	for _, m := range moved {
+		x.update(m.Task, nil, m.From)
+	}
+	x.sealAudit(now, w.Audit)
 	if distinct(ids) {
 		// One statement for the task's row, records, history, artifacts
 		// and the transaction's audit entries.
@@ -252,6 +313,16 @@ func (x *txn) move(t *task.Task, status any, from task.State, w *driver.Writes, 
 		}
 		return nil
 	})
+}
+
+// evidenceOf is w's Evidence, one per record ("" for none).
+func evidenceOf(w *driver.Writes) []string {
+	if len(w.Evidence) == len(w.Records) {
+		return w.Evidence
+	}
+	ev := make([]string, len(w.Records))
+	copy(ev, w.Evidence)
+	return ev
 }
 
 // distinct reports whether no string appears twice in ids.

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	expbackoff "github.com/pactum/pactum/internal/backoff"
+	"github.com/pactum/pactum/store/internal/driver"
 )
 
 // txn is one transaction on one pooled connection. Statements are queued
@@ -38,6 +39,9 @@ type txn struct {
 	// some is queued.
 	audit  pendBuf
 	pended bool
+	// fresh is a held creation whose task this transaction has yet to
+	// insert (hold.go): its next write inserts the task as it leaves it.
+	fresh *driver.NewTask
 }
 
 // queue adds a statement to the next flush.
