@@ -259,7 +259,8 @@ func (s *Store) Seal(ctx context.Context) (int, error) {
 func (s *Store) pendingExists(ctx context.Context) (bool, error) {
 	var any bool
 	err := s.retry(ctx, func() (bool, error) {
-		return false, s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM audit_pending)`).Scan(&any)
+		any = false
+		return false, noRows(s.pool.QueryRow(ctx, sqlAnyPending).Scan(&any))
 	})
 	return any, err
 }

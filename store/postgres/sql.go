@@ -111,11 +111,21 @@ const (
 	// sqlTakePending deletes and returns the first $1 pending entries (all
 	// when $1 is NULL); sqlInsertSealed appends sealed entries to the chain
 	// (see sealPending).
-	sqlTakePending = `DELETE FROM audit_pending WHERE (batch, ord) IN (
-		SELECT batch, ord FROM audit_pending ORDER BY batch, ord LIMIT $1)
+	// The rows are found through the primary key and deleted by their
+	// ctid (pending rows are never updated, so a ctid names one row): a
+	// queue table whose rows all die soon after they are written holds
+	// far more dead rows than live ones until it is vacuumed, and the
+	// (batch, ord) IN (…) form that issue 31 replaced joined them by a
+	// sequential scan of all of them, at every seal.
+	sqlTakePending = `DELETE FROM audit_pending WHERE ctid = ANY (ARRAY (
+		SELECT ctid FROM audit_pending ORDER BY batch, ord LIMIT $1))
 		RETURNING batch, ord, at, kind, task_id, actor, data`
 	sqlInsertSealed = `INSERT INTO audit_log (seq, at, kind, task_id, actor, data, prev_hash, hash)
 		SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[], $8::text[])`
+	// sqlAnyPending finds whether a pending entry exists through the
+	// primary key: EXISTS (SELECT 1 FROM audit_pending) scanned the table,
+	// dead rows and all (see sqlTakePending).
+	sqlAnyPending = `SELECT true FROM audit_pending ORDER BY batch, ord LIMIT 1`
 	sqlAuditAfter = `SELECT seq, at, kind, task_id, actor, data, prev_hash, hash
 		FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`
 
