@@ -404,3 +404,50 @@ func TestPendBatches(t *testing.T) {
 	}
 	verifyChain(t, s, 6)
 }
+
+// TestSpeculativeCreateArtifactTwice: a held creation joined by a write
+// that stores one artifact twice (the second replaces the first in place)
+// and another after it stores them as separate writes would, on both
+// paths (held and not), and the chain verifies.
+func TestSpeculativeCreateArtifactTwice(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		hold time.Duration
+	}{{"held", time.Minute}, {"not held", -1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			schema := newSchema(t)
+			s := openWith(t, schema, postgres.Options{SpeculativeHold: tc.hold})
+			var calls storetest.CommittedCalls
+			specCreate(t, s, "t1", &calls)
+			art := func(id, text string) task.Artifact {
+				return task.Artifact{ID: id, Parts: []task.Part{task.TextPart(text)}}
+			}
+			if _, err := s.Transition(ctx, task.TransitionParams{
+				TaskID: "t1", From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: "w1", Node: "n1",
+				Now:       driver.Norm(time.Now()),
+				Artifacts: []task.Artifact{art("a", "first"), art("b", "other"), art("a", "second")},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			calls.Check(t, false)
+			full, err := s.GetTask(ctx, "t1", -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, a := range full.Artifacts {
+				got = append(got, a.ID+"="+a.Parts[0].Text)
+			}
+			if fmt.Sprint(got) != "[a=second b=other]" {
+				t.Fatalf("artifacts %v, want [a=second b=other]", got)
+			}
+			if full.State != task.StateSucceeded || len(full.History) != 1 {
+				t.Fatalf("state %s with %d messages, want succeeded with 1", full.State, len(full.History))
+			}
+			verifyChain(t, s, -1)
+		})
+	}
+}
