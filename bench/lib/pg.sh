@@ -61,6 +61,8 @@ pg_setup() {
 	pg_port_base=${PG_PORT_BASE:-9941}
 	pg_work=$(mktemp -d)
 	pg_pids=()
+	pg_ports=()
+	pg_stmts_on=0
 	pg_dbs=()
 	pg_seq=0
 	pg_label=${PG_LABEL:-pg}
