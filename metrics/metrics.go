@@ -66,7 +66,26 @@ func New(store task.Store, logger *slog.Logger) *Metrics {
 	m.reg.MustRegister(m.transitions, m.attempts, m.retries, m.deadLetters, m.refusals, m.pushes, m.httpRefused, m.connWaits,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		&stateCollector{store: store, log: logger})
+	if ws, ok := store.(wireCounter); ok {
+		// The PostgreSQL store counts what it sends; the benchmarks
+		// divide the counts by the tasks run.
+		m.reg.MustRegister(
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "pactum_store_round_trips_total",
+				Help: "Round trips to the database: batches and lone statements sent, each waited for.",
+			}, func() float64 { rt, _ := ws.WireCounts(); return float64(rt) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "pactum_store_statements_total",
+				Help: "Statements sent to the database, BEGIN and COMMIT included.",
+			}, func() float64 { _, st := ws.WireCounts(); return float64(st) }))
+	}
 	return m
+}
+
+// wireCounter is a store that counts its round trips and statements (the
+// PostgreSQL store).
+type wireCounter interface {
+	WireCounts() (roundTrips, statements uint64)
 }
 
 // Transition implements task.Observer.

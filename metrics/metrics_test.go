@@ -392,3 +392,31 @@ func TestPushDeliveryCounter(t *testing.T) {
 		t.Errorf("pactum_push_deliveries_total = %v", got)
 	}
 }
+
+// wireStore is a store that counts its round trips and statements, as
+// the PostgreSQL store does.
+type wireStore struct {
+	task.Store
+	roundTrips, statements uint64
+}
+
+func (w wireStore) WireCounts() (roundTrips, statements uint64) { return w.roundTrips, w.statements }
+
+// TestMetricsWireCounts: a store that counts what it sends is served as
+// pactum_store_round_trips_total and pactum_store_statements_total; one
+// that does not (SQLite) has neither series.
+func TestMetricsWireCounts(t *testing.T) {
+	t.Parallel()
+	b := setup(t, task.AgentSpec{Name: "good", Runner: okRunner()})
+	b.stop(t)
+	fams := scrape(t, metrics.New(wireStore{Store: b.store, roundTrips: 7, statements: 19}, slog.New(slog.DiscardHandler)).Handler())
+	rt := series(t, fams, "pactum_store_round_trips_total", dto.MetricType_COUNTER)
+	st := series(t, fams, "pactum_store_statements_total", dto.MetricType_COUNTER)
+	if rt[""] != 7 || st[""] != 19 {
+		t.Errorf("round trips %v, statements %v; want 7 and 19", rt, st)
+	}
+	plain := scrape(t, b.metrics.Handler())
+	if _, ok := plain["pactum_store_round_trips_total"]; ok {
+		t.Error("a store without WireCounts reports round trips")
+	}
+}

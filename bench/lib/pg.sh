@@ -14,6 +14,21 @@
 # in one run. Prints one line per measurement, then the medians of the
 # rounds and the ratios (3 nodes / 1 node, and 1 node / JS).
 #
+# Each pactum line also gives, per task (one request, one task) over the
+# measurement: pg-cpu, the CPU time of every PostgreSQL process (user +
+# system ticks from /proc, the postmaster's reaped children included);
+# node-cpu, the nodes' together; stmts, the statements pg_stat_statements
+# counted in the database (BEGIN and COMMIT included); rt and sent, the
+# round trips and statements the nodes sent (their
+# pactum_store_round_trips_total and pactum_store_statements_total);
+# commits, the write transactions (transaction IDs assigned); walsync,
+# the WAL flushes of the server (pg_stat_wal.wal_sync). Cumulative
+# statistics reach pg_stat_wal up to 10 s late, so each measurement waits
+# PG_STATS_WAIT seconds (default 11) before and after. stmts is "-" when
+# pg_stat_statements is not loaded (shared_preload_libraries); the rest is
+# printed all the same. PG_TOP=n prints the n statements that took the
+# most time, per task.
+#
 #   bash bench/lib/pg.sh [rounds] [requests]          (defaults: 3, 8000)
 #
 # or, from another script (bench/compare.sh):
@@ -46,6 +61,8 @@ pg_setup() {
 	pg_port_base=${PG_PORT_BASE:-9941}
 	pg_work=$(mktemp -d)
 	pg_pids=()
+	pg_ports=()
+	pg_stmts_on=0
 	pg_dbs=()
 	pg_seq=0
 	pg_label=${PG_LABEL:-pg}
@@ -81,8 +98,9 @@ pg_stop() {
 }
 
 # pg_start_nodes starts $1 nodes on a fresh database and sets pg_urls to
-# their endpoints, comma-separated. The first node migrates the database
-# before the others start.
+# their endpoints, comma-separated, pg_ports to their ports and pg_db_dsn
+# to the database. The first node migrates the database before the others
+# start.
 pg_start_nodes() {
 	local nodes=$1 db dsn i port
 	pg_seq=$((pg_seq + 1))
@@ -90,14 +108,23 @@ pg_start_nodes() {
 	psql "$pg_admin" -qAtc "CREATE DATABASE $db" >/dev/null
 	pg_dbs+=("$db")
 	dsn=$(printf '%s' "$pg_admin" | sed -E "s#/[^/?]*(\\?|$)#/$db\\1#")
+	pg_db_dsn=$dsn
+	pg_stmts_on=0
+	if psql "$dsn" -qAtc "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT 1 FROM pg_stat_statements LIMIT 1" >/dev/null 2>&1; then
+		pg_stmts_on=1
+	else
+		echo "# pg_stat_statements is not loaded (shared_preload_libraries): no statement counts from the server" >&2
+	fi
 	dsn="$dsn&pool_max_conns=$pg_pool${PG_DSN_EXTRA:-}"
 	pg_urls=""
+	pg_ports=()
 	for i in $(seq 0 $((nodes - 1))); do
 		port=$((pg_port_base + i))
 		port_free "$port" "set PG_PORT_BASE"
 		echo_config "$pg_work/node$i.yaml" "$port" "$dsn" "node: bench-$i"
 		"$pg_work/pactum" serve --config "$pg_work/node$i.yaml" >"$pg_work/node$i.log" 2>&1 &
 		pg_pids+=($!)
+		pg_ports+=("$port")
 		wait_port "$port"
 		pg_urls="$pg_urls${pg_urls:+,}http://127.0.0.1:$port/agents/echo"
 	done
@@ -106,18 +133,87 @@ pg_start_nodes() {
 # pg_client runs the client against $1 (comma-separated URLs) at 32
 # clients for $2 requests.
 pg_client() {
-	PACTUM_BENCH_URL=$1 "$pg_work/bench.test" -test.run x -test.timeout 5m \
+	PACTUM_BENCH_URL=$1 "$pg_work/bench.test" -test.run '^$' -test.timeout 5m \
 		-test.bench '^BenchmarkSendMessageExternal$/^clients=32$' -test.benchtime "$2x"
 }
 
+# pg_cpu_ticks prints the user + system CPU ticks of every PostgreSQL
+# process (comm "postgres"), plus the postmaster's reaped children's: a
+# backend that exits during the measurement still counts.
+pg_cpu_ticks() {
+	awk '$2 == "(postgres)" { t[$1] = $14 + $15; c[$1] = $16 + $17; pp[$1] = $4 }
+	END { for (p in t) { s += t[p]; if (!(pp[p] in t)) s += c[p] } print s + 0 }' /proc/[0-9]*/stat 2>/dev/null
+}
+
+# pg_server_stats prints the server's counters, one line: transaction IDs
+# assigned so far, WAL flushes, statements (pg_stat_statements, in
+# $pg_db_dsn's database; "-" without it).
+pg_server_stats() {
+	local q="SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint, (SELECT wal_sync FROM pg_stat_wal)"
+	if [[ $pg_stmts_on == 1 ]]; then
+		q="$q, (SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()))"
+	else
+		q="$q, '-'"
+	fi
+	psql "$pg_db_dsn" -qAt -F ' ' -c "$q"
+}
+
+# pg_wire prints the round trips and statements the nodes have sent
+# (their /metrics), summed.
+pg_wire() {
+	local port
+	for port in "${pg_ports[@]}"; do curl -fsS "http://127.0.0.1:$port/metrics"; done |
+		awk '/^pactum_store_round_trips_total / { rt += $2 } /^pactum_store_statements_total / { st += $2 }
+		END { printf "%.0f %.0f\n", rt, st }'
+}
+
+# pg_node_ticks prints the nodes' CPU ticks, summed.
+pg_node_ticks() {
+	local p t=0
+	for p in "${pg_pids[@]}"; do t=$((t + $(cpu_ticks "$p"))); done
+	echo "$t"
+}
+
 # pg_measure warms up and measures $2 and prints, labelled $1, req/s, p50
-# and p99 in compare.sh's format; the line also goes to $pg_work/results.
+# and p99 in compare.sh's format, and for pactum (pg_ports set) the
+# per-task costs; the line also goes to $pg_work/results.
 pg_measure() {
-	pg_client "$2" 2000 >/dev/null
-	pg_client "$2" "$3" | awk -v label="$1" '/FAIL|panic|Error|_test\.go/ { print > "/dev/stderr" }
+	local label=$1 url=$2 n=$3 wait=${PG_STATS_WAIT:-11} bench extra="" cpu0 cpu1 node0 node1 wire0 wire1 srv0 srv1 srv2
+	pg_client "$url" 2000 >/dev/null
+	if [[ ${#pg_ports[@]} -gt 0 ]]; then
+		sleep "$wait"
+		[[ $pg_stmts_on == 1 ]] && psql "$pg_db_dsn" -qAtc "SELECT pg_stat_statements_reset()" >/dev/null
+		srv0=$(pg_server_stats)
+		wire0=$(pg_wire)
+		cpu0=$(pg_cpu_ticks)
+		node0=$(pg_node_ticks)
+	fi
+	bench=$(pg_client "$url" "$n")
+	if [[ ${#pg_ports[@]} -gt 0 ]]; then
+		cpu1=$(pg_cpu_ticks)
+		node1=$(pg_node_ticks)
+		wire1=$(pg_wire)
+		srv1=$(pg_server_stats)
+		if [[ -n ${PG_TOP:-} && $pg_stmts_on == 1 ]]; then
+			psql "$pg_db_dsn" -qAt -F ' | ' -c "SELECT round(total_exec_time::numeric * 1000 / $n, 1) AS us_per_task,
+				round(calls::numeric / $n, 2) AS calls_per_task, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+				FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+				ORDER BY total_exec_time DESC LIMIT ${PG_TOP}" | sed "s/^/# $label top: /" >&2
+		fi
+		sleep "$wait"
+		srv2=$(pg_server_stats)
+		extra=$(awk -v n="$n" -v hz="$(getconf CLK_TCK)" -v c0="$cpu0" -v c1="$cpu1" -v d0="$node0" -v d1="$node1" \
+			-v w0="$wire0" -v w1="$wire1" -v s0="$srv0" -v s1="$srv1" -v s2="$srv2" 'BEGIN {
+			split(w0, a, " "); split(w1, b, " "); split(s0, x, " "); split(s1, y, " "); split(s2, z, " ")
+			st = (x[3] == "-") ? "-" : sprintf("%.2f", (y[3] - x[3]) / n)
+			printf "  pg-cpu %5.0f us  node-cpu %5.0f us  stmts %s  sent %.2f  rt %.2f  commits %.2f  walsync %.2f /task",
+				(c1 - c0) * 1e6 / hz / n, (d1 - d0) * 1e6 / hz / n, st, (b[2] - a[2]) / n, (b[1] - a[1]) / n,
+				(y[1] - x[1]) / n, (z[2] - x[2]) / n }')
+	fi
+	printf '%s\n' "$bench" | awk -v label="$label" -v extra="$extra" '/FAIL|panic|Error|_test\.go/ { print > "/dev/stderr" }
 	/^BenchmarkSend/ {
 		for (i = 1; i <= NF; i++) { if ($i == "req/s") r = $(i-1); if ($i == "p50-ms") p50 = $(i-1); if ($i == "p99-ms") p99 = $(i-1) }
-		printf "%-7s %-6s clients=%-3s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms\n", label, "send", 32, r, p50, p99 }' |
+		printf "%-7s %-6s clients=%-3s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms%s\n", label, "send", 32, r, p50, p99, extra }' |
 		tee -a "$pg_work/results"
 }
 
@@ -136,6 +232,7 @@ pg_round() {
 		port_free "$js_port" "set PG_PORT_BASE"
 		(cd "$pg_root/bench/js-baseline" && exec node server.mjs "$js_port" >"$pg_work/js.log" 2>&1) &
 		pg_pids+=($!)
+		pg_ports=()
 		wait_port "$js_port"
 		pg_measure js "http://127.0.0.1:$js_port/" "$n"
 		pg_stop
@@ -150,16 +247,25 @@ function median(list,    v, k, i, j, t) {
 	for (i = 2; i <= k; i++) for (j = i; j > 1 && v[j-1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
 	return (k % 2) ? v[(k+1)/2] : (v[k/2] + v[k/2+1]) / 2
 }
-{ if (!($1 in r)) order[++nk] = $1; r[$1] = r[$1] " " $4; p50[$1] = p50[$1] " " $7; p99[$1] = p99[$1] " " $10 }
+{ if (!($1 in r)) order[++nk] = $1; r[$1] = r[$1] " " $4; p50[$1] = p50[$1] " " $7; p99[$1] = p99[$1] " " $10
+  for (i = 11; i < NF; i++) if ($i ~ /^(pg-cpu|node-cpu|stmts|sent|rt|commits|walsync)$/ && $(i+1) != "-") { x[$1, $i] = x[$1, $i] " " $(i+1); has[$1] = 1 } }
 END {
 	printf "# medians of %d rounds\n", rounds
 	for (i = 1; i <= nk; i++) {
 		k = order[i]; mr[k] = median(r[k]); m99[k] = median(p99[k])
-		printf "%-7s %-6s clients=%-3s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms\n", k, "send", 32, mr[k], median(p50[k]), m99[k]
+		extra = ""
+		if (has[k]) {
+			extra = sprintf("  pg-cpu %5.0f us  node-cpu %5.0f us  stmts %s  sent %.2f  rt %.2f  commits %.2f  walsync %.2f /task",
+				median(x[k, "pg-cpu"]), median(x[k, "node-cpu"]), ((k, "stmts") in x) ? sprintf("%.2f", median(x[k, "stmts"])) : "-",
+				median(x[k, "sent"]), median(x[k, "rt"]), median(x[k, "commits"]), median(x[k, "walsync"]))
+			pgcpu[k] = median(x[k, "pg-cpu"])
+		}
+		printf "%-7s %-6s clients=%-3s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms%s\n", k, "send", 32, mr[k], median(p50[k]), m99[k], extra
 	}
 	print "# ratios (req/s)"
 	one = label "-1"; three = label "-3"
 	if (mr[one] > 0) printf "%s/%s   send   clients=32  req/s %5.2fx\n", three, one, mr[three] / mr[one]
+	if (pgcpu[one] > 0) printf "%s/%s   send   clients=32  pg-cpu per task %5.2fx\n", three, one, pgcpu[three] / pgcpu[one]
 	if (mr["js"] > 0) printf "%s/js     send   clients=32  req/s %5.2fx  p99 %5.2fx\n", one, mr[one] / mr["js"], m99[one] / m99["js"]
 }' "$pg_work/results"
 }

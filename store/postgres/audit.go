@@ -30,7 +30,9 @@ func (s *Store) AppendAudit(ctx context.Context, entries []task.AuditInput) erro
 	}
 	now := driver.Norm(s.now())
 	err := s.inTx(ctx, func(x *txn) error {
-		x.queue(sqlPend, pendArgs(now, entries)...)
+		var p pendBuf
+		p.add(now, entries)
+		x.queue(sqlPend, p.args()...)
 		_, _, err := x.sealPending(false, 0)
 		return err
 	})
@@ -76,29 +78,54 @@ func (s *Store) AuditEntries(ctx context.Context, after int64, limit int) ([]tas
 }
 
 // sealAudit has the transaction write entries, at now, to audit_pending
-// when it commits (sqlPend): a sealer hashes them into
-// the chain after the commit (sealPending). The statement travels with
-// COMMIT (txn.commit) and takes no lock another writer needs. A
-// transaction seals once.
+// (sqlPend) after its other statements, just before COMMIT: a sealer
+// hashes them into the chain after the commit (sealPending). They take no
+// lock another writer needs. Entries of several calls are written in call
+// order under one batch number; a transition's statement (sqlMove) takes
+// them in the same statement as its writes (takeAudit), otherwise they are
+// sent with COMMIT (txn.commit).
 func (x *txn) sealAudit(now time.Time, entries []task.AuditInput) {
-	if len(entries) == 0 {
-		return
-	}
-	x.seal, x.sealArgs = sqlPend, pendArgs(now, entries)
+	x.audit.add(now, entries)
 }
 
-// pendArgs are sqlPend's arguments for entries at now.
-func pendArgs(now time.Time, entries []task.AuditInput) []any {
-	n := len(entries)
-	kinds, taskIDs, actors := make([]string, n), make([]string, n), make([]string, n)
-	datas := make([][]byte, n)
-	for i, in := range entries {
-		kinds[i], taskIDs[i], actors[i] = string(in.Kind), in.TaskID, in.Actor
-		if len(in.Data) > 0 {
-			datas[i] = []byte(in.Data)
-		}
+// takeAudit returns sqlPend's arguments for the entries sealAudit
+// collected, for a statement that writes them, and forgets the entries.
+func (x *txn) takeAudit() []any {
+	if x.audit.len() > 0 {
+		x.pended = true
 	}
-	return []any{now, kinds, taskIDs, actors, datas}
+	args := x.audit.args()
+	x.audit = pendBuf{}
+	return args
+}
+
+// pendBuf collects audit entries for audit_pending: sqlPend's arrays.
+type pendBuf struct {
+	ats                    []time.Time
+	kinds, taskIDs, actors []string
+	datas                  [][]byte
+}
+
+func (p *pendBuf) len() int { return len(p.kinds) }
+
+// add appends entries, all at now.
+func (p *pendBuf) add(now time.Time, entries []task.AuditInput) {
+	for _, in := range entries {
+		var data []byte
+		if len(in.Data) > 0 {
+			data = []byte(in.Data)
+		}
+		p.ats = append(p.ats, now)
+		p.kinds = append(p.kinds, string(in.Kind))
+		p.taskIDs = append(p.taskIDs, in.TaskID)
+		p.actors = append(p.actors, in.Actor)
+		p.datas = append(p.datas, data)
+	}
+}
+
+// args are sqlPend's arguments (and sqlMove's last five).
+func (p *pendBuf) args() []any {
+	return []any{p.ats, p.kinds, p.taskIDs, p.actors, p.datas}
 }
 
 // sealLockClass is the first key of the advisory lock a sealer holds for
@@ -232,7 +259,8 @@ func (s *Store) Seal(ctx context.Context) (int, error) {
 func (s *Store) pendingExists(ctx context.Context) (bool, error) {
 	var any bool
 	err := s.retry(ctx, func() (bool, error) {
-		return false, s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM audit_pending)`).Scan(&any)
+		any = false
+		return false, noRows(s.pool.QueryRow(ctx, sqlAnyPending).Scan(&any))
 	})
 	return any, err
 }

@@ -35,6 +35,10 @@ const DefaultSpeculativeHold = time.Millisecond
 // context covers (the timer's, Close's).
 const heldCommitTimeout = 30 * time.Second
 
+// errTaskExists is a held creation's refusal of a task ID that is
+// taken.
+var errTaskExists = errors.New("a task with this ID exists")
+
 // errKeyTaken is a creation's refusal of an idempotency key that names
 // another live task.
 var errKeyTaken = errors.New("idempotency key names another task")
@@ -44,8 +48,8 @@ type held struct {
 	id   string
 	conn *pgxpool.Conn
 	x    *txn
-	// row is the task's row as the creation wrote it, read back in its
-	// transaction: what a transition would lock and read.
+	// row is the task's row as the creation will write it (heldRow):
+	// what a transition would lock and read.
 	row taskRow
 	// now and audit are the creation's audit entries, pended with the
 	// commit.
@@ -75,14 +79,24 @@ func (s *Store) createHeld(ctx context.Context, plan *driver.NewTask, committed 
 		x := &txn{ctx: ctx, conn: conn.Conn(), batch: &pgx.Batch{}, write: true}
 		hd := &held{id: id, conn: conn, x: x, now: plan.Now, audit: plan.Writes.Audit, committed: committed, done: make(chan struct{})}
 		x.queue("BEGIN")
-		took := x.insertNew(plan)
-		x.queue(sqlTaskByID, id).QueryRow(hd.row.scanFrom)
-		err = x.flush()
-		if err == nil && !*took {
-			err = errKeyTaken
+		var took, exists bool
+		var expires any
+		if plan.Idempotent {
+			expires = plan.KeyExpires
 		}
-		if err == nil && !hd.row.found {
-			err = fmt.Errorf("task %q not found after its insert", id)
+		x.queue(sqlHoldKey, plan.Actor, plan.Key, id, expires, plan.Now, plan.Idempotent).QueryRow(func(r pgx.Row) error {
+			return r.Scan(&took, &exists)
+		})
+		err = x.flush()
+		switch {
+		case err != nil:
+		case !took:
+			err = errKeyTaken
+		case exists:
+			err = errTaskExists
+		default:
+			hd.row = heldRow(plan)
+			x.fresh = plan
 		}
 		if err != nil {
 			s.endTx(x)
@@ -154,6 +168,9 @@ func (s *Store) commitHeld(h *held) error {
 	ctx, cancel := context.WithTimeout(context.Background(), heldCommitTimeout)
 	defer cancel()
 	h.x.ctx = ctx
+	if plan := h.x.fresh; plan != nil {
+		h.x.insertHeld(plan)
+	}
 	h.x.sealAudit(h.now, h.audit)
 	return s.endHeld(h, h.x.commit())
 }
@@ -175,7 +192,7 @@ func (s *Store) endHeld(h *held, err error) error {
 	}
 	s.endTx(x)
 	h.conn.Release()
-	if err == nil && (x.seal != "" || len(h.audit) > 0) {
+	if err == nil && x.pended {
 		s.wakeSealer()
 	}
 	s.heldMu.Lock()
@@ -201,11 +218,15 @@ func (s *Store) transitionHeld(ctx context.Context, h *held, p task.TransitionPa
 	}
 	if err == nil {
 		queued := x.batch.Len()
+		// The creation's entries go before the transition's, under the
+		// same batch number: the creation comes first in the chain.
+		x.sealAudit(h.now, h.audit)
 		if err = x.transition(t, p, prep); err != nil {
 			// A refused transition: the creation commits alone, without
-			// whatever the transition had queued.
+			// whatever the transition had queued (commitHeld collects the
+			// creation's entries again).
 			x.batch.QueuedQueries = x.batch.QueuedQueries[:queued]
-			x.seal, x.sealArgs = "", nil
+			x.audit, x.pended = pendBuf{}, false
 		}
 	}
 	if err != nil {
@@ -213,11 +234,6 @@ func (s *Store) transitionHeld(ctx context.Context, h *held, p task.TransitionPa
 			return nil, true, cerr
 		}
 		return nil, true, err
-	}
-	// The creation's entries go before the transition's (x.seal, sent
-	// with COMMIT): the creation's batch comes first in the chain.
-	if len(h.audit) > 0 {
-		x.queue(sqlPend, pendArgs(h.now, h.audit)...)
 	}
 	if err := s.endHeld(h, x.commit()); err != nil {
 		return nil, true, err
@@ -242,4 +258,20 @@ func (s *Store) commitAllHeld() {
 		h.timer.Stop()
 		_ = s.commitHeld(h)
 	}
+}
+
+// heldRow is the row plan's task would have once inserted, as sqlCreate
+// writes it (no status message, turn_start and children 0).
+func heldRow(plan *driver.NewTask) taskRow {
+	t := plan.Task
+	ts := func(v time.Time) *time.Time {
+		if v.IsZero() {
+			return nil
+		}
+		return &v
+	}
+	return taskRow{found: true, id: t.ID, contextID: t.ContextID, agent: t.Agent, env: plan.Envelope,
+		payloadHash: t.PayloadHash, state: string(t.State), code: string(t.ErrorCode), attempt: t.Attempt,
+		maxAtt: t.MaxAttempts, runAfter: ts(t.RunAfter), leaseExp: ts(t.LeaseExpires), leaseOwner: t.LeaseOwner,
+		reason: t.Reason, rejected: t.Rejected, seq: t.Seq, created: t.CreatedAt, updated: t.UpdatedAt}
 }

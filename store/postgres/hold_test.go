@@ -257,10 +257,10 @@ func TestSpeculativeCreateLost(t *testing.T) {
 	var calls storetest.CommittedCalls
 	specCreate(t, s, "t1", &calls)
 	// The held transaction is the only session of this store idle in a
-	// transaction that inserted into this schema's tasks.
+	// transaction that took a key (sqlHoldKey) and read this schema's tasks.
 	var killed int
 	if err := conn(t, schema).QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE state = 'idle in transaction' AND query LIKE '%FROM tasks WHERE id%'
+		WHERE state = 'idle in transaction' AND query LIKE '%INSERT INTO idempotency_keys%'
 		AND pid <> pg_backend_pid() AND pid IN (SELECT pid FROM pg_locks WHERE relation = 'tasks'::regclass)`).Scan(&killed); err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,9 @@ func TestSpeculativeCreateRacingKeys(t *testing.T) {
 
 // TestPendBatches: a transaction's audit entries wait in audit_pending
 // under one batch number, in order; a creation joined by its task's next
-// write keeps a batch of its own, before the transition's.
+// write shares the transition's batch (one transaction, one commit), its
+// entries first. (Until issue 31 the creation kept a batch of its own,
+// before the transition's: the same order in the chain.)
 func TestPendBatches(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -396,9 +398,56 @@ func TestPendBatches(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	want := "[0:task.submitted 0:task.transition 0:task.transition 0:task.transition 1:test.note 1:task.transition]"
-	if fmt.Sprint(got) != want || len(batches) != 2 {
+	want := "[0:task.submitted 0:task.transition 0:task.transition 0:task.transition 0:test.note 0:task.transition]"
+	if fmt.Sprint(got) != want || len(batches) != 1 {
 		t.Fatalf("pending entries (batch - first batch: kind) %v, want %s", got, want)
 	}
 	verifyChain(t, s, 6)
+}
+
+// TestSpeculativeCreateArtifactTwice: a held creation joined by a write
+// that stores one artifact twice (the second replaces the first in place)
+// and another after it stores them as separate writes would, on both
+// paths (held and not), and the chain verifies.
+func TestSpeculativeCreateArtifactTwice(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		hold time.Duration
+	}{{"held", time.Minute}, {"not held", -1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			schema := newSchema(t)
+			s := openWith(t, schema, postgres.Options{SpeculativeHold: tc.hold})
+			var calls storetest.CommittedCalls
+			specCreate(t, s, "t1", &calls)
+			art := func(id, text string) task.Artifact {
+				return task.Artifact{ID: id, Parts: []task.Part{task.TextPart(text)}}
+			}
+			if _, err := s.Transition(ctx, task.TransitionParams{
+				TaskID: "t1", From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: "w1", Node: "n1",
+				Now:       driver.Norm(time.Now()),
+				Artifacts: []task.Artifact{art("a", "first"), art("b", "other"), art("a", "second")},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			calls.Check(t, false)
+			full, err := s.GetTask(ctx, "t1", -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, a := range full.Artifacts {
+				got = append(got, a.ID+"="+a.Parts[0].Text)
+			}
+			if fmt.Sprint(got) != "[a=second b=other]" {
+				t.Fatalf("artifacts %v, want [a=second b=other]", got)
+			}
+			if full.State != task.StateSucceeded || len(full.History) != 1 {
+				t.Fatalf("state %s with %d messages, want succeeded with 1", full.State, len(full.History))
+			}
+			verifyChain(t, s, -1)
+		})
+	}
 }

@@ -209,6 +209,8 @@ type Store struct {
 	relayMu sync.Mutex
 	relay   *relay
 	closed  bool
+	// wire counts the round trips and statements sent (WireStats).
+	wire *wireCounter
 }
 
 var _ task.Store = (*Store)(nil)
@@ -234,11 +236,13 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	target := describe(cfg.ConnConfig)
+	wire := &wireCounter{}
+	wire.install(cfg)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open %s: %w", target, err)
 	}
-	s := &Store{pool: pool, log: opts.Logger, now: opts.Now, retries: opts.Retries, readOnly: opts.ReadOnly,
+	s := &Store{pool: pool, wire: wire, log: opts.Logger, now: opts.Now, retries: opts.Retries, readOnly: opts.ReadOnly,
 		hold: opts.SpeculativeHold, held: map[string]*held{}}
 	ok := false
 	defer func() {

@@ -99,6 +99,13 @@ func (s *Store) closeRelay() {
 	}
 }
 
+// sqlNotifyAll sends the notifications $2 on channel $1, in array order,
+// and lets the transaction commit without waiting for its WAL flush (as
+// sqlAsyncCommit). One statement for a batch of events: until issue 31,
+// one pg_notify statement each and a set_config.
+const sqlNotifyAll = `SELECT pg_notify($1, m) FROM unnest($2::text[]) AS m
+	WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL`
+
 // relay is the PostgreSQL task.Relay. Send queues the event's JSON; one
 // sender goroutine sends the queue in order, several NOTIFYs a round trip,
 // so one node's events reach listeners in the order they were sent. Listen
@@ -387,14 +394,28 @@ func (r *relay) send(batch []outEvent) (stored bool) {
 		// stored payload is fetched by them at once, so a crash that lost
 		// the commit loses nothing a restarted node could use. Without it,
 		// every batch would be one more flush for the commits of tasks to
-		// queue behind.
-		b.Queue(sqlAsyncCommit)
+		// queue behind. Consecutive notifications go in one statement
+		// (sqlNotifyAll, which also turns synchronous_commit off), in
+		// order; a payload too large for a NOTIFY in one of its own.
+		async := false
+		var run []string
+		flushRun := func() {
+			if len(run) > 0 {
+				b.Queue(sqlNotifyAll, r.channel, run)
+				async, run = true, nil
+			}
+		}
 		for _, m := range msgs {
 			if len(m) < notifyLimit {
-				b.Queue(`SELECT pg_notify($1, $2)`, r.channel, string(m))
-			} else {
-				b.Queue(r.insertSQL, r.channel, m, r.src)
+				run = append(run, string(m))
+				continue
 			}
+			flushRun()
+			b.Queue(r.insertSQL, r.channel, m, r.src)
+		}
+		flushRun()
+		if !async {
+			b.Queue(sqlAsyncCommit)
 		}
 		err := r.pool.SendBatch(r.sendCtx, b).Close()
 		if err == nil {

@@ -94,10 +94,12 @@ func (s *Store) runSealer(ctx context.Context, every time.Duration) {
 			}
 		}
 		retry = nil
-		if s.sealAll(ctx) {
-			retry = time.After(sealGap)
-			continue
-		}
+		busy := s.sealAll(ctx)
+		// The gap follows every attempt, a busy one too: until issue 31
+		// a sealer that found another one at work tried again at its
+		// store's next commit, which under load is at once, so with
+		// several nodes the sealers that found the lock taken kept
+		// trying (two round trips each time).
 		pause := time.NewTimer(sealGap)
 		select {
 		case <-ctx.Done():
@@ -105,8 +107,20 @@ func (s *Store) runSealer(ctx context.Context, every time.Duration) {
 			return
 		case <-pause.C:
 		}
+		if busy {
+			// The other sealer may have read the pending rows before
+			// this store's last commit: look again now.
+			retry = closedChan
+		}
 	}
 }
+
+// closedChan is always ready: a retry that is due.
+var closedChan = func() <-chan time.Time {
+	c := make(chan time.Time)
+	close(c)
+	return c
+}()
 
 // sealAll seals until nothing that committed before is pending, and
 // reports whether it found another session sealing (then it stops: that

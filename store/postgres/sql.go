@@ -1,6 +1,10 @@
 package postgres
 
-import "github.com/pactum/pactum/store/internal/driver"
+import (
+	"strconv"
+
+	"github.com/pactum/pactum/store/internal/driver"
+)
 
 // The statements the store runs. pgx prepares each one once per connection
 // (its statement cache) and reuses it.
@@ -100,8 +104,8 @@ const (
 		WHERE state = 'in_progress' AND lease_expires < $1 ORDER BY lease_expires, id LIMIT $2`
 	sqlNextRunAfter = `SELECT min(coalesce(run_after, updated_at)) FROM tasks WHERE state = 'queued'`
 
-	// sqlPend writes audit entries to audit_pending (see sealAudit), all
-	// at $1, in array order, under one new batch number: what migration
+	// sqlPend writes audit entries to audit_pending (see sealAudit), each
+	// at its time in $1, in array order, under one new batch number: what migration
 	// 0007's pactum_pend does, as one statement the server plans once per
 	// connection instead of a PL/pgSQL call (pactum_pend and
 	// pactum_pend_new_task stay in the schema for nodes of earlier
@@ -109,16 +113,26 @@ const (
 	// runs once whatever the join order.
 	sqlPend = `WITH b AS MATERIALIZED (SELECT nextval('audit_pending_batch') AS n)
 		INSERT INTO audit_pending (batch, ord, at, kind, task_id, actor, data)
-		SELECT b.n, u.ord, $1, u.kind, u.task_id, u.actor, u.data
-		FROM b, unnest($2::text[], $3::text[], $4::text[], $5::bytea[]) WITH ORDINALITY AS u(kind, task_id, actor, data, ord)`
+		SELECT b.n, u.ord, u.at, u.kind, u.task_id, u.actor, u.data
+		FROM b, unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::bytea[]) WITH ORDINALITY AS u(at, kind, task_id, actor, data, ord)`
 	// sqlTakePending deletes and returns the first $1 pending entries (all
 	// when $1 is NULL); sqlInsertSealed appends sealed entries to the chain
 	// (see sealPending).
-	sqlTakePending = `DELETE FROM audit_pending WHERE (batch, ord) IN (
-		SELECT batch, ord FROM audit_pending ORDER BY batch, ord LIMIT $1)
+	// The rows are found through the primary key and deleted by their
+	// ctid (pending rows are never updated, so a ctid names one row): a
+	// queue table whose rows all die soon after they are written holds
+	// far more dead rows than live ones until it is vacuumed, and the
+	// (batch, ord) IN (…) form that issue 31 replaced joined them by a
+	// sequential scan of all of them, at every seal.
+	sqlTakePending = `DELETE FROM audit_pending WHERE ctid = ANY (ARRAY (
+		SELECT ctid FROM audit_pending ORDER BY batch, ord LIMIT $1))
 		RETURNING batch, ord, at, kind, task_id, actor, data`
 	sqlInsertSealed = `INSERT INTO audit_log (seq, at, kind, task_id, actor, data, prev_hash, hash)
 		SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[], $8::text[])`
+	// sqlAnyPending finds whether a pending entry exists through the
+	// primary key: EXISTS (SELECT 1 FROM audit_pending) scanned the table,
+	// dead rows and all (see sqlTakePending).
+	sqlAnyPending = `SELECT true FROM audit_pending ORDER BY batch, ord LIMIT 1`
 	sqlAuditAfter = `SELECT seq, at, kind, task_id, actor, data, prev_hash, hash
 		FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`
 
@@ -136,3 +150,108 @@ const (
 	sqlListPush   = `SELECT task_id, id, url, token, auth, created_at FROM push_configs WHERE task_id = $1 ORDER BY created_at, id`
 	sqlDeletePush = `DELETE FROM push_configs WHERE task_id = $1 AND id = $2`
 )
+
+// recordsFrom is the SELECT of sqlInsertRecords: its eleven arrays, from
+// parameter $first on, as task_records rows ("" evidence is NULL).
+func recordsFrom(first int) string {
+	p := func(i int, typ string) string { return "$" + strconv.Itoa(first+i) + "::" + typ + "[]" }
+	return `SELECT t, s, f, o, a, n, nd, r, c, p, nullif(e, '') FROM unnest(` +
+		p(0, "text") + `, ` + p(1, "integer") + `, ` + p(2, "text") + `, ` + p(3, "text") + `, ` +
+		p(4, "timestamptz") + `, ` + p(5, "integer") + `, ` + p(6, "text") + `, ` + p(7, "text") + `, ` +
+		p(8, "text") + `, ` + p(9, "text") + `, ` + p(10, "text") + `) AS u (t, s, f, o, a, n, nd, r, c, p, e)`
+}
+
+// sqlCreate creates a task in one statement (createArgs): it takes the
+// idempotency key when $22 says there is one (as sqlIdemPut: an expired
+// key, expiry at or before $25, is replaced; a live one is left as it is,
+// and a key another transaction is taking makes it wait for that
+// transaction, then see its outcome), then, only if the key is the
+// task's, inserts the task ($1–$21, sqlInsertTask's, with turn_start $38
+// and children $39), its history ($26, in order), its records ($27–$37),
+// its artifacts ($40 IDs, distinct, and $41 JSON, in order) and the
+// transaction's audit entries, pending under one new batch number
+// ($42–$46, sqlPend's). It returns a row when it wrote the task; none
+// means a live key of another task holds the key, and nothing was
+// written. Before issue 31 these were four statements and a read-back.
+var sqlCreate = `WITH k AS (
+		INSERT INTO idempotency_keys (actor, key, task_id, expires_at)
+		SELECT $4::text, $23::text, $1::text, $24::timestamptz WHERE $22::boolean
+		ON CONFLICT (actor, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at
+		WHERE idempotency_keys.expires_at <= $25::timestamptz
+		RETURNING 1
+	), t AS (
+		INSERT INTO tasks (id, context_id, agent, actor, envelope, payload_hash, state, attempt,
+			max_attempts, run_after, lease_owner, lease_expires, error_code, reason,
+			rejected, status_message, seq, created_at, updated_at, parent_task_id, step, turn_start, children)
+		SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::integer, $9::integer,
+			$10::timestamptz, $11::text, $12::timestamptz, $13::text, $14::text, $15::boolean, $16::text,
+			$17::integer, $18::timestamptz, $19::timestamptz, $20::text, $21::text, $38::integer, $39::integer
+		WHERE NOT $22::boolean OR EXISTS (SELECT 1 FROM k)
+		RETURNING id
+	), h AS (
+		INSERT INTO task_messages (task_id, seq, message)
+		SELECT t.id, m.ord, m.message FROM t, unnest($26::text[]) WITH ORDINALITY AS m (message, ord)
+	), r AS (
+		INSERT INTO task_records (` + driver.RecordCols + `)
+		` + recordsFrom(27) + ` WHERE EXISTS (SELECT 1 FROM t)
+	), a AS (
+		INSERT INTO task_artifacts (task_id, artifact_id, position, artifact)
+		SELECT t.id, a.id, a.ord, a.artifact FROM t, unnest($40::text[], $41::text[]) WITH ORDINALITY AS a (id, artifact, ord)
+	), b AS MATERIALIZED (
+		SELECT nextval('audit_pending_batch') AS n WHERE cardinality($43::text[]) > 0 AND EXISTS (SELECT 1 FROM t)
+	), p AS (
+		INSERT INTO audit_pending (batch, ord, at, kind, task_id, actor, data)
+		SELECT b.n, e.ord, e.at, e.kind, e.task_id, e.actor, e.data
+		FROM b, unnest($42::timestamptz[], $43::text[], $44::text[], $45::text[], $46::bytea[]) WITH ORDINALITY AS e (at, kind, task_id, actor, data, ord)
+	)
+	SELECT true FROM t`
+
+// sqlHoldKey is the first statement of a held creation (hold.go), which
+// writes the task itself with its next write: it takes the idempotency key
+// $2 of actor $1 for task $3 until $4 when $6 says there is one, as
+// sqlCreate does (an expired key, expiry at or before $5, is replaced),
+// and returns whether the key is the task's (true without a key) and
+// whether a task $3 exists already.
+const sqlHoldKey = `WITH k AS (
+		INSERT INTO idempotency_keys (actor, key, task_id, expires_at)
+		SELECT $1::text, $2::text, $3::text, $4::timestamptz WHERE $6::boolean
+		ON CONFLICT (actor, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at
+		WHERE idempotency_keys.expires_at <= $5::timestamptz
+		RETURNING 1
+	)
+	SELECT NOT $6::boolean OR EXISTS (SELECT 1 FROM k), EXISTS (SELECT 1 FROM tasks WHERE id = $3::text)`
+
+// sqlMove writes a transition of one task in one statement (moveArgs):
+// the task's mutable columns ($1–$15, sqlUpdateTask's, on the same
+// condition that it is still in state $13), the records ($16–$26), the
+// messages appended to its history ($27), its artifacts ($28 IDs, $29
+// JSON: each stored at the end, or replacing the one with its ID in place;
+// the IDs must be distinct) and the transaction's audit entries, pending
+// under one new batch number ($30–$34, sqlPend's). It returns how many
+// task rows it updated. Before issue 31 these were four statements and one
+// more per artifact.
+var sqlMove = `WITH u AS (
+		UPDATE tasks SET state = $2, attempt = $3, run_after = $4, lease_owner = $5,
+			lease_expires = $6, error_code = $7, reason = $8, rejected = $9, status_message = $10,
+			seq = $11, updated_at = $12, turn_start = $14, children = $15 WHERE id = $1 AND state = $13
+		RETURNING 1
+	), r AS (
+		INSERT INTO task_records (` + driver.RecordCols + `)
+		` + recordsFrom(16) + `
+	), m AS (
+		INSERT INTO task_messages (task_id, seq, message)
+		SELECT $1, coalesce((SELECT max(seq) FROM task_messages WHERE task_id = $1), 0) + m.ord, m.message
+		FROM unnest($27::text[]) WITH ORDINALITY AS m (message, ord)
+	), a AS (
+		INSERT INTO task_artifacts (task_id, artifact_id, position, artifact)
+		SELECT $1, a.id, (SELECT coalesce(max(position), 0) FROM task_artifacts WHERE task_id = $1) + a.ord, a.artifact
+		FROM unnest($28::text[], $29::text[]) WITH ORDINALITY AS a (id, artifact, ord)
+		ON CONFLICT (task_id, artifact_id) DO UPDATE SET artifact = excluded.artifact
+	), b AS MATERIALIZED (
+		SELECT nextval('audit_pending_batch') AS n WHERE cardinality($31::text[]) > 0
+	), p AS (
+		INSERT INTO audit_pending (batch, ord, at, kind, task_id, actor, data)
+		SELECT b.n, e.ord, e.at, e.kind, e.task_id, e.actor, e.data
+		FROM b, unnest($30::timestamptz[], $31::text[], $32::text[], $33::text[], $34::bytea[]) WITH ORDINALITY AS e (at, kind, task_id, actor, data, ord)
+	)
+	SELECT count(*) FROM u`

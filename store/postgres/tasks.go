@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,7 +70,7 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 			return nil, fmt.Errorf("postgres: create task %q: load the task named by (actor %q, key %q): %w", id, actor, key, err)
 		}
 		return dup, fmt.Errorf("postgres: create task %q: (actor %q, key %q) already names task %q: %w", id, actor, key, dup.ID, task.ErrDuplicate)
-	case isUniqueViolation(err, "tasks_pkey"):
+	case isUniqueViolation(err, "tasks_pkey"), errors.Is(err, errTaskExists):
 		return nil, fmt.Errorf("postgres: create task %q: %w", id, task.Errorf(task.CodeConflict, "task %q already exists", id))
 	case err != nil:
 		return nil, fmt.Errorf("postgres: create task %q: %w", id, err)
@@ -84,16 +85,17 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 }
 
 // createTask writes plan's task and commits. Two round trips: the
-// statements, then the audit entries and COMMIT (see txn.commit). A key
-// another live task holds fails it with errKeyTaken, having written
-// nothing; the caller then reads the task holding the key.
+// statement (sqlCreate), then the audit entries and COMMIT (see
+// txn.commit). A key another live task holds fails it with errKeyTaken,
+// having written nothing; the caller then reads the task holding the key.
 func (s *Store) createTask(ctx context.Context, plan *driver.NewTask) error {
 	return s.inTx(ctx, func(x *txn) error {
-		took := x.insertNew(plan)
+		var wrote bool
+		x.create(plan, &wrote)
 		if err := x.flush(); err != nil {
 			return err
 		}
-		if !*took {
+		if !wrote {
 			return errKeyTaken
 		}
 		x.sealAudit(plan.Now, plan.Writes.Audit)
@@ -101,24 +103,64 @@ func (s *Store) createTask(ctx context.Context, plan *driver.NewTask) error {
 	})
 }
 
-// insertNew queues the statements that create plan's task: its
+// create queues the statement that creates plan's task (sqlCreate): its
 // idempotency key first, so that a duplicate waits there for the
 // transaction taking the key before it writes anything, then the task,
-// its history and its records. Once they are flushed, *took says whether
-// the key is the task's: the insert writes no row when a live key of
-// another task holds it (always true without a key).
-func (x *txn) insertNew(plan *driver.NewTask) (took *bool) {
-	took = new(bool)
-	*took = !plan.Idempotent
-	if plan.Idempotent {
-		x.queue(sqlIdemPut, plan.Actor, plan.Key, plan.Task.ID, plan.KeyExpires, plan.Now).Exec(func(ct pgconn.CommandTag) error {
-			*took = ct.RowsAffected() == 1
-			return nil
-		})
+// its history and its records. Once it is flushed, *wrote says whether it
+// wrote them: false when a live key of another task holds the key (and
+// nothing was written).
+func (x *txn) create(plan *driver.NewTask, wrote *bool) {
+	x.insertCreated(plan, newRow{t: plan.Task, w: &plan.Writes, history: plan.History, takeKey: plan.Idempotent}, wrote)
+}
+
+// insertHeld queues the insert of a held creation's task as created (its
+// key is taken already).
+func (x *txn) insertHeld(plan *driver.NewTask) {
+	x.fresh = nil
+	var wrote bool
+	x.insertCreated(plan, newRow{t: plan.Task, w: &plan.Writes, history: plan.History}, &wrote)
+}
+
+// newRow is what sqlCreate writes of a task: t's columns (status the
+// status message's JSON), w's records, the history, the artifacts (IDs
+// distinct) and the audit entries (pend, sqlPend's arguments; none when
+// nil). takeKey: take the plan's idempotency key first.
+type newRow struct {
+	t                  *task.Task
+	status             any
+	w                  *driver.Writes
+	history, ids, arts []string
+	pend               []any
+	takeKey            bool
+}
+
+// insertCreated queues sqlCreate for plan's task as r describes it;
+// *wrote says, once flushed, whether it was written.
+func (x *txn) insertCreated(plan *driver.NewTask, r newRow, wrote *bool) {
+	t := r.t
+	var expires any
+	if r.takeKey {
+		expires = plan.KeyExpires
 	}
-	x.insertTask(plan)
-	x.insertRecords(&plan.Writes)
-	return took
+	history := r.history
+	if history == nil {
+		history = []string{}
+	}
+	args := []any{t.ID, t.ContextID, t.Agent, plan.Actor, plan.Envelope, t.PayloadHash, string(t.State),
+		t.Attempt, t.MaxAttempts, tsArg(t.RunAfter), t.LeaseOwner, tsArg(t.LeaseExpires), string(t.ErrorCode),
+		t.Reason, t.Rejected, r.status, t.Seq, t.CreatedAt, t.UpdatedAt, t.Envelope.ParentTaskID, t.Envelope.Step,
+		r.takeKey, plan.Key, expires, plan.Now, history}
+	args = append(args, recordArgs(r.w)...)
+	args = append(args, t.TurnStart, t.Children, r.ids, r.arts)
+	if r.pend == nil {
+		r.pend = (&pendBuf{}).args()
+	}
+	args = append(args, r.pend...)
+	*wrote = false
+	x.queue(sqlCreate, args...).QueryRow(func(row pgx.Row) error {
+		err := row.Scan(wrote)
+		return noRows(err)
+	})
 }
 
 // Transition implements task.Store. The returned task is the new state
@@ -204,19 +246,95 @@ func (x *txn) transition(t *task.Task, p task.TransitionParams, prep *driver.Tra
 	if err := w.Check(); err != nil {
 		return err
 	}
-	x.update(t, status, p.From)
+	ids := make([]string, len(arts))
+	for i := range arts {
+		ids[i] = p.Artifacts[i].ID
+	}
+	if plan := x.fresh; plan != nil {
+		// t's creation is held and not written yet (hold.go).
+		x.fresh = nil
+		if len(moved) == 0 && len(prep.Spawn) == 0 && distinct(ids) {
+			// One insert of the task as this move leaves it, with the
+			// creation's records and history before the move's, and the
+			// entries of both: no row to update.
+			x.sealAudit(now, w.Audit)
+			all := driver.Writes{
+				Records:  append(slices.Clip(plan.Writes.Records), w.Records...),
+				Evidence: append(slices.Clip(evidenceOf(&plan.Writes)), evidenceOf(&w)...),
+			}
+			history := append(slices.Clip(plan.History), msgs...)
+			var wrote bool
+			x.insertCreated(plan, newRow{t: t, status: status, w: &all, history: history, ids: ids, arts: arts,
+				pend: x.takeAudit()}, &wrote)
+			return nil
+		}
+		x.insertHeld(plan)
+	}
 	for _, m := range moved {
 		x.update(m.Task, nil, m.From)
 	}
+	x.sealAudit(now, w.Audit)
+	if distinct(ids) {
+		// One statement for the task's row, records, history, artifacts
+		// and the transaction's audit entries.
+		x.move(t, status, p.From, &w, msgs, ids, arts)
+		return nil
+	}
+	// An artifact stored twice in one move: one upsert each, in order.
+	x.update(t, status, p.From)
 	x.insertRecords(&w)
 	if len(msgs) > 0 {
 		x.queue(sqlAppendMessages, t.ID, msgs)
 	}
 	for i, a := range arts {
-		x.queue(sqlUpsertArtifact, t.ID, p.Artifacts[i].ID, a)
+		x.queue(sqlUpsertArtifact, t.ID, ids[i], a)
 	}
-	x.sealAudit(now, w.Audit)
 	return nil
+}
+
+// move queues sqlMove: t's mutable columns, on the condition that t is
+// still in state from (as update), w's records, msgs appended to t's
+// history, the artifacts arts (IDs ids, distinct) and the audit entries
+// the transaction has collected (takeAudit).
+func (x *txn) move(t *task.Task, status any, from task.State, w *driver.Writes, msgs, ids, arts []string) {
+	args := []any{t.ID, string(t.State), t.Attempt, tsArg(t.RunAfter), t.LeaseOwner,
+		tsArg(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status, t.Seq, t.UpdatedAt,
+		string(from), t.TurnStart, t.Children}
+	args = append(args, recordArgs(w)...)
+	args = append(args, msgs, ids, arts)
+	args = append(args, x.takeAudit()...)
+	x.queue(sqlMove, args...).QueryRow(func(r pgx.Row) error {
+		var n int
+		if err := r.Scan(&n); err != nil {
+			return err
+		}
+		if n != 1 {
+			return driver.Conflict("task %q is no longer %s", t.ID, from)
+		}
+		return nil
+	})
+}
+
+// evidenceOf is w's Evidence, one per record ("" for none).
+func evidenceOf(w *driver.Writes) []string {
+	if len(w.Evidence) == len(w.Records) {
+		return w.Evidence
+	}
+	ev := make([]string, len(w.Records))
+	copy(ev, w.Evidence)
+	return ev
+}
+
+// distinct reports whether no string appears twice in ids.
+func distinct(ids []string) bool {
+	for i := range ids {
+		for j := i + 1; j < len(ids); j++ {
+			if ids[i] == ids[j] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // inFamily reports whether p's move of t reads or writes other tasks: t
@@ -641,10 +759,16 @@ func (x *txn) update(t *task.Task, status any, from task.State) {
 
 // insertRecords queues the insert of w's records, in one statement.
 func (x *txn) insertRecords(w *driver.Writes) {
-	recs := w.Records
-	if len(recs) == 0 {
+	if len(w.Records) == 0 {
 		return
 	}
+	x.queue(sqlInsertRecords, recordArgs(w)...)
+}
+
+// recordArgs are sqlInsertRecords' arguments for w's records: one array
+// per column.
+func recordArgs(w *driver.Writes) []any {
+	recs := w.Records
 	n := len(recs)
 	var (
 		ids, from, to, nodes, reasons, codes, policies = make([]string, n), make([]string, n), make([]string, n),
@@ -656,7 +780,11 @@ func (x *txn) insertRecords(w *driver.Writes) {
 		ids[i], seqs[i], from[i], to[i], ats[i], attempts[i] = r.TaskID, int32(r.Seq), string(r.From), string(r.To), r.At, int32(r.Attempt)
 		nodes[i], reasons[i], codes[i], policies[i] = r.Node, r.Reason, string(r.ErrorCode), r.PolicyVersion
 	}
-	x.queue(sqlInsertRecords, ids, seqs, from, to, ats, attempts, nodes, reasons, codes, policies, w.Evidence)
+	evidence := w.Evidence
+	if evidence == nil {
+		evidence = []string{}
+	}
+	return []any{ids, seqs, from, to, ats, attempts, nodes, reasons, codes, policies, evidence}
 }
 
 // history queues the load of t's newest n messages, oldest first (all

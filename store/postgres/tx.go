@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	expbackoff "github.com/pactum/pactum/internal/backoff"
+	"github.com/pactum/pactum/store/internal/driver"
 )
 
 // txn is one transaction on one pooled connection. Statements are queued
@@ -33,11 +34,14 @@ type txn struct {
 	flushed bool
 	// write marks a read-write transaction (inTx).
 	write bool
-	// seal is the statement that writes the transaction's audit entries
-	// to audit_pending, sent with COMMIT (see sealAudit); "" when there is
-	// none.
-	seal     string
-	sealArgs []any
+	// audit holds the audit entries the transaction has yet to write to
+	// audit_pending (sealAudit); pended is set once a statement that writes
+	// some is queued.
+	audit  pendBuf
+	pended bool
+	// fresh is a held creation whose task this transaction has yet to
+	// insert (hold.go): its next write inserts the task as it leaves it.
+	fresh *driver.NewTask
 }
 
 // queue adds a statement to the next flush.
@@ -69,8 +73,8 @@ func (x *txn) commit() error {
 			return err
 		}
 	}
-	if x.seal != "" {
-		x.queue(x.seal, x.sealArgs...)
+	if x.audit.len() > 0 {
+		x.queue(sqlPend, x.takeAudit()...)
 	}
 	x.queue("COMMIT").Exec(func(ct pgconn.CommandTag) error {
 		// COMMIT of a failed transaction answers ROLLBACK, without error.
@@ -114,7 +118,7 @@ func (s *Store) inTx(ctx context.Context, fn func(x *txn) error) error {
 			return false, err
 		}
 		err = x.commit()
-		if err == nil && x.seal != "" {
+		if err == nil && x.pended {
 			s.wakeSealer()
 		}
 		return x.commitSent, err
