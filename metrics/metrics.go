@@ -79,7 +79,19 @@ func New(store task.Store, logger *slog.Logger) *Metrics {
 				Help: "Statements sent to the database, BEGIN and COMMIT included.",
 			}, func() float64 { _, st := ws.WireCounts(); return float64(st) }))
 	}
+	if cc, ok := store.(commitCounter); ok {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "pactum_store_commits_total",
+			Help: "Write transactions the SQLite store committed (a group commit is one).",
+		}, func() float64 { return float64(cc.Commits()) }))
+	}
 	return m
+}
+
+// commitCounter is a store that counts the write transactions it
+// committed (the SQLite store).
+type commitCounter interface {
+	Commits() uint64
 }
 
 // wireCounter is a store that counts its round trips and statements (the

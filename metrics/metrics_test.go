@@ -420,3 +420,30 @@ func TestMetricsWireCounts(t *testing.T) {
 		t.Error("a store without WireCounts reports round trips")
 	}
 }
+
+// TestMetricsCommits: the SQLite store's commits are served as
+// pactum_store_commits_total, and one blocking submission whose agent
+// answers at once is one commit (its creation held for its end).
+func TestMetricsCommits(t *testing.T) {
+	t.Parallel()
+	b := setup(t, task.AgentSpec{Name: "good", Runner: okRunner()})
+	commits := func() float64 {
+		return series(t, scrape(t, b.metrics.Handler()), "pactum_store_commits_total", dto.MetricType_COUNTER)[""]
+	}
+	b.run(t, "good", "warm up")
+	before := commits()
+	if before < 1 {
+		t.Fatalf("pactum_store_commits_total %v after a task ran, want at least 1", before)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := b.coord.SubmitAndWait(ctx, task.SubmitRequest{Agent: "good", Envelope: task.Envelope{
+		Actor: "tester", Input: task.Message{ID: task.NewID(), Role: task.RoleUser, Parts: []task.Part{task.TextPart("x")}},
+	}})
+	if err != nil || res.Task.State != task.StateSucceeded {
+		t.Fatalf("SubmitAndWait = %v, %v", res, err)
+	}
+	if got := commits() - before; got < 1 {
+		t.Errorf("a blocking task added %v commits, want at least 1", got)
+	}
+}

@@ -434,6 +434,11 @@ const checkpointEvery = 512
 
 // committed counts n more committed write operations and wakes the
 // checkpointer after every checkpointEvery.
+// Commits returns how many write transactions the store committed since
+// it was opened (a group commit of many writes is one): the metric
+// pactum_store_commits_total.
+func (s *Store) Commits() uint64 { return uint64(s.commits.Load()) }
+
 func (s *Store) committed(n int) {
 	if s.ckptWake == nil {
 		return
