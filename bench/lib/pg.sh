@@ -241,12 +241,7 @@ pg_round() {
 
 # pg_report prints the medians of the rounds and the ratios.
 pg_report() {
-	awk -v rounds="$1" -v label="$pg_label" '
-function median(list,    v, k, i, j, t) {
-	k = split(list, v, " ")
-	for (i = 2; i <= k; i++) for (j = i; j > 1 && v[j-1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
-	return (k % 2) ? v[(k+1)/2] : (v[k/2] + v[k/2+1]) / 2
-}
+	awk -v rounds="$1" -v label="$pg_label" "$median_awk"'
 { if (!($1 in r)) order[++nk] = $1; r[$1] = r[$1] " " $4; p50[$1] = p50[$1] " " $7; p99[$1] = p99[$1] " " $10
   for (i = 11; i < NF; i++) if ($i ~ /^(pg-cpu|node-cpu|stmts|sent|rt|commits|walsync)$/ && $(i+1) != "-") { x[$1, $i] = x[$1, $i] " " $(i+1); has[$1] = 1 } }
 END {
