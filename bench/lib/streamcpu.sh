@@ -32,7 +32,7 @@ pid=$!
 wait_port "$port"
 url=http://127.0.0.1:$port/agents/echo
 bench() {
-	PACTUM_BENCH_URL=$url "$work/bench.test" -test.run x -test.timeout 5m \
+	PACTUM_BENCH_URL=$url "$work/bench.test" -test.run '^$' -test.timeout 5m \
 		-test.bench 'SendStreamingMessageExternal$/clients=32' -test.benchtime "$1"
 }
 bench 1000x >/dev/null
