@@ -34,6 +34,8 @@ func FuzzParse(f *testing.F) {
 		"%YAML 1.1\n---\nagents: []\n...\n---\n",
 		"auth: {mode: oidc, issuer: \"https://id.example\", audience: [a, b], algorithms: [ES256], leeway: 1s, actor_claim: client_id, actions_claim: scope}\n" + oneAgent + "actors: [{name: b, actions: [a], subject: s}]\n",
 		"auth: &m {mode: oidc, <<: *m}\n" + oneAgent,
+		"workers: {processes: 2, others: 1024}\n" + oneAgent,
+		"x: &w {others: 3}\nworkers: {<<: *w, processes: 0}\n" + oneAgent,
 	} {
 		f.Add([]byte(seed))
 	}
