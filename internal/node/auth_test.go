@@ -129,17 +129,7 @@ actors:
 		return c
 	}
 	alice, bob := a2aAs("alice-secret"), a2aAs("bob-secret")
-	sendAs := func(c *a2aclient.Client, meta map[string]any) (*a2a.Task, error) {
-		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hello")), Metadata: meta})
-		if err != nil {
-			return nil, err
-		}
-		tk, ok := res.(*a2a.Task)
-		if !ok {
-			return nil, fmt.Errorf("SendMessage answered %T", res)
-		}
-		return tk, nil
-	}
+	sendAs := func(c *a2aclient.Client, meta map[string]any) (*a2a.Task, error) { return sendHello(ctx, c, meta) }
 	aliceTask, err := sendAs(alice, nil)
 	if err != nil {
 		t.Fatalf("alice sends: %v", err)
@@ -312,4 +302,19 @@ actors:
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+}
+
+// sendHello sends "hello" (with request metadata meta) through c and
+// returns the task it answers with; an answer that is not a task is an
+// error.
+func sendHello(ctx context.Context, c *a2aclient.Client, meta map[string]any) (*a2a.Task, error) {
+	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hello")), Metadata: meta})
+	if err != nil {
+		return nil, err
+	}
+	tk, ok := res.(*a2a.Task)
+	if !ok {
+		return nil, fmt.Errorf("SendMessage answered %T", res)
+	}
+	return tk, nil
 }

@@ -197,17 +197,7 @@ func TestOIDCActors(t *testing.T) {
 		t.Cleanup(func() { _ = c.Destroy() })
 		return c
 	}
-	sendAs := func(c *a2aclient.Client) (*a2a.Task, error) {
-		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hello"))})
-		if err != nil {
-			return nil, err
-		}
-		tk, ok := res.(*a2a.Task)
-		if !ok {
-			return nil, fmt.Errorf("SendMessage answered %T", res)
-		}
-		return tk, nil
-	}
+	sendAs := func(c *a2aclient.Client) (*a2a.Task, error) { return sendHello(ctx, c, nil) }
 	aliceToken := p.Token(t, "alice-client", map[string]any{"scope": "openid pactum:*"})
 	bobToken := p.Token(t, "bob-client", map[string]any{"scope": "pactum:echo"})
 	alice := a2aAs(card, aliceToken)
@@ -337,17 +327,7 @@ actors:
 	if err != nil {
 		t.Fatal(err)
 	}
-	send := func(c *a2aclient.Client) (*a2a.Task, error) {
-		res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hello"))})
-		if err != nil {
-			return nil, err
-		}
-		tk, ok := res.(*a2a.Task)
-		if !ok {
-			return nil, fmt.Errorf("SendMessage answered %T", res)
-		}
-		return tk, nil
-	}
+	send := func(c *a2aclient.Client) (*a2a.Task, error) { return sendHello(ctx, c, nil) }
 	jsonrpc := func(card *a2a.AgentCard, tok string) *a2aclient.Client {
 		c, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(withBearer(tok)))
 		if err != nil {
