@@ -53,6 +53,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -196,12 +197,20 @@ type Store struct {
 	// sealer is the background sealer (sealer.go), nil when there is none.
 	sealer *sealer
 	// hold is Options.SpeculativeHold (not positive: no holds). heldMu
-	// guards held, the speculative creations whose transaction is open,
-	// by task ID, and holdClosed, set by Close (hold.go).
+	// guards held and byKey, the speculative creations whose transaction
+	// is open (or being begun, in a group), by task ID and by idempotency
+	// key; forming, the group whose keys are not sent yet; keying, set
+	// while a group's keys are being sent; and holdClosed, set by Close
+	// (hold.go). collisions counts the creations that waited for an open
+	// one with their task ID or key.
 	hold       time.Duration
 	heldMu     sync.Mutex
 	held       map[string]*held
+	byKey      map[heldKey]*held
+	forming    *group
+	keying     bool
 	holdClosed bool
+	collisions atomic.Int64
 
 	closeOnce sync.Once
 	// relayMu guards relay, made by the first Relay call, and closed, set
@@ -243,7 +252,7 @@ func OpenWith(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: open %s: %w", target, err)
 	}
 	s := &Store{pool: pool, wire: wire, log: opts.Logger, now: opts.Now, retries: opts.Retries, readOnly: opts.ReadOnly,
-		hold: opts.SpeculativeHold, held: map[string]*held{}}
+		hold: opts.SpeculativeHold, held: map[string]*held{}, byKey: map[heldKey]*held{}}
 	ok := false
 	defer func() {
 		if !ok {

@@ -210,16 +210,25 @@ var sqlCreate = `WITH k AS (
 // writes the task itself with its next write: it takes the idempotency key
 // $2 of actor $1 for task $3 until $4 when $6 says there is one, as
 // sqlCreate does (an expired key, expiry at or before $5, is replaced),
-// and returns whether the key is the task's (true without a key) and
-// whether a task $3 exists already.
+// unless a task $3 exists, and returns whether the key is the task's
+// (true without a key), whether a task $3 exists already and, when it
+// does, whether a live key (actor $1, key $2) exists. A creation whose
+// task ID is taken thus takes no key: in a group of creations (one
+// transaction) the others commit, and must not commit its key.
 const sqlHoldKey = `WITH k AS (
 		INSERT INTO idempotency_keys (actor, key, task_id, expires_at)
 		SELECT $1::text, $2::text, $3::text, $4::timestamptz WHERE $6::boolean
+			AND NOT EXISTS (SELECT 1 FROM tasks WHERE id = $3::text)
 		ON CONFLICT (actor, key) DO UPDATE SET task_id = excluded.task_id, expires_at = excluded.expires_at
 		WHERE idempotency_keys.expires_at <= $5::timestamptz
 		RETURNING 1
+	), e AS (
+		SELECT EXISTS (SELECT 1 FROM tasks WHERE id = $3::text) AS exists
 	)
-	SELECT NOT $6::boolean OR EXISTS (SELECT 1 FROM k), EXISTS (SELECT 1 FROM tasks WHERE id = $3::text)`
+	SELECT NOT $6::boolean OR EXISTS (SELECT 1 FROM k), e.exists,
+		e.exists AND $6::boolean AND EXISTS (SELECT 1 FROM idempotency_keys
+			WHERE actor = $1::text AND key = $2::text AND expires_at > $5::timestamptz)
+	FROM e`
 
 // sqlMove writes a transition of one task in one statement (moveArgs):
 // the task's mutable columns ($1–$15, sqlUpdateTask's, on the same

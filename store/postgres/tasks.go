@@ -174,9 +174,16 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		return nil, fmt.Errorf("postgres: transition task %q: %w", p.TaskID, err)
 	}
 	if h := s.takeHeld(p.TaskID); h != nil {
-		// The task's creation is still open on h's connection: this
-		// transition joins it, and both commit at once (hold.go).
-		t, joined, err := s.transitionHeld(ctx, h, p, &prep)
+		// The task's creation is still open on h's connection (or its
+		// group's): this transition joins it, and both commit at once
+		// (hold.go).
+		var t *task.Task
+		var joined bool
+		if h.g != nil {
+			t, joined, err = s.transitionGrouped(ctx, h, p, &prep)
+		} else {
+			t, joined, err = s.transitionHeld(ctx, h, p, &prep)
+		}
 		if err != nil {
 			return nil, transitionError(p, err)
 		}
