@@ -13,24 +13,27 @@ import (
 	"github.com/pactum/pactum/task"
 )
 
-// openGrouped opens a store on schema with a pool of one connection, no
-// background sealer and the given hold, and warms its connection up (one
-// task created and settled), so that every statement is prepared and
-// WireCounts counts one round trip per batch.
+// openGrouped opens a store on schema with a pool of two connections, no
+// background sealer and the given hold, and warms both connections up
+// (two tasks held open at once, then settled), so that every statement is
+// prepared on each and WireCounts counts one round trip per batch.
 func openGrouped(t *testing.T, schema string, hold time.Duration) *postgres.Store {
 	t.Helper()
-	s, err := postgres.OpenWith(t.Context(), withParam(t, testDSN(t), "pool_max_conns", "1"),
+	s, err := postgres.OpenWith(t.Context(), withParam(t, testDSN(t), "pool_max_conns", "2"),
 		postgres.Options{Schema: schema, SpeculativeHold: hold, SealEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	var calls storetest.CommittedCalls
-	specCreate(t, s, "warm", &calls)
-	if _, err := succeed(t.Context(), s, "warm", "w1"); err != nil {
-		t.Fatal(err)
+	var calls [2]storetest.CommittedCalls
+	specCreate(t, s, "warm0", &calls[0])
+	specCreate(t, s, "warm1", &calls[1])
+	for i, err := range succeedAll(t, s, "warm0", "warm1") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls[i].Check(t, false)
 	}
-	calls.Check(t, false)
 	return s
 }
 
@@ -47,18 +50,21 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // formGroup runs the speculative creations creates at once so that the
-// ones that do not collide with each other share one group: a first
-// creation ("gate") is held up in its key's round trip by another
-// session's uncommitted key of the same (actor, key) while they queue up
-// behind it (queued of them: those that collide wait elsewhere); then
-// the other session rolls back, the gate's task ends (freeing the pool's
-// one connection) and the group's keys go in one round trip. It returns
-// the creations' errors, in order, once all returned, and the round trips
-// and statements sent from the moment the gate went through: the gate's
-// end and the group's keys.
-func formGroup(t *testing.T, s *postgres.Store, schema string, queued int, creates ...func() error) (errs []error, roundTrips, statements uint64) {
+// ones that do not collide with each other share one group: with a
+// creation ("carrier") held open, a second one ("gate") is held up in its
+// key's round trip by another session's uncommitted key of the same
+// (actor, key) while they queue up behind it (queued of them; collided
+// wait for a creation with their key); then the carrier's task ends, and the round
+// trip that commits it takes the group's keys. Last the other session
+// rolls back and the gate's task ends. It returns the creations' errors,
+// in order, once all returned, and the round trips and statements sent
+// from the carrier's end to then: the carrier's task, COMMIT, BEGIN and
+// the group's keys.
+func formGroup(t *testing.T, s *postgres.Store, schema string, queued int, collided int64, creates ...func() error) (errs []error, roundTrips, statements uint64) {
 	t.Helper()
 	ctx := t.Context()
+	var carrier, gate storetest.CommittedCalls
+	specCreate(t, s, "carrier", &carrier)
 	blocker := conn(t, schema)
 	tx, err := blocker.Begin(ctx)
 	if err != nil {
@@ -68,7 +74,6 @@ func formGroup(t *testing.T, s *postgres.Store, schema string, queued int, creat
 		VALUES ('alice', 'm-gate', 'nobody', now() + interval '1 hour')`); err != nil {
 		t.Fatal(err)
 	}
-	var gate storetest.CommittedCalls
 	gated := make(chan error, 1)
 	go func() {
 		_, err := s.CreateTask(ctx, storetest.SpeculativeParams("gate", gate.Fn))
@@ -88,8 +93,16 @@ func formGroup(t *testing.T, s *postgres.Store, schema string, queued int, creat
 	for i, create := range creates {
 		wg.Go(func() { errs[i] = create() })
 	}
-	waitFor(t, fmt.Sprintf("%d creations to queue behind the gate", queued), func() bool { return postgres.Forming(s) == queued })
+	waitFor(t, fmt.Sprintf("%d creations to queue behind the gate, %d to wait for a creation with their key", queued, collided), func() bool {
+		return postgres.Forming(s) == queued && postgres.Collisions(s) == collided
+	})
 	rt0, st0 := s.WireCounts()
+	if _, err := succeed(ctx, s, "carrier", "w1"); err != nil {
+		t.Fatal(err)
+	}
+	carrier.Check(t, false)
+	wg.Wait()
+	rt1, st1 := s.WireCounts()
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -100,8 +113,6 @@ func formGroup(t *testing.T, s *postgres.Store, schema string, queued int, creat
 		t.Fatal(err)
 	}
 	gate.Check(t, false)
-	wg.Wait()
-	rt1, st1 := s.WireCounts()
 	return errs, rt1 - rt0, st1 - st0
 }
 
@@ -150,11 +161,13 @@ func succeedAll(t *testing.T, s task.Store, ids ...string) []error {
 	return errs
 }
 
-// TestGroupCommitsOnce: creations that arrive while another's key round
-// trip is in flight take their keys together (BEGIN and a key each, one
-// round trip), are answered before anything commits, and their tasks'
-// next writes go in one round trip with one COMMIT: one transaction wrote
-// all three tasks, and Committed is called once each, after it.
+// TestGroupCommitsOnce: creations that arrive while a key round trip is in
+// flight take their keys together (BEGIN and a key each), here in the
+// round trip that commits another group, are answered before anything of
+// theirs commits, and
+// their tasks' next writes go in one round trip with one COMMIT: one
+// transaction wrote all three tasks, and Committed is called once each,
+// after it.
 func TestGroupCommitsOnce(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -166,15 +179,16 @@ func TestGroupCommitsOnce(t *testing.T) {
 	for i, id := range ids {
 		creates = append(creates, create(t, s, id, &calls[i]))
 	}
-	errs, rt, st := formGroup(t, s, schema, len(ids), creates...)
+	errs, rt, st := formGroup(t, s, schema, len(ids), 0, creates...)
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("creation of %s: %v", ids[i], err)
 		}
 	}
-	// The gate's end (its task and COMMIT), then BEGIN and three keys.
-	if rt != 2 || st != 2+1+3 {
-		t.Errorf("the gate's end and the group's keys: %d round trips, %d statements; want 2 and 6", rt, st)
+	// The carrier's end (its task and COMMIT), then BEGIN and three keys,
+	// in one round trip on the carrier's connection.
+	if rt != 1 || st != 2+1+3 {
+		t.Errorf("the carrier's end and the group's keys: %d round trips, %d statements; want 1 and 6", rt, st)
 	}
 	for i, id := range ids {
 		if n := calls[i].Calls(); n != 0 {
@@ -210,10 +224,10 @@ func TestGroupCommitsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if counts[task.StateSucceeded] != 5 {
-		t.Errorf("tasks by state %v, want 5 succeeded", counts)
+	if counts[task.StateSucceeded] != 7 {
+		t.Errorf("tasks by state %v, want 7 succeeded", counts)
 	}
-	verifyChain(t, s, 5*6)
+	verifyChain(t, s, 7*6)
 }
 
 // TestGroupMemberFails: when one member's write fails in PostgreSQL (its
@@ -233,7 +247,7 @@ func TestGroupMemberFails(t *testing.T) {
 	for i, id := range ids {
 		creates = append(creates, create(t, s, id, &calls[i]))
 	}
-	errs, _, _ := formGroup(t, s, schema, len(ids), creates...)
+	errs, _, _ := formGroup(t, s, schema, len(ids), 0, creates...)
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("creation of %s: %v", ids[i], err)
@@ -279,8 +293,9 @@ func TestGroupMemberFails(t *testing.T) {
 	if n != 0 {
 		t.Errorf("b's key is stored %d times, want none", n)
 	}
-	// warm, gate, a, c: 6 entries each; the other node's b: 4.
-	verifyChain(t, s, 4*6+4)
+	// warm0, warm1, carrier, gate, a, c: 6 entries each; the other
+	// node's b: 4.
+	verifyChain(t, s, 6*6+4)
 }
 
 // TestGroupSameKey: a creation under the key of a creation queued for the
@@ -296,7 +311,7 @@ func TestGroupSameKey(t *testing.T) {
 	var dup *task.Task
 	var dupErr error
 	dupDone := make(chan struct{})
-	errs, _, _ := formGroup(t, s, schema, 1,
+	errs, _, _ := formGroup(t, s, schema, 1, 1,
 		create(t, s, "first", &first),
 		func() error {
 			waitFor(t, "first to queue", func() bool { return postgres.Forming(s) == 1 })
@@ -306,7 +321,6 @@ func TestGroupSameKey(t *testing.T) {
 				dup, dupErr = s.CreateTask(ctx, p)
 				close(dupDone)
 			}()
-			waitFor(t, "the second creation to wait for the first", func() bool { return postgres.Collisions(s) == 1 })
 			return nil
 		})
 	if errs[0] != nil {
@@ -323,7 +337,7 @@ func TestGroupSameKey(t *testing.T) {
 	first.Check(t, false)
 	<-dupDone
 	refusedDuplicate(t, schema, "again", dup, dupErr, &again)
-	verifyChain(t, s, 3*6)
+	verifyChain(t, s, 5*6)
 }
 
 // TestGroupClose: Close commits an open group, the creations of members
@@ -334,7 +348,7 @@ func TestGroupClose(t *testing.T) {
 	s := openGrouped(t, schema, time.Minute)
 	ids := []string{"a", "b"}
 	calls := make([]storetest.CommittedCalls, len(ids))
-	errs, _, _ := formGroup(t, s, schema, len(ids), create(t, s, "a", &calls[0]), create(t, s, "b", &calls[1]))
+	errs, _, _ := formGroup(t, s, schema, len(ids), 0, create(t, s, "a", &calls[0]), create(t, s, "b", &calls[1]))
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("creation of %s: %v", ids[i], err)
@@ -351,7 +365,7 @@ func TestGroupClose(t *testing.T) {
 	if len(all) != 2 || all[0] != all[1] {
 		t.Errorf("the group's creations were written by transactions %v, want one for both", all)
 	}
-	verifyChain(t, open(t, storeDSN(t), schema), 2*6+2*4)
+	verifyChain(t, open(t, storeDSN(t), schema), 4*6+2*4)
 }
 
 // TestGroupHoldExpires: the members that wrote are answered when the hold
@@ -370,7 +384,7 @@ func TestGroupHoldExpires(t *testing.T) {
 	for i, id := range ids {
 		creates = append(creates, create(t, s, id, &calls[i]))
 	}
-	errs, _, _ := formGroup(t, s, schema, len(ids), creates...)
+	errs, _, _ := formGroup(t, s, schema, len(ids), 0, creates...)
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("creation of %s: %v", ids[i], err)
@@ -397,7 +411,7 @@ func TestGroupHoldExpires(t *testing.T) {
 	if len(a) != 1 || len(b) != 1 || len(slow) != 2 || a[0] != b[0] || slow[0] != a[0] {
 		t.Errorf("transactions that wrote the records: a %v, b %v, slow %v; want a's = b's = slow's first, and slow's last a second", a, b, slow)
 	}
-	verifyChain(t, s, 5*6)
+	verifyChain(t, s, 7*6)
 }
 
 // TestGroupRenewLease: renewing the lease of a group member's task
@@ -409,7 +423,7 @@ func TestGroupRenewLease(t *testing.T) {
 	schema := newSchema(t)
 	s := openGrouped(t, schema, time.Minute)
 	calls := make([]storetest.CommittedCalls, 2)
-	errs, _, _ := formGroup(t, s, schema, 2, create(t, s, "a", &calls[0]), create(t, s, "b", &calls[1]))
+	errs, _, _ := formGroup(t, s, schema, 2, 0, create(t, s, "a", &calls[0]), create(t, s, "b", &calls[1]))
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
@@ -426,5 +440,5 @@ func TestGroupRenewLease(t *testing.T) {
 	if a, b := xmins(t, schema, "a"), xmins(t, schema, "b"); len(a) != 2 || len(b) != 2 || a[0] != b[0] {
 		t.Errorf("transactions that wrote the records: a %v, b %v; want the group's, then one each", a, b)
 	}
-	verifyChain(t, s, 4*6)
+	verifyChain(t, s, 6*6)
 }

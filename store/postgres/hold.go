@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/pactum/pactum/store/internal/driver"
@@ -147,7 +148,15 @@ type group struct {
 	waiting int
 	ending  bool
 	timer   *time.Timer
+	// lastWrite is when the keys were answered or a member last wrote,
+	// and deadline when the group ends at the latest (groupHoldMax
+	// holds after its keys were answered), under Store.heldMu.
+	lastWrite, deadline time.Time
 }
+
+// groupHoldMax bounds, in holds (Options.SpeculativeHold), how long a group
+// stays open after its keys were answered while its members keep writing.
+const groupHoldMax = 5
 
 // createHeld takes plan's idempotency key in a transaction that it
 // leaves open, shared with other creations (a group), and registers the
@@ -264,19 +273,61 @@ func keyOutcome(took, exists, keyLive bool) error {
 }
 
 // takeKeys sends the keys of group g, which the caller leads, in one
-// round trip, hands the lead to the next group, if one formed meanwhile,
-// and then answers g's members.
+// round trip on a connection of the pool, and settles their outcome
+// (afterKeys).
 func (s *Store) takeKeys(g *group) {
-	err := s.sendKeys(g)
+	s.afterKeys(g, s.sendKeys(g), true)
+}
+
+// sendKeys begins g's transaction on a connection of the pool and takes
+// its members' keys (BEGIN and sqlHoldKey each, one round trip).
+func (s *Store) sendKeys(g *group) error {
+	ctx, cancel := context.WithTimeout(context.Background(), heldCommitTimeout)
+	defer cancel()
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	x := &txn{ctx: ctx, conn: conn.Conn(), batch: &pgx.Batch{}, write: true}
+	queueKeys(x, g)
+	if err := x.flush(); err != nil {
+		if _, lost := classify(err, false); lost {
+			s.pool.Reset()
+		}
+		s.endTx(x)
+		conn.Release()
+		return err
+	}
+	g.conn, g.x = conn, x
+	return nil
+}
+
+// queueKeys queues BEGIN and the keys of g's members on x.
+func queueKeys(x *txn, g *group) {
+	x.queue("BEGIN")
+	for _, m := range g.members {
+		m.queueKey(x, &m.took, &m.exists, &m.keyLive)
+	}
+}
+
+// afterKeys settles the outcome of group g's key round trip (err: it
+// failed, and nothing of it holds): each member learns whether its key
+// is its task's; a group in which some are stays open on its connection,
+// or ends at once when Close ran; otherwise its connection goes back to
+// the pool. When g's keys were sent by a lead (lead), the creations that
+// arrived meanwhile, if any, get the lead next.
+func (s *Store) afterKeys(g *group, err error, lead bool) {
+	if err != nil {
+		s.log.Warn("postgres: a group of creations could not take its keys; each takes its own",
+			slog.Int("creations", len(g.members)), slog.Any("err", err))
+	}
 	s.heldMu.Lock()
 	members := g.members
-	var kept []*held
-	var refused []*held
+	var kept, refused []*held
 	for _, m := range members {
-		switch {
-		case err != nil:
+		if err != nil {
 			m.keyErr = errAlone
-		default:
+		} else {
 			m.keyErr = keyOutcome(m.took, m.exists, m.keyLive)
 		}
 		if m.keyErr == nil {
@@ -288,21 +339,31 @@ func (s *Store) takeKeys(g *group) {
 	}
 	g.members = kept
 	endNow := false
+	var next *group
 	if len(kept) > 0 {
 		g.open, g.waiting = true, len(kept)
 		if s.holdClosed {
 			// Close ran meanwhile: nothing else will end the group.
 			g.ending, endNow = true, true
 		} else {
+			g.lastWrite = time.Now()
+			g.deadline = g.lastWrite.Add(groupHoldMax * s.hold)
 			g.timer = time.AfterFunc(s.hold, func() { s.groupExpired(g) })
 		}
 	}
-	next := s.forming
-	s.forming = nil
-	if next == nil {
-		s.keying = false
+	if lead {
+		next = s.forming
+		s.forming = nil
+		if next == nil {
+			s.keying = false
+		}
 	}
 	s.heldMu.Unlock()
+	if len(kept) == 0 && g.conn != nil {
+		s.endTx(g.x)
+		g.conn.Release()
+		g.conn, g.x = nil, nil
+	}
 	for _, m := range refused {
 		close(m.done)
 	}
@@ -319,46 +380,6 @@ func (s *Store) takeKeys(g *group) {
 	}
 }
 
-// sendKeys begins g's transaction on a connection of the pool and takes
-// its members' keys (BEGIN and sqlHoldKey each, one round trip). The
-// transaction stays open when some member took its key; otherwise it is
-// rolled back.
-func (s *Store) sendKeys(g *group) error {
-	ctx, cancel := context.WithTimeout(context.Background(), heldCommitTimeout)
-	defer cancel()
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	x := &txn{ctx: ctx, conn: conn.Conn(), batch: &pgx.Batch{}, write: true}
-	x.queue("BEGIN")
-	for _, m := range g.members {
-		m.queueKey(x, &m.took, &m.exists, &m.keyLive)
-	}
-	err = x.flush()
-	if err != nil {
-		if _, lost := classify(err, false); lost {
-			s.pool.Reset()
-		}
-		s.endTx(x)
-		conn.Release()
-		s.log.Warn("postgres: a group of creations could not take its keys; each takes its own",
-			slog.Int("creations", len(g.members)), slog.Any("err", err))
-		return fmt.Errorf("take the keys of %d creations: %w", len(g.members), err)
-	}
-	kept := false
-	for _, m := range g.members {
-		kept = kept || keyOutcome(m.took, m.exists, m.keyLive) == nil
-	}
-	if !kept {
-		s.endTx(x)
-		conn.Release()
-		return nil
-	}
-	g.conn, g.x = conn, x
-	return nil
-}
-
 // startEnding makes the caller the one that ends the open group g
 // (endGroup), unless someone already is. heldMu is held.
 func (s *Store) startEnding(g *group) bool {
@@ -369,9 +390,19 @@ func (s *Store) startEnding(g *group) bool {
 	return true
 }
 
-// groupExpired is g's timer's: the hold ended before every member wrote.
+// groupExpired is g's timer's: a hold passed since its keys were
+// answered, or since a member last wrote, and some have not written. It
+// ends the group, unless a member wrote within the hold and the group's
+// deadline has not passed: then it looks again a hold after that write.
 func (s *Store) groupExpired(g *group) {
 	s.heldMu.Lock()
+	if g.open && !g.ending {
+		if wait := min(time.Until(g.lastWrite.Add(s.hold)), time.Until(g.deadline)); wait > 0 {
+			g.timer.Reset(wait)
+			s.heldMu.Unlock()
+			return
+		}
+	}
 	mine := s.startEnding(g)
 	s.heldMu.Unlock()
 	if mine {
@@ -381,13 +412,22 @@ func (s *Store) groupExpired(g *group) {
 
 // endGroup commits the group g, which the caller is ending: the writes
 // its members joined, the creations of those that did not write, and
-// COMMIT, in one round trip. A transaction that failed in PostgreSQL is
-// rolled back and each member committed alone (commitAlone). Then every
-// member learns the outcome (Committed, and its joined write).
+// COMMIT, in one round trip, which also begins the next group's
+// transaction on the same connection and takes its keys (the creations
+// waiting for the lead's key round trip in flight, if any). A transaction that failed in PostgreSQL
+// is rolled back and each member committed alone (commitAlone). Then
+// every member learns the outcome (Committed, and its joined write), and
+// the next group's members theirs (afterKeys).
 func (s *Store) endGroup(g *group) {
 	if g.timer != nil {
 		g.timer.Stop()
 	}
+	// The creations waiting for the lead's round trip in flight go in
+	// this one instead, if it is first.
+	s.heldMu.Lock()
+	next := s.forming
+	s.forming = nil
+	s.heldMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), heldCommitTimeout)
 	defer cancel()
 	x := g.x
@@ -401,35 +441,71 @@ func (s *Store) endGroup(g *group) {
 		x.insertHeld(m.plan)
 		x.sealAudit(m.now, m.audit)
 	}
-	err := x.commit()
-	if err != nil && !x.conn.IsClosed() && x.conn.PgConn().TxStatus() == 'E' {
-		// PostgreSQL refused a statement and aborted the transaction:
-		// nothing of it is stored. Each member goes alone.
+	if x.audit.len() > 0 {
+		x.queue(sqlPend, x.takeAudit()...)
+	}
+	committed := false
+	x.queue("COMMIT").Exec(func(ct pgconn.CommandTag) error {
+		// COMMIT of a failed transaction answers ROLLBACK, without error.
+		if ct.String() != "COMMIT" {
+			return errRolledBack
+		}
+		committed = true
+		return nil
+	})
+	x.commitSent = true
+	if next != nil {
+		queueKeys(x, next)
+	}
+	err := x.flush()
+	var nextErr error
+	if next != nil && (err != nil || !committed) {
+		nextErr = errAlone
+		if committed {
+			nextErr = err
+		}
+	}
+	if committed {
+		if _, lost := classify(err, false); err != nil && lost {
+			s.pool.Reset()
+		}
+		err = nil
+	}
+	var pe *pgconn.PgError
+	alone := false
+	if err != nil {
+		_, lost := classify(err, true)
+		switch {
+		case errors.As(err, &pe) && pe.Severity == "ERROR" && !lost:
+			// PostgreSQL refused a statement, or COMMIT, and the
+			// transaction did not commit: nothing of it is stored.
+			alone = true
+		case lost:
+			s.pool.Reset()
+			err = fmt.Errorf("%w: %w", errCommitUnknown, err)
+		}
+	}
+	if nextErr == nil && next != nil {
+		// The connection goes on with the next group's transaction.
+		next.conn = g.conn
+		next.x = &txn{ctx: context.Background(), conn: x.conn, batch: &pgx.Batch{}, write: true, flushed: true}
+	} else {
 		s.endTx(x)
 		g.conn.Release()
+	}
+	if committed && x.pended {
+		s.wakeSealer()
+	}
+	if alone {
 		s.log.Warn("postgres: a group of creations failed; committing each alone",
 			slog.Int("creations", len(g.members)), slog.Any("err", err))
-		for _, m := range g.members {
+	}
+	for _, m := range g.members {
+		switch {
+		case alone:
 			m.err = s.commitAlone(m)
-		}
-	} else {
-		if err != nil {
-			if _, lost := classify(err, x.commitSent); lost {
-				s.pool.Reset()
-				if x.commitSent {
-					err = fmt.Errorf("%w: %w", errCommitUnknown, err)
-				}
-			}
-		}
-		s.endTx(x)
-		g.conn.Release()
-		if err == nil && x.pended {
-			s.wakeSealer()
-		}
-		for _, m := range g.members {
-			if err != nil {
-				m.err = fmt.Errorf("commit the creation of task %q: %w", m.id, err)
-			}
+		case err != nil:
+			m.err = fmt.Errorf("commit the creation of task %q: %w", m.id, err)
 		}
 	}
 	s.heldMu.Lock()
@@ -440,6 +516,9 @@ func (s *Store) endGroup(g *group) {
 	for _, m := range g.members {
 		m.committed(m.err)
 		close(m.done)
+	}
+	if next != nil {
+		s.afterKeys(next, nextErr, false)
 	}
 }
 
@@ -517,6 +596,7 @@ func (s *Store) transitionGrouped(ctx context.Context, h *held, p task.Transitio
 		return joinHeld(x, h, t, p, prep)
 	}
 	g.waiting--
+	g.lastWrite = time.Now()
 	mine := g.waiting == 0 && s.startEnding(g)
 	s.heldMu.Unlock()
 	if mine {
