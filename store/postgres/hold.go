@@ -24,35 +24,40 @@ import (
 // When nothing writes the task in time, the creation is committed alone,
 // as CreateTask would have.
 //
-// Concurrent speculative creations of one store share that transaction
-// and its connection: a group. One creation at a time sends keys (the
-// lead); the creations that arrive while its round trip is in flight form
-// the next group, and the next lead sends all their key statements (BEGIN
-// and one sqlHoldKey each) in one pipelined round trip on one pooled
-// connection. Every member of the group is answered once the whole
-// round trip returned: a statement's error aborts the whole transaction,
-// and a key lock wait that ends in a deadlock (another node's group
-// taking the same keys in the other order) must not take back a key whose
-// task is already running, so nobody runs before every key of the group
-// is held. A round trip that failed leaves nothing; its members then take
-// their keys each in a transaction of its own (createAlone, the
-// one-transaction-per-task way, retried as any transaction).
+// Concurrent speculative creations of one store share that transaction and
+// its connection: a group. One creation at a time sends keys (the lead);
+// the creations that arrive while its round trip is in flight form the
+// next group, and the next lead sends all their key statements (BEGIN and
+// one sqlHoldKey each) in one pipelined round trip on one pooled
+// connection, unless another group ends first: then they go in the round
+// trip that commits it, after its COMMIT, on its connection (endGroup).
+// Every member of the group is answered once the whole round trip
+// returned: a statement's error aborts the whole transaction, and a key
+// lock wait that ends in a deadlock (another node's group taking the same
+// keys in the other order) must not take back a key whose task is already
+// running, so nobody runs before every key of the group is held. A round
+// trip that failed leaves nothing; its members then take their keys each
+// in a transaction of its own (createAlone, the one-transaction-per-task
+// way, retried as any transaction).
 //
 // A member's next write is queued for the group, not sent; the group ends
-// when every member has written, or SpeculativeHold after its keys were
-// answered, or when something needs a member's task stored (settleHeld,
-// Close): then everything queued goes in one round trip with one COMMIT,
-// the creations of the members that have not written are inserted as
-// created, and every member's Committed and joined write are answered
-// after that COMMIT returned. A slow member thus holds the others'
-// answers for at most SpeculativeHold; its creation commits with the
-// group, and its later writes go the usual way, as a held creation's
-// whose hold ended. If the group's transaction fails in PostgreSQL (a
-// statement error aborts it all), it is rolled back and each member is
-// committed again alone, its key and its writes in a transaction of its
-// own (commitAlone): one member's failure is not the others'. A lost
-// connection, or one lost with COMMIT in flight, fails every member, as
-// it fails a transaction of one task.
+// when every member has written, or when SpeculativeHold passed since its
+// keys were answered or its last member's write, and at the latest
+// groupHoldMax holds after its keys were answered (members answered
+// together reach their next write one after another, not at once), or when
+// something needs a member's task stored (settleHeld, Close): then
+// everything queued goes in one round trip with one COMMIT, the creations
+// of the members that have not written are inserted as created, and every
+// member's Committed and joined write are answered after that COMMIT
+// returned. A slow member thus holds the others' answers for a hold after
+// the last write, and at most groupHoldMax holds; its creation commits
+// with the group, and its later writes go the usual way, as a held
+// creation's whose hold ended. If the group's transaction fails in
+// PostgreSQL (a statement error aborts it all), it is rolled back and each
+// member is committed again alone, its key and its writes in a transaction
+// of its own (commitAlone): one member's failure is not the others'. A
+// lost connection, or one lost with COMMIT in flight, fails every member,
+// as it fails a transaction of one task.
 //
 // A creation whose task ID or idempotency key is that of another open
 // creation of this store (in a group or alone) waits for that one to end

@@ -25,8 +25,9 @@
 //
 // A blocking submission's creation (task.CreateParams.Speculative) is
 // left uncommitted for a moment (Options.SpeculativeHold) so that the
-// task's next write joins its transaction and both commit at once
-// (hold.go).
+// task's next write joins its transaction and both commit at once;
+// concurrent ones share that transaction, their keys in one round trip
+// and their next writes with one COMMIT in another (a group, hold.go).
 //
 // A transaction that fails with a serialization failure or deadlock, or
 // because its connection was lost before it was committed, is retried a
@@ -145,11 +146,14 @@ type Options struct {
 	// SpeculativeHold is how long a speculative creation's transaction
 	// (task.CreateParams.Speculative, a blocking submission's) is left
 	// open for the task's next write, so that both commit together: an
-	// agent that answers within it costs one commit instead of two. A
-	// creation nothing writes in time is committed alone when it ends.
-	// Each open creation keeps one pooled connection. Default
-	// DefaultSpeculativeHold (1ms); negative: every creation commits
-	// before CreateTask returns.
+	// agent that answers within it costs one commit instead of two.
+	// Concurrent speculative creations share one transaction (a group),
+	// which commits when all their tasks' next writes arrived, or a hold
+	// after its creations were answered or its last write, and at the
+	// latest five holds after they were answered; a creation nothing
+	// wrote by then is committed as created. Each open group keeps one
+	// pooled connection. Default DefaultSpeculativeHold (1ms); negative:
+	// every creation commits before CreateTask returns.
 	SpeculativeHold time.Duration
 	// Now is the clock used where the caller passes no time (AppendAudit,
 	// DeletePushConfig). Default: time.Now, in UTC, truncated to the
