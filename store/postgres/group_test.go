@@ -190,6 +190,10 @@ func TestGroupCommitsOnce(t *testing.T) {
 	if rt != 1 || st != 2+1+3 {
 		t.Errorf("the carrier's end and the group's keys: %d round trips, %d statements; want 1 and 6", rt, st)
 	}
+	// One connection for the open group, not one per member.
+	if n := s.Pool().Stat().AcquiredConns(); n != 1 {
+		t.Errorf("%d connections in use while the group of three is open, want 1", n)
+	}
 	for i, id := range ids {
 		if n := calls[i].Calls(); n != 0 {
 			t.Fatalf("Committed of %s called %d times before any of the group wrote", id, n)
@@ -440,5 +444,58 @@ func TestGroupRenewLease(t *testing.T) {
 	if a, b := xmins(t, schema, "a"), xmins(t, schema, "b"); len(a) != 2 || len(b) != 2 || a[0] != b[0] {
 		t.Errorf("transactions that wrote the records: a %v, b %v; want the group's, then one each", a, b)
 	}
+	verifyChain(t, s, 6*6)
+}
+
+// TestGroupOtherNodeSameKey: another node's creation under the key of an
+// open group's member waits on the group's uncommitted key until the
+// group commits, then gets that member's task, settled, as the duplicate;
+// one task ran.
+func TestGroupOtherNodeSameKey(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	schema := newSchema(t)
+	s := openGrouped(t, schema, time.Minute)
+	// The other node's sessions carry the schema's name, to be found
+	// waiting.
+	other, err := postgres.OpenWith(ctx, withParam(t, storeDSN(t), "application_name", schema),
+		postgres.Options{Schema: schema, SpeculativeHold: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	var first, second storetest.CommittedCalls
+	errs, _, _ := formGroup(t, s, schema, 2, 0, create(t, s, "first", &first), create(t, s, "b", new(storetest.CommittedCalls)))
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		t   *task.Task
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		p := storetest.SpeculativeParams("second", second.Fn)
+		p.Task.Envelope.IdempotencyKey = "m-first"
+		got, err := other.CreateTask(ctx, p)
+		done <- result{got, err}
+	}()
+	watcher := conn(t, schema)
+	waitFor(t, "the other node's key to wait for the group", func() bool {
+		var n int
+		if err := watcher.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND application_name = $1`, schema).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	})
+	for i, err := range succeedAll(t, s, "first", "b") {
+		if err != nil {
+			t.Fatalf("succeed task %d: %v", i, err)
+		}
+	}
+	first.Check(t, false)
+	r := <-done
+	refusedDuplicate(t, schema, "second", r.t, r.err, &second)
 	verifyChain(t, s, 6*6)
 }
