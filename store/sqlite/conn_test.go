@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
+	"errors"
 	"io"
 	"reflect"
 	"testing"
@@ -96,13 +97,19 @@ func TestAssign(t *testing.T) {
 
 // fakeRows is a driver.Rows of fixed rows.
 type fakeRows struct {
+	cols   []string
 	rows   [][]driver.Value
 	closed int
 	err    error
 }
 
-func (r *fakeRows) Columns() []string { return []string{"a", "b"} }
-func (r *fakeRows) Close() error      { r.closed++; return nil }
+func (r *fakeRows) Columns() []string {
+	if r.cols != nil {
+		return r.cols
+	}
+	return []string{"a", "b"}
+}
+func (r *fakeRows) Close() error { r.closed++; return nil }
 func (r *fakeRows) Next(dest []driver.Value) error {
 	if len(r.rows) == 0 {
 		if r.err != nil {
@@ -167,4 +174,86 @@ func TestDriverRows(t *testing.T) {
 	if err := (driverRow{err: boom}).Scan(&s); err != boom {
 		t.Errorf("driverRow.Scan after a failed query = %v, want %v", err, boom)
 	}
+}
+
+// oneValue is a database/sql driver whose every query returns one row of
+// one column, the value last put in oneValueSrc: the oracle for assign.
+type oneValue struct{}
+
+var oneValueSrc driver.Value
+
+func (oneValue) Open(string) (driver.Conn, error) { return oneValueConn{}, nil }
+
+type oneValueConn struct{}
+
+func (oneValueConn) Prepare(string) (driver.Stmt, error) { return oneValueStmt{}, nil }
+func (oneValueConn) Close() error                        { return nil }
+func (oneValueConn) Begin() (driver.Tx, error)           { return nil, errors.New("no transactions") }
+
+type oneValueStmt struct{}
+
+func (oneValueStmt) Close() error  { return nil }
+func (oneValueStmt) NumInput() int { return 0 }
+func (oneValueStmt) Exec([]driver.Value) (driver.Result, error) {
+	return nil, errors.New("no exec")
+}
+func (oneValueStmt) Query([]driver.Value) (driver.Rows, error) {
+	return &fakeRows{rows: [][]driver.Value{{oneValueSrc}}, cols: []string{"v"}}, nil
+}
+
+func init() { sql.Register("sqlite-assign-oracle", oneValue{}) }
+
+// FuzzAssign: whatever assign stores, database/sql's Scan stores the same
+// from the same driver value; where database/sql refuses, so does assign.
+// (assign may refuse more: conversions the store never needs.)
+func FuzzAssign(f *testing.F) {
+	f.Add(byte(0), int64(0), "", []byte(nil))
+	f.Add(byte(1), int64(1), "x", []byte("y"))
+	f.Add(byte(2), int64(-3), "12", []byte("1"))
+	f.Add(byte(3), int64(2), "true", []byte{})
+	db, err := sql.Open("sqlite-assign-oracle", "")
+	if err != nil {
+		f.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	f.Cleanup(func() { _ = db.Close() })
+	f.Fuzz(func(t *testing.T, kind byte, n int64, s string, b []byte) {
+		var src driver.Value
+		switch kind % 6 {
+		case 0:
+			src = nil
+		case 1:
+			src = n
+		case 2:
+			src = s
+		case 3:
+			src = b
+		case 4:
+			src = n%2 == 0
+		case 5:
+			src = float64(n) / 4
+		}
+		dests := func() []any {
+			return []any{new(string), new([]byte), new(int64), new(int), new(bool), new(sql.NullInt64), new(sql.NullString)}
+		}
+		mine, theirs := dests(), dests()
+		for i := range mine {
+			err := assign(mine[i], src)
+			oneValueSrc = src
+			werr := db.QueryRow("").Scan(theirs[i])
+			if werr != nil {
+				if err == nil {
+					t.Errorf("assign(%T, %#v) succeeded; database/sql refuses: %v", mine[i], src, werr)
+				}
+				continue
+			}
+			if err != nil {
+				continue
+			}
+			got, want := reflect.ValueOf(mine[i]).Elem().Interface(), reflect.ValueOf(theirs[i]).Elem().Interface()
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("assign(%T, %#v) stored %#v; database/sql stores %#v", mine[i], src, got, want)
+			}
+		}
+	})
 }
