@@ -34,7 +34,7 @@ func (s *Store) AuditEntries(ctx context.Context, after int64, limit int) ([]tas
 	if limit < 1 {
 		limit = driver.DefaultAuditLimit
 	}
-	rows, err := s.r.auditAfter.QueryContext(ctx, after, limit)
+	rows, err := s.r.auditAfter.db.QueryContext(ctx, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: audit entries after %d: %w", after, err)
 	}
@@ -62,7 +62,7 @@ func (x *txn) seal(now time.Time, entries []task.AuditInput) error {
 		return nil
 	}
 	if !x.headLoaded {
-		err := x.stmt(x.st.auditHead).QueryRowContext(x.ctx).Scan(&x.headSeq, &x.headHash)
+		err := x.queryRow(x.st.auditHead).Scan(&x.headSeq, &x.headHash)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errors.New("read audit head: audit_head has no row: the schema is damaged (was the table emptied?)")
 		}
@@ -96,7 +96,7 @@ func (x *txn) seal(now time.Time, entries []task.AuditInput) error {
 		args = append(args, e.Seq, b.int(at), b.str(0, string(e.Kind)), b.str(1, e.TaskID), b.str(2, e.Actor), data, prev, hash)
 		prev = hash
 		if !multi {
-			if _, err := x.stmt(x.st.insertAudit).ExecContext(x.ctx, args...); err != nil {
+			if _, err := x.exec(x.st.insertAudit, args...); err != nil {
 				return fmt.Errorf("append audit entry %d: %w", e.Seq, err)
 			}
 			args = args[:0]
@@ -104,7 +104,7 @@ func (x *txn) seal(now time.Time, entries []task.AuditInput) error {
 		x.headSeq, x.headHash = e.Seq, e.Hash
 	}
 	if multi {
-		if _, err := x.stmt(x.st.insertAuditN[n]).ExecContext(x.ctx, args...); err != nil {
+		if _, err := x.exec(x.st.insertAuditN[n], args...); err != nil {
 			return fmt.Errorf("append audit entries %d–%d: %w", first, x.headSeq, err)
 		}
 	}
@@ -163,7 +163,7 @@ func (x *txn) moveHead() error {
 	if !x.headMoved {
 		return nil
 	}
-	if _, err := x.stmt(x.st.moveHead).ExecContext(x.ctx, x.headSeq, x.headHash); err != nil {
+	if _, err := x.exec(x.st.moveHead, x.headSeq, x.headHash); err != nil {
 		return fmt.Errorf("move audit head to %d: %w", x.headSeq, err)
 	}
 	return nil
@@ -176,7 +176,7 @@ func (x *txn) moveHead() error {
 func (s *Store) AuditHead(ctx context.Context) (int64, string, error) {
 	var seq int64
 	var hash string
-	err := s.r.headRecord.QueryRowContext(ctx).Scan(&seq, &hash)
+	err := s.r.headRecord.db.QueryRowContext(ctx).Scan(&seq, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, "", errors.New("sqlite: audit head: audit_head has no row: the schema is damaged")
 	}
@@ -202,7 +202,7 @@ func (s *Store) ScanAudit(ctx context.Context, head func(seq int64, hash string,
 	var seq int64
 	var hash string
 	found := true
-	err = tx.StmtContext(ctx, s.r.headRecord).QueryRowContext(ctx).Scan(&seq, &hash)
+	err = tx.StmtContext(ctx, s.r.headRecord.db).QueryRowContext(ctx).Scan(&seq, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		found, err = false, nil
 	}

@@ -148,7 +148,12 @@ func (s *Store) lead() {
 	copy(batch, w.queue)
 	w.queue = w.queue[n:]
 	w.mu.Unlock()
-	s.runBatch(batch)
+	if ran, err := s.onConn(func() { s.runBatch(batch) }); !ran {
+		err = fmt.Errorf("writer's connection: %w", err)
+		for _, r := range batch {
+			r.done <- err
+		}
+	}
 	s.passLead()
 }
 
@@ -168,7 +173,7 @@ func (s *Store) passLead() {
 		}
 		if b := w.open; b != nil && w.expired == b.id {
 			w.mu.Unlock()
-			s.commit(b)
+			s.commitHeld(b)
 			continue
 		}
 		w.queue = nil
@@ -197,7 +202,7 @@ func (s *Store) takeLead(closing bool) {
 func (s *Store) stopWriter() {
 	s.takeLead(true)
 	if b := s.wr.open; b != nil {
-		s.commit(b)
+		s.commitHeld(b)
 	}
 }
 
@@ -214,7 +219,7 @@ func (s *Store) holdEnded(id uint64) {
 	w.leading = true
 	w.mu.Unlock()
 	if b := w.open; b != nil && b.id == id {
-		s.commit(b)
+		s.commitHeld(b)
 	}
 	s.passLead()
 }
@@ -229,7 +234,7 @@ func (s *Store) runBatch(batch []*writeReq) {
 		if len(batch) == 0 {
 			return
 		}
-		if _, err := s.w.begin.ExecContext(ctx); err != nil {
+		if _, err := s.w.exec(ctx, s.w.begin, nil); err != nil {
 			err = fmt.Errorf("begin: %w", err)
 			for _, r := range batch {
 				r.done <- err
@@ -272,6 +277,18 @@ func (s *Store) runBatch(batch []*writeReq) {
 	s.commit(b)
 }
 
+// commitHeld commits b, the transaction held open, from outside a lead's
+// batch (which runs on the writer's connection already).
+func (s *Store) commitHeld(b *held) {
+	if ran, err := s.onConn(func() { s.commit(b) }); !ran {
+		s.wr.open = nil
+		if b.timer != nil {
+			b.timer.Stop()
+		}
+		b.finish(fmt.Errorf("commit: writer's connection: %w", err))
+	}
+}
+
 // commit commits b and answers its requests; a transaction that cannot
 // commit is rolled back and every request learns why.
 func (s *Store) commit(b *held) {
@@ -284,7 +301,7 @@ func (s *Store) commit(b *held) {
 		s.abort(b, err)
 		return
 	}
-	if _, err := s.w.commit.ExecContext(ctx); err != nil {
+	if _, err := s.w.exec(ctx, s.w.commit, nil); err != nil {
 		// A failed COMMIT may leave the transaction open.
 		s.abort(b, fmt.Errorf("commit: %w", err))
 		return
@@ -303,7 +320,7 @@ func (s *Store) abort(b *held, err error) {
 	}
 	// SQLite's error when no transaction is open (a failed COMMIT may
 	// have ended it) is of no interest.
-	_, _ = s.w.rollback.ExecContext(context.Background())
+	_, _ = s.w.exec(context.Background(), s.w.rollback, nil)
 	b.finish(err)
 }
 
@@ -370,18 +387,18 @@ func (s *Store) runGroup(ctx context.Context, b *held, reqs []*writeReq, first b
 			}
 		}
 	} else {
-		if _, err := s.w.savepointG.ExecContext(ctx); err != nil {
+		if _, err := s.w.exec(ctx, s.w.savepointG, nil); err != nil {
 			return fmt.Errorf("savepoint: %w", err)
 		}
 		if !s.runBare(ctx, b, reqs, errs) {
-			if _, err := s.w.rollbackToG.ExecContext(ctx); err != nil {
+			if _, err := s.w.exec(ctx, s.w.rollbackToG, nil); err != nil {
 				return fmt.Errorf("roll back to savepoint: %w", err)
 			}
 			if err := s.runIsolated(ctx, b, reqs, errs, undone); err != nil {
 				return err
 			}
 		}
-		if _, err := s.w.releaseG.ExecContext(ctx); err != nil {
+		if _, err := s.w.exec(ctx, s.w.releaseG, nil); err != nil {
 			return fmt.Errorf("release savepoint: %w", err)
 		}
 	}
@@ -437,14 +454,14 @@ func (s *Store) runIsolated(ctx context.Context, b *held, reqs []*writeReq, errs
 		if errs[i] = r.ctx.Err(); errs[i] != nil {
 			continue
 		}
-		if _, err := s.w.savepoint.ExecContext(ctx); err != nil {
+		if _, err := s.w.exec(ctx, s.w.savepoint, nil); err != nil {
 			errs[i] = fmt.Errorf("savepoint: %w", err)
 			continue
 		}
 		x := s.batchTxn(ctx, &b.head)
 		ferr := s.call(r, x)
 		if ferr != nil {
-			if _, err := s.w.rollbackTo.ExecContext(ctx); err != nil {
+			if _, err := s.w.exec(ctx, s.w.rollbackTo, nil); err != nil {
 				// The transaction is unusable; fail everything.
 				return fmt.Errorf("roll back to savepoint after %v: %w", ferr, err)
 			}
@@ -455,7 +472,7 @@ func (s *Store) runIsolated(ctx context.Context, b *held, reqs []*writeReq, errs
 		} else {
 			b.head = *x
 		}
-		if _, err := s.w.release.ExecContext(ctx); err != nil {
+		if _, err := s.w.exec(ctx, s.w.release, nil); err != nil {
 			return fmt.Errorf("release savepoint: %w", err)
 		}
 	}

@@ -30,10 +30,12 @@ func TestPageCacheBounded(t *testing.T) {
 		}
 	}
 	check("writer", func() (n int, err error) {
-		// The writer owns the write connection: ask on it, in its turn.
-		return n, s.inWriteTx(ctx, func(*txn) error {
-			return s.wconn.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&n)
-		})
+		// The writer owns the write connection: ask on it, holding its
+		// turn (a write function runs with the connection borrowed by the
+		// writer's driver statements, conn.go).
+		s.takeLead(false)
+		defer s.passLead()
+		return n, s.wconn.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&n)
 	})
 	// Hold both readers at once so that each one is asked.
 	c1, err := s.read.Conn(ctx)

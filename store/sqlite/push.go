@@ -25,12 +25,12 @@ func (s *Store) PutPushConfig(ctx context.Context, c task.PushConfig, audit []ta
 	}
 	err := s.inWriteTx(ctx, func(x *txn) error {
 		var one int
-		if err := x.stmt(x.st.taskExists).QueryRowContext(x.ctx, c.TaskID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+		if err := x.queryRow(x.st.taskExists, c.TaskID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("task %q: %w", c.TaskID, task.ErrNotFound)
 		} else if err != nil {
 			return fmt.Errorf("task %q: %w", c.TaskID, err)
 		}
-		if _, err := x.stmt(x.st.putPush).ExecContext(x.ctx, c.TaskID, c.ID, c.URL, c.Token, auth, driver.Norm(c.CreatedAt).UnixMicro(), c.Owed); err != nil {
+		if _, err := x.exec(x.st.putPush, c.TaskID, c.ID, c.URL, c.Token, auth, driver.Norm(c.CreatedAt).UnixMicro(), c.Owed); err != nil {
 			return err
 		}
 		return x.seal(driver.Norm(c.CreatedAt), audit)
@@ -43,7 +43,7 @@ func (s *Store) PutPushConfig(ctx context.Context, c task.PushConfig, audit []ta
 
 // GetPushConfig implements task.Store.
 func (s *Store) GetPushConfig(ctx context.Context, taskID, id string) (*task.PushConfig, error) {
-	c, err := scanPush(s.r.getPush.QueryRowContext(ctx, taskID, id))
+	c, err := scanPush(s.r.getPush.db.QueryRowContext(ctx, taskID, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("sqlite: push config %q of task %q: %w", id, taskID, task.ErrNotFound)
 	}
@@ -59,12 +59,12 @@ func (s *Store) ListPushConfigs(ctx context.Context, taskID string) ([]task.Push
 	var out []task.PushConfig
 	err := s.inReadTx(ctx, func(x *txn) error {
 		var one int
-		if err := x.stmt(x.st.taskExists).QueryRowContext(x.ctx, taskID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+		if err := x.queryRow(x.st.taskExists, taskID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("task %q: %w", taskID, task.ErrNotFound)
 		} else if err != nil {
 			return fmt.Errorf("task %q: %w", taskID, err)
 		}
-		rows, err := x.stmt(x.st.listPush).QueryContext(x.ctx, taskID)
+		rows, err := x.query(x.st.listPush, taskID)
 		if err != nil {
 			return err
 		}
@@ -87,7 +87,7 @@ func (s *Store) ListPushConfigs(ctx context.Context, taskID string) ([]task.Push
 // HasPushConfigs implements task.Store.
 func (s *Store) HasPushConfigs(ctx context.Context) (bool, error) {
 	var has bool
-	if err := s.r.anyPush.QueryRowContext(ctx).Scan(&has); err != nil {
+	if err := s.r.anyPush.db.QueryRowContext(ctx).Scan(&has); err != nil {
 		return false, fmt.Errorf("sqlite: any push configs: %w", err)
 	}
 	return has, nil
@@ -101,13 +101,11 @@ func (s *Store) DeletePushConfig(ctx context.Context, taskID, id string, audit [
 	}
 	now := driver.Norm(s.now())
 	err := s.inWriteTx(ctx, func(x *txn) error {
-		res, err := x.stmt(x.st.deletePush).ExecContext(x.ctx, taskID, id)
+		n, err := x.exec(x.st.deletePush, taskID, id)
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
+		if n == 0 {
 			return task.ErrNotFound
 		}
 		return x.seal(now, audit)
@@ -135,7 +133,7 @@ func scanPush(sc scanner) (*task.PushConfig, error) {
 // MarkPushDelivered implements task.Store.
 func (s *Store) MarkPushDelivered(ctx context.Context, p task.MarkPushParams) error {
 	err := s.inWriteTx(ctx, func(x *txn) error {
-		_, err := x.stmt(x.st.markPush).ExecContext(x.ctx, p.Seq, p.TaskID, p.ID, p.Seq)
+		_, err := x.exec(x.st.markPush, p.Seq, p.TaskID, p.ID, p.Seq)
 		return err
 	})
 	if err != nil {
@@ -146,7 +144,7 @@ func (s *Store) MarkPushDelivered(ctx context.Context, p task.MarkPushParams) er
 
 // PushBacklog implements task.Store.
 func (s *Store) PushBacklog(ctx context.Context, p task.PushBacklogParams) ([]task.PushBacklogItem, error) {
-	rows, err := s.r.pushBacklog.QueryContext(ctx, driver.Norm(p.UpdatedBefore).UnixMicro(), p.AfterTaskID, p.AfterID, p.Limit)
+	rows, err := s.r.pushBacklog.db.QueryContext(ctx, driver.Norm(p.UpdatedBefore).UnixMicro(), p.AfterTaskID, p.AfterID, p.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: push backlog: %w", err)
 	}

@@ -130,7 +130,7 @@ func (s *Store) finishReadOnly(ctx context.Context) error {
 	if err := checkSchema(ctx, s.read); err != nil {
 		return err
 	}
-	return s.r.prepare(ctx, s.read, false)
+	return s.r.prepare(ctx, s.read)
 }
 
 // checkSchema returns an error unless db holds pactum's schema at exactly

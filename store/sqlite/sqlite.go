@@ -245,12 +245,13 @@ type Store struct {
 	write *sql.DB // one connection, wconn
 	// wconn is write's connection, taken from the pool for the store's
 	// life: the writer's (batch.go), which begins (BEGIN IMMEDIATE) and ends every
-	// write transaction on it itself.
+	// write transaction on it itself, with the driver's own statements
+	// (conn.go).
 	wconn *sql.Conn
 	read  *sql.DB // read-only connections
 	// applied counts the migrations New applied.
 	applied int
-	w       stmts // prepared on wconn
+	w       stmts // prepared on wconn's driver connection
 	r       stmts // prepared on read
 	closed  sync.Once
 	cerr    error
@@ -361,10 +362,10 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if s.wconn, err = s.write.Conn(ctx); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
-	if err := s.w.prepare(ctx, s.wconn, true); err != nil {
+	if err := s.w.prepareDriver(ctx, s.wconn); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
-	if err := s.r.prepare(ctx, s.read, false); err != nil {
+	if err := s.r.prepare(ctx, s.read); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
 	s.stop = make(chan struct{})
@@ -483,9 +484,9 @@ func (s *Store) checkpoints(every time.Duration) {
 
 func (s *Store) closeDBs() error {
 	var errs []error
-	s.w.close()
 	s.r.close()
 	if s.wconn != nil {
+		s.w.closeDriver(s.wconn)
 		errs = append(errs, s.wconn.Close())
 	}
 	if s.read != nil {

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	sqldriver "database/sql/driver"
 	"fmt"
 	"strings"
 
@@ -34,79 +35,82 @@ const unsettled = `parent_task_id = ?1 AND parent_task_id <> ''
 // stmts holds the hot statements, prepared once per pool: the read
 // statements on the read pool (database/sql prepares a statement again on
 // each further connection of the pool that runs it), all of them on the
-// writer's connection.
+// writer's connection as the driver's own statements (conn.go).
 type stmts struct {
-	taskByID      *sql.Stmt
-	taskForUpdate *sql.Stmt
+	taskByID      *stmt
+	taskForUpdate *stmt
 	// taskForTransition is taskForUpdate with the envelope only when ?2
 	// is true.
-	taskForTransition *sql.Stmt
-	taskExists        *sql.Stmt
-	insertTask        *sql.Stmt
-	updateTask        *sql.Stmt
+	taskForTransition *stmt
+	taskExists        *stmt
+	insertTask        *stmt
+	updateTask        *stmt
 	// advanceTask is updateTask on the condition that the task is still
 	// as the writer read it (state, lease owner, seq): Transition's write.
-	advanceTask  *sql.Stmt
-	insertRecord *sql.Stmt
+	advanceTask  *stmt
+	insertRecord *stmt
 	// insertRecordsN[n] and insertAuditN[n] insert n rows in one statement
 	// (2 ≤ n < multiRows): a submission writes several of each.
-	insertRecordsN [multiRows]*sql.Stmt
-	insertAuditN   [multiRows]*sql.Stmt
-	records        *sql.Stmt
+	insertRecordsN [multiRows]*stmt
+	insertAuditN   [multiRows]*stmt
+	records        *stmt
 	// unsettledKids and countUnsettled read a parent's children that are
 	// not Terminal (driver.Family).
-	unsettledKids  *sql.Stmt
-	countUnsettled *sql.Stmt
-	auditHead      *sql.Stmt
-	moveHead       *sql.Stmt
-	insertAudit    *sql.Stmt
-	auditAfter     *sql.Stmt
-	headRecord     *sql.Stmt
-	insertMessage  *sql.Stmt
-	appendMessage  *sql.Stmt
-	historyAll     *sql.Stmt
-	historyLast    *sql.Stmt
-	upsertArtifact *sql.Stmt
-	artifacts      *sql.Stmt
-	idemGet        *sql.Stmt
-	idemPut        *sql.Stmt
-	idemPurge      *sql.Stmt
+	unsettledKids  *stmt
+	countUnsettled *stmt
+	auditHead      *stmt
+	moveHead       *stmt
+	insertAudit    *stmt
+	auditAfter     *stmt
+	headRecord     *stmt
+	insertMessage  *stmt
+	appendMessage  *stmt
+	historyAll     *stmt
+	historyLast    *stmt
+	upsertArtifact *stmt
+	artifacts      *stmt
+	idemGet        *stmt
+	idemPut        *stmt
+	idemPurge      *stmt
 	// begin, commit and rollback are the writer's transaction: it runs
 	// them itself on its connection instead of through a *sql.Tx, whose
 	// goroutines (one per transaction, one per query in it) are half of a
 	// request's at one client.
-	begin      *sql.Stmt
-	commit     *sql.Stmt
-	rollback   *sql.Stmt
-	savepoint  *sql.Stmt
-	rollbackTo *sql.Stmt
-	release    *sql.Stmt
+	begin      *stmt
+	commit     *stmt
+	rollback   *stmt
+	savepoint  *stmt
+	rollbackTo *stmt
+	release    *stmt
 	// savepointG, rollbackToG and releaseG wrap a group of write
 	// functions run without savepoints of their own (batch.go runGroup).
-	savepointG    *sql.Stmt
-	rollbackToG   *sql.Stmt
-	releaseG      *sql.Stmt
-	claimNext     *sql.Stmt
-	claimNextOf   *sql.Stmt
-	claimOne      *sql.Stmt
-	renewLease    *sql.Stmt
-	expiredLeases *sql.Stmt
-	nextRunAfter  *sql.Stmt
-	putPush       *sql.Stmt
-	getPush       *sql.Stmt
-	listPush      *sql.Stmt
-	anyPush       *sql.Stmt
-	deletePush    *sql.Stmt
-	markPush      *sql.Stmt
-	pushBacklog   *sql.Stmt
+	savepointG    *stmt
+	rollbackToG   *stmt
+	releaseG      *stmt
+	claimNext     *stmt
+	claimNextOf   *stmt
+	claimOne      *stmt
+	renewLease    *stmt
+	expiredLeases *stmt
+	nextRunAfter  *stmt
+	putPush       *stmt
+	getPush       *stmt
+	listPush      *stmt
+	anyPush       *stmt
+	deletePush    *stmt
+	markPush      *stmt
+	pushBacklog   *stmt
+
+	// nv is the writer's argument buffer (conn.go args).
+	nv []sqldriver.NamedValue
 }
 
 func (s *stmts) list(write bool) []struct {
-	p   **sql.Stmt
+	p   **stmt
 	sql string
 } {
 	type def = struct {
-		p   **sql.Stmt
+		p   **stmt
 		sql string
 	}
 	reads := []def{
@@ -218,30 +222,26 @@ func rows(n, cols int) string {
 	return strings.Repeat(group+", ", n-1) + group
 }
 
-// preparer is a *sql.DB or a *sql.Conn.
-type preparer interface {
-	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
-}
-
-// prepare prepares the statements on db: all of them for the writer's
-// connection, the read-only ones for the read pool.
-func (s *stmts) prepare(ctx context.Context, db preparer, write bool) error {
-	for _, d := range s.list(write) {
+// prepare prepares the read-only statements on the read pool db (the
+// writer's are prepared on its driver connection, prepareDriver).
+func (s *stmts) prepare(ctx context.Context, db *sql.DB) error {
+	for _, d := range s.list(false) {
 		st, err := db.PrepareContext(ctx, d.sql)
 		if err != nil {
 			return fmt.Errorf("prepare %q: %w", d.sql, err)
 		}
-		*d.p = st
+		*d.p = &stmt{db: st}
 	}
 	return nil
 }
 
+// close closes the read pool's statements.
 func (s *stmts) close() {
-	for _, d := range s.list(true) {
-		if *d.p != nil {
+	for _, d := range s.list(false) {
+		if p := *d.p; p != nil && p.db != nil {
 			// Kept, closed: a use after Close gets database/sql's "statement
 			// is closed" error instead of a nil dereference.
-			_ = (*d.p).Close()
+			_ = p.db.Close()
 		}
 	}
 }

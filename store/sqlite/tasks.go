@@ -46,16 +46,14 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 			// One statement in the common case: take the key, or learn
 			// that a live one holds it. Then the task inserted above is
 			// undone with everything else (errRollback).
-			res, err := x.stmt(x.st.idemPut).ExecContext(x.ctx, actor, key, id, plan.KeyExpires.UnixMicro(), now.UnixMicro())
+			n, err := x.exec(x.st.idemPut, actor, key, id, plan.KeyExpires.UnixMicro(), now.UnixMicro())
 			if err != nil {
 				return fmt.Errorf("store idempotency key: %w", err)
 			}
-			if n, err := res.RowsAffected(); err != nil {
-				return fmt.Errorf("store idempotency key: %w", err)
-			} else if n == 0 {
+			if n == 0 {
 				var owner string
 				var expires int64
-				if err := x.stmt(x.st.idemGet).QueryRowContext(x.ctx, actor, key).Scan(&owner, &expires); err != nil {
+				if err := x.queryRow(x.st.idemGet, actor, key).Scan(&owner, &expires); err != nil {
 					return fmt.Errorf("read idempotency key: %w", err)
 				}
 				d, err := x.fullTask(owner, -1)
@@ -104,7 +102,7 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 		// rule (docs/lifecycle.md) rather than relying on that. The
 		// envelope is read only when p does not carry it.
 		var err error
-		t, env, err = scanForUpdate(x.stmt(x.st.taskForTransition).QueryRowContext(x.ctx, p.TaskID, p.Envelope == nil), p.TaskID)
+		t, env, err = scanForUpdate(x.queryRow(x.st.taskForTransition, p.TaskID, p.Envelope == nil), p.TaskID)
 		if err != nil {
 			return err
 		}
@@ -117,25 +115,25 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 			return err
 		}
 		t.Children += len(prep.Spawn)
-		res, err := x.stmt(x.st.advanceTask).ExecContext(x.ctx, state(t.State), t.Attempt, nullMicros(t.RunAfter),
+		n, err := x.exec(x.st.advanceTask, state(t.State), t.Attempt, nullMicros(t.RunAfter),
 			t.LeaseOwner, nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status,
 			t.Seq, now.UnixMicro(), t.TurnStart, t.Children, t.ID, state(was), owner, seq)
 		if err != nil {
 			return fmt.Errorf("update task %q: %w", t.ID, err)
 		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return driver.Conflict("task %q changed while it was read (%d rows updated, %v)", t.ID, n, err)
+		if n != 1 {
+			return driver.Conflict("task %q changed while it was read (%d rows updated)", t.ID, n)
 		}
 		var w driver.Writes
 		w.Audit = append(w.Audit, p.Audit...)
 		w.Add(t, rec)
 		for _, m := range msgs {
-			if _, err := x.stmt(x.st.appendMessage).ExecContext(x.ctx, t.ID, m); err != nil {
+			if _, err := x.exec(x.st.appendMessage, t.ID, m); err != nil {
 				return fmt.Errorf("append history: %w", err)
 			}
 		}
 		for i, a := range arts {
-			if _, err := x.stmt(x.st.upsertArtifact).ExecContext(x.ctx, t.ID, p.Artifacts[i].ID, a); err != nil {
+			if _, err := x.exec(x.st.upsertArtifact, t.ID, p.Artifacts[i].ID, a); err != nil {
 				return fmt.Errorf("store artifact %q: %w", p.Artifacts[i].ID, err)
 			}
 		}
@@ -188,7 +186,7 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 // a transition spawns) in x.
 func (x *txn) insertTask(plan *driver.NewTask) error {
 	t := plan.Task
-	if _, err := x.stmt(x.st.insertTask).ExecContext(x.ctx, t.ID, t.ContextID, t.Agent, plan.Actor, plan.Envelope,
+	if _, err := x.exec(x.st.insertTask, t.ID, t.ContextID, t.Agent, plan.Actor, plan.Envelope,
 		t.PayloadHash, state(t.State), t.Attempt, t.MaxAttempts, nullMicros(t.RunAfter), t.LeaseOwner,
 		nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, nil,
 		t.Seq, t.CreatedAt.UnixMicro(), t.UpdatedAt.UnixMicro(), t.Envelope.ParentTaskID, t.Envelope.Step); err != nil {
@@ -206,7 +204,7 @@ func (x *txn) insertTask(plan *driver.NewTask) error {
 // insertHistory inserts a planned new task's initial history.
 func (x *txn) insertHistory(plan *driver.NewTask) error {
 	for i, m := range plan.History {
-		if _, err := x.stmt(x.st.insertMessage).ExecContext(x.ctx, plan.Task.ID, i+1, m); err != nil {
+		if _, err := x.exec(x.st.insertMessage, plan.Task.ID, i+1, m); err != nil {
 			return fmt.Errorf("append history of task %q: %w", plan.Task.ID, err)
 		}
 	}
@@ -216,7 +214,7 @@ func (x *txn) insertHistory(plan *driver.NewTask) error {
 // Lock implements driver.Family. SQLite has one writer: the transaction
 // sees every row as it stays until it commits.
 func (x *txn) Lock(id string) (*task.Task, error) {
-	t, _, err := scanForUpdate(x.stmt(x.st.taskForUpdate).QueryRowContext(x.ctx, id), id)
+	t, _, err := scanForUpdate(x.queryRow(x.st.taskForUpdate, id), id)
 	if errors.Is(err, task.ErrNotFound) {
 		return nil, nil
 	}
@@ -225,7 +223,7 @@ func (x *txn) Lock(id string) (*task.Task, error) {
 
 // Unsettled implements driver.Family.
 func (x *txn) Unsettled(id string) ([]*task.Task, error) {
-	rows, err := x.stmt(x.st.unsettledKids).QueryContext(x.ctx, id)
+	rows, err := x.query(x.st.unsettledKids, id)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +242,7 @@ func (x *txn) Unsettled(id string) ([]*task.Task, error) {
 // CountUnsettled implements driver.Family.
 func (x *txn) CountUnsettled(id string) (int, error) {
 	var n int
-	err := x.stmt(x.st.countUnsettled).QueryRowContext(x.ctx, id).Scan(&n)
+	err := x.queryRow(x.st.countUnsettled, id).Scan(&n)
 	return n, err
 }
 
@@ -258,15 +256,15 @@ func (s *Store) Claim(ctx context.Context, p task.ClaimParams) ([]*task.Task, er
 	limit := max(p.Limit, 1)
 	var out []*task.Task
 	err := s.inWriteTx(ctx, func(x *txn) error {
-		var rows *sql.Rows
+		var rows rowIter
 		var err error
 		switch {
 		case p.TaskID != "":
-			rows, err = x.stmt(x.st.claimOne).QueryContext(x.ctx, p.TaskID, now.UnixMicro())
+			rows, err = x.query(x.st.claimOne, p.TaskID, now.UnixMicro())
 		case p.Agents != nil || p.Except != nil:
-			rows, err = x.stmt(x.st.claimNextOf).QueryContext(x.ctx, now.UnixMicro(), limit, jsonList(p.Agents), jsonList(p.Except))
+			rows, err = x.query(x.st.claimNextOf, now.UnixMicro(), limit, jsonList(p.Agents), jsonList(p.Except))
 		default:
-			rows, err = x.stmt(x.st.claimNext).QueryContext(x.ctx, now.UnixMicro(), limit)
+			rows, err = x.query(x.st.claimNext, now.UnixMicro(), limit)
 		}
 		if err != nil {
 			return fmt.Errorf("select queued tasks: %w", err)
@@ -326,11 +324,8 @@ func (s *Store) RenewLease(ctx context.Context, p task.RenewParams) error {
 	until := driver.LeaseUntil(p.Now, p.LeaseFor).UnixMicro()
 	var n int64
 	err := s.inWriteTx(ctx, func(x *txn) error {
-		res, err := x.stmt(x.st.renewLease).ExecContext(x.ctx, until, p.TaskID, p.Owner)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
+		var err error
+		n, err = x.exec(x.st.renewLease, until, p.TaskID, p.Owner)
 		return err
 	})
 	if err != nil {
@@ -351,7 +346,7 @@ func (s *Store) ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]
 	if limit < 1 {
 		limit = -1
 	}
-	rows, err := s.r.expiredLeases.QueryContext(ctx, driver.Norm(now).UnixMicro(), limit)
+	rows, err := s.r.expiredLeases.db.QueryContext(ctx, driver.Norm(now).UnixMicro(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: expired leases: %w", err)
 	}
@@ -366,7 +361,7 @@ func (s *Store) ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]
 // as due since it was queued (its UpdatedAt).
 func (s *Store) NextRunAfter(ctx context.Context) (time.Time, error) {
 	var v sql.NullInt64
-	if err := s.r.nextRunAfter.QueryRowContext(ctx).Scan(&v); err != nil {
+	if err := s.r.nextRunAfter.db.QueryRowContext(ctx).Scan(&v); err != nil {
 		return time.Time{}, fmt.Errorf("sqlite: next run after: %w", err)
 	}
 	return fromNull(v), nil
@@ -490,7 +485,7 @@ func (s *Store) ListTasks(ctx context.Context, p task.ListParams) (*task.TaskPag
 // Records implements task.Store. A task that does not exist is
 // ErrNotFound; one created without steps has no records yet.
 func (s *Store) Records(ctx context.Context, taskID string) ([]task.Record, error) {
-	rows, err := s.r.records.QueryContext(ctx, taskID)
+	rows, err := s.r.records.db.QueryContext(ctx, taskID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: records of task %q: %w", taskID, err)
 	}
@@ -543,19 +538,48 @@ func (s *Store) inReadTx(ctx context.Context, fn func(*txn) error) error {
 	return fn(&txn{ctx: ctx, tx: tx, st: &s.r})
 }
 
-// stmt returns s for x's transaction: bound to a read transaction; as it
-// is in the write transaction, whose statements are prepared on its
-// connection.
-func (x *txn) stmt(s *sql.Stmt) *sql.Stmt {
+// exec runs s in x and returns how many rows it changed: in a read
+// transaction through database/sql, in the writer's on its driver
+// connection (conn.go).
+func (x *txn) exec(s *stmt, args ...any) (int64, error) {
 	if x.tx == nil {
-		return s
+		return x.st.exec(x.ctx, s, args)
 	}
-	return x.tx.StmtContext(x.ctx, s)
+	res, err := x.tx.StmtContext(x.ctx, s.db).ExecContext(x.ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// queryRow runs s in x for its first row; no row is sql.ErrNoRows.
+func (x *txn) queryRow(s *stmt, args ...any) scanner {
+	if x.tx == nil {
+		r, err := x.st.query(x.ctx, s, args)
+		return driverRow{rows: r, err: err}
+	}
+	return x.tx.StmtContext(x.ctx, s.db).QueryRowContext(x.ctx, args...)
+}
+
+// query runs s in x for its rows.
+func (x *txn) query(s *stmt, args ...any) (rowIter, error) {
+	if x.tx == nil {
+		r, err := x.st.query(x.ctx, s, args)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	r, err := x.tx.StmtContext(x.ctx, s.db).QueryContext(x.ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // task loads a task's row: no history, no artifacts.
 func (x *txn) task(id string) (*task.Task, error) {
-	t, err := scanTask(x.stmt(x.st.taskByID).QueryRowContext(x.ctx, id))
+	t, err := scanTask(x.queryRow(x.st.taskByID, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("task %q: %w", id, task.ErrNotFound)
 	}
@@ -619,12 +643,12 @@ func (x *txn) history(id string, n int) ([]task.Message, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	var rows *sql.Rows
+	var rows rowIter
 	var err error
 	if n < 0 {
-		rows, err = x.stmt(x.st.historyAll).QueryContext(x.ctx, id)
+		rows, err = x.query(x.st.historyAll, id)
 	} else {
-		rows, err = x.stmt(x.st.historyLast).QueryContext(x.ctx, id, n)
+		rows, err = x.query(x.st.historyLast, id, n)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load history of %q: %w", id, err)
@@ -637,7 +661,7 @@ func (x *txn) history(id string, n int) ([]task.Message, error) {
 }
 
 func (x *txn) artifacts(id string) ([]task.Artifact, error) {
-	rows, err := x.stmt(x.st.artifacts).QueryContext(x.ctx, id)
+	rows, err := x.query(x.st.artifacts, id)
 	if err != nil {
 		return nil, fmt.Errorf("load artifacts of %q: %w", id, err)
 	}
@@ -654,7 +678,7 @@ func (x *txn) update(t *task.Task) error {
 	if err != nil {
 		return err
 	}
-	if _, err := x.stmt(x.st.updateTask).ExecContext(x.ctx, state(t.State), t.Attempt, nullMicros(t.RunAfter),
+	if _, err := x.exec(x.st.updateTask, state(t.State), t.Attempt, nullMicros(t.RunAfter),
 		t.LeaseOwner, nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status,
 		t.Seq, t.UpdatedAt.UnixMicro(), t.TurnStart, t.Children, t.ID); err != nil {
 		return fmt.Errorf("update task %q: %w", t.ID, err)
@@ -675,12 +699,12 @@ func (x *txn) flush(w *driver.Writes, now time.Time) error {
 				b.int(r.At.UnixMicro()), r.Attempt, b.str(1, r.Node), b.str(2, r.Reason), string(r.ErrorCode),
 				b.str(3, r.PolicyVersion), nullText(w.Evidence[i]))
 		}
-		if _, err := x.stmt(x.st.insertRecordsN[n]).ExecContext(x.ctx, args...); err != nil {
+		if _, err := x.exec(x.st.insertRecordsN[n], args...); err != nil {
 			return fmt.Errorf("append records %d–%d of task %q: %w", w.Records[0].Seq, w.Records[n-1].Seq, w.Records[0].TaskID, err)
 		}
 	} else {
 		for i, r := range w.Records {
-			if _, err := x.stmt(x.st.insertRecord).ExecContext(x.ctx, r.TaskID, r.Seq, string(r.From), string(r.To),
+			if _, err := x.exec(x.st.insertRecord, r.TaskID, r.Seq, string(r.From), string(r.To),
 				r.At.UnixMicro(), r.Attempt, r.Node, r.Reason, string(r.ErrorCode), r.PolicyVersion, nullText(w.Evidence[i])); err != nil {
 				return fmt.Errorf("append record %d of task %q: %w", r.Seq, r.TaskID, err)
 			}
@@ -720,7 +744,7 @@ func scanTask(sc scanner) (*task.Task, error) {
 	return &t, nil
 }
 
-func scanTasks(rows *sql.Rows) ([]*task.Task, error) {
+func scanTasks(rows rowIter) ([]*task.Task, error) {
 	defer rows.Close()
 	var out []*task.Task
 	for rows.Next() {
@@ -733,7 +757,7 @@ func scanTasks(rows *sql.Rows) ([]*task.Task, error) {
 	return out, rows.Err()
 }
 
-func scanJSON[T any](rows *sql.Rows) ([]T, error) {
+func scanJSON[T any](rows rowIter) ([]T, error) {
 	defer rows.Close()
 	var out []T
 	for rows.Next() {
@@ -752,7 +776,7 @@ func scanJSON[T any](rows *sql.Rows) ([]T, error) {
 
 func (s *Store) exists(ctx context.Context, id string) error {
 	var one int
-	err := s.r.taskExists.QueryRowContext(ctx, id).Scan(&one)
+	err := s.r.taskExists.db.QueryRowContext(ctx, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("task %q: %w", id, task.ErrNotFound)
 	}
@@ -805,11 +829,8 @@ func fromNull(v sql.NullInt64) time.Time {
 func (s *Store) PurgeIdempotencyKeys(ctx context.Context, before time.Time) (int, error) {
 	var n int64
 	err := s.inWriteTx(ctx, func(x *txn) error {
-		res, err := x.stmt(x.st.idemPurge).ExecContext(x.ctx, driver.Norm(before).UnixMicro())
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
+		var err error
+		n, err = x.exec(x.st.idemPurge, driver.Norm(before).UnixMicro())
 		return err
 	})
 	if err != nil {
