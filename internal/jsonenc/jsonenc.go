@@ -76,7 +76,8 @@ func Marshal(b []byte, v any) ([]byte, error) {
 
 // Value appends v: the types encoding/json decodes into and pactum's
 // metadata holds (strings, bools, ints, float64s, map[string]any, []any)
-// written here, others through json.Marshal.
+// written here, an Appender as it appends itself, others through
+// json.Marshal.
 func Value(b []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
@@ -98,6 +99,8 @@ func Value(b []byte, v any) ([]byte, error) {
 		return strconv.AppendFloat(b, v, 'f', -1, 64), nil
 	case map[string]any:
 		return Object(b, v)
+	case Appender:
+		return v.AppendJSON(b), nil
 	case []any:
 		if v == nil {
 			return append(b, "null"...), nil
@@ -115,6 +118,15 @@ func Value(b []byte, v any) ([]byte, error) {
 		return append(b, ']'), nil
 	}
 	return Marshal(b, v)
+}
+
+// Appender is a value that appends its own JSON exactly as json.Marshal
+// writes it (a2aserver.CompactJSON, a verified result as the gate
+// encoded it): Value appends it without encoding/json's validating copy
+// of a json.Marshaler's output. Bytes that are not what json.Marshal
+// would write make JSON that is not Marshal's.
+type Appender interface {
+	AppendJSON(b []byte) []byte
 }
 
 // Object appends m as encoding/json writes a map: keys sorted.

@@ -106,3 +106,16 @@ func FuzzRawMessage(f *testing.F) {
 		checkRaw(t, raw)
 	})
 }
+
+// appender is a value that appends its own JSON, as json.Marshal writes it.
+type appender string
+
+func (a appender) AppendJSON(b []byte) []byte   { return append(b, a...) }
+func (a appender) MarshalJSON() ([]byte, error) { return []byte(a), nil }
+
+// An Appender is written as it appends itself: what json.Marshal writes
+// for it when its bytes are Marshal's.
+func TestValueAppender(t *testing.T) {
+	t.Parallel()
+	check(t, map[string]any{"v": appender(`{"a":"\u003cb\u003e","n":[1,null]}`), "w": []any{appender(`"x"`)}})
+}
