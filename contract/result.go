@@ -118,7 +118,7 @@ func appendVerifiedResult(b []byte, vr *VerifiedResult) ([]byte, error) {
 	}{{`{"preGateMs":`, v.Timing.PreGateMs}, {`,"executionMs":`, v.Timing.ExecutionMs},
 		{`,"postGateMs":`, v.Timing.PostGateMs}, {`,"totalMs":`, v.Timing.TotalMs}} {
 		b = append(b, f.key...)
-		if b, err = jsonenc.Value(b, f.ms); err != nil {
+		if b, err = jsonenc.Float64(b, f.ms); err != nil {
 			return nil, err
 		}
 	}

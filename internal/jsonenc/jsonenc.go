@@ -91,12 +91,7 @@ func Value(b []byte, v any) ([]byte, error) {
 	case int64:
 		return strconv.AppendInt(b, v, 10), nil
 	case float64:
-		// encoding/json's float64: 'f' inside [1e-6, 1e21), else its
-		// exponent form, which is left to it.
-		if a := math.Abs(v); math.IsInf(v, 0) || math.IsNaN(v) || (a != 0 && (a < 1e-6 || a >= 1e21)) {
-			return Marshal(b, v)
-		}
-		return strconv.AppendFloat(b, v, 'f', -1, 64), nil
+		return Float64(b, v)
 	case map[string]any:
 		return Object(b, v)
 	case Appender:
@@ -127,6 +122,16 @@ func Value(b []byte, v any) ([]byte, error) {
 // would write make JSON that is not Marshal's.
 type Appender interface {
 	AppendJSON(b []byte) []byte
+}
+
+// Float64 appends f as encoding/json writes a float64: 'f' inside
+// [1e-6, 1e21), else its exponent form, which is left to it (and NaN and
+// the infinities, which it refuses).
+func Float64(b []byte, f float64) ([]byte, error) {
+	if a := math.Abs(f); math.IsInf(f, 0) || math.IsNaN(f) || (a != 0 && (a < 1e-6 || a >= 1e21)) {
+		return Marshal(b, f)
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, 64), nil
 }
 
 // Object appends m as encoding/json writes a map: keys sorted.
