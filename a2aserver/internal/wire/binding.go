@@ -50,8 +50,13 @@ func WriteResult(w http.ResponseWriter, b Binding, id json.RawMessage, body []by
 	w.Header().Set("Content-Type", "application/json")
 	switch b {
 	case JSONRPC, JSONRPC03:
-		out := AppendRPCResult(make([]byte, 0, len(body)+len(id)+40), id, body)
-		writeWhole(w, append(out, '\n'))
+		// AppendRPCResult's bytes and a newline, the body written where
+		// it is rather than copied into the response.
+		head := appendRPCHead(make([]byte, 0, len(id)+32), id)
+		if body != nil {
+			head = append(head, `,"result":`...)
+		}
+		writeWhole(w, head, body, rpcEnd)
 	case REST:
 		if body != nil {
 			writeWhole(w, append(body, '\n'))
@@ -67,16 +72,29 @@ func WriteResult(w http.ResponseWriter, b Binding, id json.RawMessage, body []by
 // bufferBeforeChunkingSize).
 const chunkingAfter = 2048
 
-// writeWhole writes body, the whole answer, with its Content-Length: a
+// rpcEnd ends a JSON-RPC response and its line.
+var rpcEnd = []byte("}\n")
+
+// writeWhole writes parts, the whole answer, with its Content-Length: a
 // longer answer (a checked agent's, 2.6 KB with its verified result
 // twice) would otherwise go chunked, framed and flushed twice for a
 // length known from the start. Shorter ones are left to net/http, which
 // sets the same header.
-func writeWhole(w http.ResponseWriter, body []byte) {
-	if len(body) > chunkingAfter {
-		w.Header()["Content-Length"] = []string{strconv.Itoa(len(body))}
+func writeWhole(w http.ResponseWriter, parts ...[]byte) {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
 	}
-	_, _ = w.Write(body)
+	if n > chunkingAfter {
+		w.Header()["Content-Length"] = []string{strconv.Itoa(n)}
+	}
+	for _, p := range parts {
+		if len(p) > 0 {
+			if _, err := w.Write(p); err != nil {
+				return
+			}
+		}
+	}
 }
 
 // WriteError writes err as b answers it: a JSON-RPC error response for id
