@@ -167,8 +167,11 @@ func (h *Handler) extensions(ctx context.Context) error {
 // extension.
 func contractsActive(ctx context.Context) bool {
 	ext, ok := a2asrv.ExtensionsFrom(ctx)
-	return ok && ext.Active(&a2a.AgentExtension{URI: ContractsURI})
+	return ok && ext.Active(activeContracts)
 }
+
+// activeContracts is what contractsActive looks for, made once.
+var activeContracts = &a2a.AgentExtension{URI: ContractsURI}
 
 // withExtensionVerified adds vr under the contracts extension's key of
 // meta when the call activated it, copying nothing: meta is the answer's
@@ -177,6 +180,12 @@ func withExtensionVerified(ctx context.Context, meta map[string]any, vr any) map
 	if vr == nil || !contractsActive(ctx) {
 		return meta
 	}
+	return addExtensionVerified(meta, vr)
+}
+
+// addExtensionVerified adds vr under the contracts extension's key of
+// meta (a new map when nil) and returns it.
+func addExtensionVerified(meta map[string]any, vr any) map[string]any {
 	if meta == nil {
 		meta = map[string]any{}
 	}
@@ -190,8 +199,7 @@ func artifactWithExtensionVerified(ctx context.Context, a *a2a.Artifact, vr any)
 	if vr == nil || a == nil || !contractsActive(ctx) {
 		return
 	}
-	meta := maps.Clone(a.Metadata)
-	a.Metadata = withExtensionVerified(ctx, meta, vr)
+	a.Metadata = addExtensionVerified(maps.Clone(a.Metadata), vr)
 }
 
 // echoExtensions names the extensions the call activated in the

@@ -764,37 +764,23 @@ func encodeJSON[R any](r R) ([]byte, error) { return json.Marshal(r) }
 func encodeNothing(struct{}) ([]byte, error) { return nil, nil }
 
 // encodeSendResult encodes SendMessage's result as A2A 1.0 does
-// ({"task": …} or {"message": …}).
+// ({"task": …} or {"message": …}). The verified results a task carries
+// as CompactJSON are written as they are (jsonenc.Appender).
 func encodeSendResult(res a2a.SendMessageResult) ([]byte, error) {
-	t, _ := res.(*a2a.Task)
-	return encodeHeld(t, func() ([]byte, error) { return marshalEvent(res) })
+	b, err := marshalEvent(res)
+	if err != nil {
+		return nil, fmt.Errorf("encode the result: %w", err)
+	}
+	return b, nil
 }
 
 // encodeTask encodes a task result.
 func encodeTask(t *a2a.Task) ([]byte, error) {
-	return encodeHeld(t, func() ([]byte, error) { return marshalTask(t) })
-}
-
-// encodeHeld encodes a result with marshal; the verified results that t
-// (the task in it, if any) carries are written as they are, not
-// validated and copied by encoding/json (holdCompact).
-func encodeHeld(t *a2a.Task, marshal func() ([]byte, error)) ([]byte, error) {
-	var held []CompactJSON
-	if t != nil {
-		held = holdCompact(t)
-	}
-	body, err := marshal()
+	b, err := marshalTask(t)
 	if err != nil {
 		return nil, fmt.Errorf("encode the result: %w", err)
 	}
-	if len(held) == 0 {
-		return body, nil
-	}
-	size := len(body)
-	for _, c := range held {
-		size += len(c)
-	}
-	return appendCompact(make([]byte, 0, size), body, held), nil
+	return b, nil
 }
 
 // encodeEvent encodes an A2A 1.0 stream event as a2a-go does

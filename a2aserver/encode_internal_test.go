@@ -65,7 +65,7 @@ func eventsFrom(text string, meta map[string]any, at time.Time) []a2a.Event {
 
 // TestEventEncodingIsA2AGo checks the result writer against a2a-go's
 // encoding on every shape it writes, pactum's metadata (ints, nested
-// maps, a held verified result's mark, CompactJSON) and values it leaves
+// maps, CompactJSON as a gate's verified result comes) and values it leaves
 // to encoding/json, including ones that fail.
 func TestEventEncodingIsA2AGo(t *testing.T) {
 	t.Parallel()
@@ -74,9 +74,9 @@ func TestEventEncodingIsA2AGo(t *testing.T) {
 		nil,
 		{},
 		{MetadataKey: map[string]any{"state": "succeeded", "attempt": 1, "attemptsTotal": int64(2), "agent": "echo",
-			"audit": map[string]any{"recordSeq": 4, "ref": "audit:t1"}, VerifiedKey: compactMark + "0"}},
+			"audit": map[string]any{"recordSeq": 4, "ref": "audit:t1"}, VerifiedKey: CompactJSON(`{"contract":"c","note":"\u003cx\u003e"}`)}},
 		{"f": 1.5, "g": 1e21, "h": 1e-7, "i": -0.0, "j": 123456789.0, "k": []any{1.0, "x", nil, true, map[string]any{}}, "l": []any(nil),
-			"<": "a&b\u2028", "é": "\xff", "m": json.RawMessage(`{"b": 1, "a": "<x>"}`), "n": CompactJSON(`{"v":"<y>"}`),
+			"<": "a&b\u2028", "é": "\xff", "m": json.RawMessage(`{"b": 1, "a": "<x>"}`), "n": CompactJSON(`{"v":"\u003cy\u003e","w":[1,null]}`),
 			"o": CompactJSON(nil), "p": map[string]string{"z": "1", "a": "2"}, "q": []int{3}, "r": uint8(7), "s": float32(0.1)},
 	}
 	texts := []string{"hello", "", "<b>\"q\" & \\ \n\t", "日本語 \u2029", "\xff\xfe"}

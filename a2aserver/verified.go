@@ -1,14 +1,9 @@
 package a2aserver
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"maps"
-	"slices"
-	"strconv"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -101,8 +96,8 @@ func (h *Handler) taskWithVerified(ctx context.Context, t *task.Task, historyLen
 // returns it. A VerifiedResult func may return one: encoding/json
 // validates and copies a json.RawMessage every time it writes one, and
 // the SendMessage answer, which carries the verified result twice, then
-// takes it as it is instead. Bytes that are not what the name says make
-// an answer that is not JSON.
+// takes it as it is instead (AppendJSON, through the answer's writer).
+// Bytes that are not what the name says make an answer that is not JSON.
 type CompactJSON []byte
 
 // MarshalJSON returns c: through json.Marshal it is validated and copied
@@ -114,63 +109,11 @@ func (c CompactJSON) MarshalJSON() ([]byte, error) {
 	return c, nil
 }
 
-// compactMark is what a verified result held out of an answer's encoding
-// stands in for, followed by its index; the random part keeps a caller's
-// text from ever being taken for one. compactMarkJSON is its JSON string
-// as encoding/json writes it, without the closing quote.
-var compactMark, compactMarkJSON = func() (string, []byte) {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	m := "\x00pactum:" + hex.EncodeToString(b) + ":"
-	j, _ := json.Marshal(m)
-	return m, j[:len(j)-1]
-}()
-
-// holdCompact replaces the CompactJSON verified results in t's metadata
-// and its last artifact's (where taskWithVerified puts them) with marks,
-// and returns them in mark order: encoding/json would validate and copy
-// them as it writes them, and appendCompact writes them as they are.
-func holdCompact(t *a2a.Task) []CompactJSON {
-	var held []CompactJSON
-	hold := func(meta map[string]any) {
-		p, _ := meta[MetadataKey].(map[string]any)
-		if c, ok := p[VerifiedKey].(CompactJSON); ok && len(c) > 0 {
-			p[VerifiedKey] = compactMark + strconv.Itoa(len(held))
-			held = append(held, c)
-		}
+// AppendJSON appends c as it is ("null" when empty): what json.Marshal
+// writes for it, without its validating copy (jsonenc.Appender).
+func (c CompactJSON) AppendJSON(b []byte) []byte {
+	if len(c) == 0 {
+		return append(b, "null"...)
 	}
-	hold(t.Metadata)
-	if n := len(t.Artifacts); n > 0 && t.Artifacts[n-1] != nil {
-		hold(t.Artifacts[n-1].Metadata)
-	}
-	return held
-}
-
-// appendCompact appends body, the answer's JSON, to dst with the values
-// holdCompact held written as they are in place of their marks.
-func appendCompact(dst, body []byte, held []CompactJSON) []byte {
-	type spot struct {
-		at, end int
-		c       CompactJSON
-	}
-	var spots [2]spot
-	found := spots[:0]
-	var mark [64]byte
-	for i, c := range held {
-		m := append(append(append(mark[:0], compactMarkJSON...), strconv.Itoa(i)...), '"')
-		at := bytes.Index(body, m)
-		if at < 0 {
-			continue // not written (cannot happen: the mark was in the task)
-		}
-		found = append(found, spot{at, at + len(m), c})
-	}
-	// The marks are not in index order (a task's artifacts are encoded
-	// before its metadata).
-	slices.SortFunc(found, func(a, b spot) int { return a.at - b.at })
-	last := 0
-	for _, f := range found {
-		dst = append(append(dst, body[last:f.at]...), f.c...)
-		last = f.end
-	}
-	return append(dst, body[last:]...)
+	return append(b, c...)
 }

@@ -67,3 +67,37 @@ func BenchmarkPostGate10(b *testing.B) {
 		st.PostGate(ctx, in)
 	}
 }
+
+// BenchmarkGate3 is one checked attempt of the echo agent under the
+// 3-assertion contract of bench/compare.sh's "checked" agent (contains,
+// regex, max_duration): pre-gate, the agent's answer, post-gate and the
+// verdict's evidence, as the pipeline runs the gate on a blocking
+// request. Run: go test -run '^$' -bench Gate3 -benchmem ./contract
+func BenchmarkGate3(b *testing.B) {
+	c, err := Compile(&AgentContract{ID: "checked", Steps: []ContractStep{{ID: "checked", OnViolation: ViolationFail, Assertions: []ContractAssertion{
+		{Type: Assert, Message: "echoes the greeting", Check: Check{Type: "contains", Value: "hello"}},
+		{Type: Assert, Message: "starts with it", Check: Check{Type: "regex", Pattern: "^hello"}},
+		{Type: Assert, Message: "answers at once", Check: Check{Type: "max_duration", Max: "1s"}},
+	}}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, _ := c.Step("checked")
+	gate := st.Middleware(GateOptions{})
+	tk := &task.Task{ID: "t1", Agent: "checked", Attempt: 1, State: task.StateInProgress}
+	text := task.TextPart("hello")
+	res := &task.Result{Artifacts: []task.Artifact{{ID: "a1", Name: "echo", Parts: []task.Part{text}}},
+		Message: &task.Message{Role: task.RoleAgent, Parts: []task.Part{text}}}
+	next := func(context.Context) (*task.Result, error) { return res, nil }
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		a := &task.Attempt{Task: tk}
+		if _, err := gate.Handle(ctx, a, next); err != nil {
+			b.Fatal(err)
+		}
+		if ev := a.Evidence(); len(ev) != 1 || ev[0].Outcome != "pass" {
+			b.Fatalf("evidence %+v", ev)
+		}
+	}
+}

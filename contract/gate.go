@@ -305,13 +305,29 @@ func recordOutput(a *task.Attempt, out *JudgedOutput) {
 
 // record adds vr as the attempt's verdict evidence.
 func recordVerdict(a *task.Attempt, vr *VerifiedResult, outcome, msg string, d time.Duration) {
-	data, err := json.Marshal(vr)
+	// Written out (json.Marshal's bytes), once per checked attempt.
+	data, err := appendVerifiedResult(make([]byte, 0, verifiedSize(vr)), vr)
+	if err != nil {
+		data, err = json.Marshal(vr)
+	}
 	if err != nil {
 		// A VerifiedResult holds JSON-decoded values only; a failure here
 		// is a bug, shown where the verdict would be.
 		data, _ = json.Marshal(map[string]string{"error": "encode verified result: " + err.Error()})
 	}
 	a.AddEvidence(task.Evidence{Kind: task.EvidenceVerdict, Outcome: outcome, Message: msg, Duration: d, Data: data})
+}
+
+// verifiedSize is about the length of vr's JSON, for its buffer.
+func verifiedSize(vr *VerifiedResult) int {
+	n := 320 + len(vr.Contract) + len(vr.ContractDigest) + len(vr.Step) + len(vr.Error)
+	for _, g := range [...]*GateResult{&vr.Verification.PreGate, &vr.Verification.PostGate} {
+		for i := range g.Results {
+			r := &g.Results[i]
+			n += 64 + len(r.Check) + len(r.Target) + len(r.Message) + len(r.Reason) + len(r.Path)
+		}
+	}
+	return n
 }
 
 // contractID names the step's contract in verified results.

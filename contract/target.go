@@ -351,12 +351,22 @@ func outputValue(r *task.Result) *value {
 	if msg != nil {
 		n += len(msg.Parts)
 	}
-	parts := make([]task.Part, 0, n)
-	for _, a := range r.Artifacts {
-		parts = append(parts, a.Parts...)
-	}
-	if msg != nil {
-		parts = append(parts, msg.Parts...)
+	var parts []task.Part
+	switch {
+	case msg == nil && len(r.Artifacts) == 1:
+		// One artifact (the built-in runtimes' answer): its parts, not
+		// a copy; nothing changes them.
+		parts = r.Artifacts[0].Parts
+	case msg != nil && len(r.Artifacts) == 0:
+		parts = msg.Parts
+	default:
+		parts = make([]task.Part, 0, n)
+		for _, a := range r.Artifacts {
+			parts = append(parts, a.Parts...)
+		}
+		if msg != nil {
+			parts = append(parts, msg.Parts...)
+		}
 	}
 	v := partsValue(parts)
 	v.label = "output"
@@ -576,46 +586,58 @@ func openInWorkDir(dir, loc string, read bool) (os.FileInfo, []byte, error) {
 const maxFileResource = 32 << 20
 
 // memo holds the targets one gate has resolved, so that ten checks on the
-// output join its text and parse its JSON once.
+// output join its text and parse its JSON once. A gate's checks name a
+// few bases ("output", an artifact or two): a short list, not a map.
 type memo struct {
 	mu    sync.Mutex
-	bases map[string]memoEntry
+	bases []memoEntry
+	first [4]memoEntry
 }
 
 type memoEntry struct {
-	v   *value
-	err error
+	base string
+	v    *value
+	err  error
 }
 
 func (m *memo) base(t target, in *Input) (*value, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if e, ok := m.bases[t.base]; ok {
-		return e.v, e.err
+	for i := range m.bases {
+		if e := &m.bases[i]; e.base == t.base {
+			return e.v, e.err
+		}
 	}
 	v, err := t.resolveBase(in)
 	if m.bases == nil {
-		m.bases = make(map[string]memoEntry, 4)
+		m.bases = m.first[:0]
 	}
-	m.bases[t.base] = memoEntry{v, err}
+	m.bases = append(m.bases, memoEntry{t.base, v, err})
 	return v, err
+}
+
+// memoInput is an Input with its memo, made in one allocation.
+type memoInput struct {
+	in Input
+	m  memo
 }
 
 // withMemo returns a copy of in that memoizes resolved targets for the
 // length of one gate.
 func (in *Input) withMemo() *Input {
-	if in == nil {
-		return &Input{memo: &memo{}}
+	c := &memoInput{}
+	if in != nil {
+		c.in = *in
 	}
-	c := *in
-	c.memo = &memo{}
-	return &c
+	c.in.memo = &c.m
+	return &c.in
 }
 
 // repeatsArtifacts reports whether m's text is the artifacts' text (their
 // text parts joined by newlines) and m has nothing else.
 func repeatsArtifacts(m *task.Message, arts []task.Artifact) bool {
-	var want []string
+	var wantBuf, gotBuf [4]string
+	want := wantBuf[:0]
 	for _, a := range arts {
 		for _, p := range a.Parts {
 			if p.Kind == task.PartText {
@@ -623,12 +645,15 @@ func repeatsArtifacts(m *task.Message, arts []task.Artifact) bool {
 			}
 		}
 	}
-	var got []string
+	got := gotBuf[:0]
 	for _, p := range m.Parts {
 		if p.Kind != task.PartText {
 			return false
 		}
 		got = append(got, p.Text)
+	}
+	if len(got) == 1 && len(want) == 1 {
+		return got[0] == want[0]
 	}
 	return len(got) > 0 && strings.Join(got, "\n") == strings.Join(want, "\n")
 }

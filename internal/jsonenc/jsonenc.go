@@ -76,7 +76,8 @@ func Marshal(b []byte, v any) ([]byte, error) {
 
 // Value appends v: the types encoding/json decodes into and pactum's
 // metadata holds (strings, bools, ints, float64s, map[string]any, []any)
-// written here, others through json.Marshal.
+// written here, an Appender as it appends itself, others through
+// json.Marshal.
 func Value(b []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
@@ -90,14 +91,11 @@ func Value(b []byte, v any) ([]byte, error) {
 	case int64:
 		return strconv.AppendInt(b, v, 10), nil
 	case float64:
-		// encoding/json's float64: 'f' inside [1e-6, 1e21), else its
-		// exponent form, which is left to it.
-		if a := math.Abs(v); math.IsInf(v, 0) || math.IsNaN(v) || (a != 0 && (a < 1e-6 || a >= 1e21)) {
-			return Marshal(b, v)
-		}
-		return strconv.AppendFloat(b, v, 'f', -1, 64), nil
+		return Float64(b, v)
 	case map[string]any:
 		return Object(b, v)
+	case Appender:
+		return v.AppendJSON(b), nil
 	case []any:
 		if v == nil {
 			return append(b, "null"...), nil
@@ -115,6 +113,25 @@ func Value(b []byte, v any) ([]byte, error) {
 		return append(b, ']'), nil
 	}
 	return Marshal(b, v)
+}
+
+// Appender is a value that appends its own JSON exactly as json.Marshal
+// writes it (a2aserver.CompactJSON, a verified result as the gate
+// encoded it): Value appends it without encoding/json's validating copy
+// of a json.Marshaler's output. Bytes that are not what json.Marshal
+// would write make JSON that is not Marshal's.
+type Appender interface {
+	AppendJSON(b []byte) []byte
+}
+
+// Float64 appends f as encoding/json writes a float64: 'f' inside
+// [1e-6, 1e21), else its exponent form, which is left to it (and NaN and
+// the infinities, which it refuses).
+func Float64(b []byte, f float64) ([]byte, error) {
+	if a := math.Abs(f); math.IsInf(f, 0) || math.IsNaN(f) || (a != 0 && (a < 1e-6 || a >= 1e21)) {
+		return Marshal(b, f)
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, 64), nil
 }
 
 // Object appends m as encoding/json writes a map: keys sorted.

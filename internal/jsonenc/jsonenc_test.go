@@ -3,6 +3,7 @@ package jsonenc_test
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,4 +60,62 @@ func TestTimeIsMarshalJSON(t *testing.T) {
 			t.Errorf("%v: got %s, %v; MarshalJSON %s, %v", at, got, err, want, werr)
 		}
 	}
+}
+
+// checkRaw compares Valid with json.Valid and RawMessage with
+// json.Marshal(json.RawMessage(raw)).
+func checkRaw(t *testing.T, raw []byte) {
+	t.Helper()
+	if got, want := jsonenc.Valid(raw), json.Valid(raw); got != want {
+		t.Fatalf("Valid(%q) = %v, json.Valid %v", raw, got, want)
+	}
+	got, err := jsonenc.RawMessage([]byte("x"), raw)
+	want, werr := json.Marshal(json.RawMessage(raw))
+	if (err != nil) != (werr != nil) || (err == nil && string(got) != "x"+string(want)) {
+		t.Fatalf("RawMessage(%q): got %q, %v; json.Marshal %q, %v", raw, got, err, want, werr)
+	}
+}
+
+func TestRawIsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{
+		``, ` `, `null`, `true`, `false`, `nul`, `truex`, `0`, `-0`, `01`, `-`, `1.`, `1.5`, `1e`, `1e+`, `1E-7`, `-12.5e+30`, `.5`, `+1`,
+		`""`, `"a"`, `"\u00e9\n\"\\\/\b\f\r\t"`, `"\u12"`, `"\u12g4"`, `"\x"`, "\"\x01\"", "\"\x7f\xff\"", `"<a & b>"`, "\"\u2028\u2029\"",
+		"\"\xe2\x80\"", `"unterminated`, `"\`, `{}`, `[]`, `{ }`, `[ ]`, ` {"a":1} `, `{"a":1,}`, `[1,]`, `[,1]`, `{"a" 1}`, `{1:2}`,
+		`{"a":[1,{"b":null}],"c":"d"}`, "{\n\t\"a\" : [1 , 2]\r\n}", `[1 2]`, `[1][2]`, `{"a":1}}`, `[[[]]]`, `[[[]]`, `"<"x`,
+		`{"step":"contract","kind":"verdict","outcome":"pass","durationNs":238945,"data":{"x":[0.094831,-1e-7]}}`,
+	} {
+		checkRaw(t, []byte(raw))
+	}
+	checkRaw(t, nil)
+}
+
+func TestValidNestingLimit(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{9999, 10000, 10001} {
+		checkRaw(t, []byte(strings.Repeat("[", n)+strings.Repeat("]", n)))
+		checkRaw(t, []byte(strings.Repeat(`{"a":`, n)+"1"+strings.Repeat("}", n)))
+	}
+}
+
+func FuzzRawMessage(f *testing.F) {
+	for _, s := range []string{`{"a":[1,"<b>",null,true,-0.5e3]}`, " [1, 2] ", `"\u2028"`, `{"a":"\ud800"}`, `01`, `"\x01"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		checkRaw(t, raw)
+	})
+}
+
+// appender is a value that appends its own JSON, as json.Marshal writes it.
+type appender string
+
+func (a appender) AppendJSON(b []byte) []byte   { return append(b, a...) }
+func (a appender) MarshalJSON() ([]byte, error) { return []byte(a), nil }
+
+// An Appender is written as it appends itself: what json.Marshal writes
+// for it when its bytes are Marshal's.
+func TestValueAppender(t *testing.T) {
+	t.Parallel()
+	check(t, map[string]any{"v": appender(`{"a":"\u003cb\u003e","n":[1,null]}`), "w": []any{appender(`"x"`)}})
 }

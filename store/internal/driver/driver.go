@@ -144,20 +144,76 @@ func EncodeRecord(rec task.Record) (data []byte, evidence string, err error) {
 		}
 		return data, "", nil
 	}
-	ev, err := json.Marshal(rec.Evidence)
-	if err != nil {
+	// The evidence is written into the record's JSON and its column's
+	// text copied out of it.
+	data, err = appendRecord(make([]byte, 0, 256+evidenceSize(rec.Evidence)), &rec)
+	if err == nil {
+		data = append(data[:len(data)-1], `,"evidence":`...)
+		start := len(data)
+		var ok bool
+		if data, ok = appendEvidence(data, rec.Evidence); ok {
+			evidence = string(data[start:])
+			return append(data, '}'), evidence, nil
+		}
+	}
+	if _, err := json.Marshal(rec.Evidence); err != nil {
 		return nil, "", fmt.Errorf("encode evidence: %w", err)
 	}
-	if data, err = appendRecord(make([]byte, 0, 160+len(ev)+len(`,"evidence":`)), &rec); err != nil {
-		bare := rec
-		bare.Evidence = nil
-		_, err = json.Marshal(bare) // its error
-		return nil, "", fmt.Errorf("encode record: %w", err)
+	bare := rec
+	bare.Evidence = nil
+	_, err = json.Marshal(bare) // its error
+	return nil, "", fmt.Errorf("encode record: %w", err)
+}
+
+// appendEvidence appends evs as json.Marshal encodes them, byte for byte
+// (the evidence column, and part of the audit entry's data): written out,
+// and each Data appended as it is when jsonenc vouches that encoding/json
+// would write it so (a verdict's data, which json.Marshal wrote), instead
+// of encoding/json's validating, compacting copy. false: data that is not
+// JSON, for which the caller runs json.Marshal for its error.
+func appendEvidence(b []byte, evs []task.Evidence) ([]byte, bool) {
+	b = append(b, '[')
+	for i := range evs {
+		e := &evs[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"step":`...)
+		b = jsonenc.String(b, e.Step)
+		b = append(b, `,"kind":`...)
+		b = jsonenc.String(b, string(e.Kind))
+		if e.Outcome != "" {
+			b = append(b, `,"outcome":`...)
+			b = jsonenc.String(b, e.Outcome)
+		}
+		if e.Message != "" {
+			b = append(b, `,"message":`...)
+			b = jsonenc.String(b, e.Message)
+		}
+		if e.Duration != 0 {
+			b = append(b, `,"durationNs":`...)
+			b = strconv.AppendInt(b, int64(e.Duration), 10)
+		}
+		if len(e.Data) > 0 {
+			b = append(b, `,"data":`...)
+			var err error
+			if b, err = jsonenc.RawMessage(b, e.Data); err != nil {
+				return nil, false
+			}
+		}
+		b = append(b, '}')
 	}
-	data = append(data[:len(data)-1], `,"evidence":`...)
-	data = append(data, ev...)
-	data = append(data, '}')
-	return data, string(ev), nil
+	return append(b, ']'), true
+}
+
+// evidenceSize is about the length of evs' JSON.
+func evidenceSize(evs []task.Evidence) int {
+	n := 2
+	for i := range evs {
+		e := &evs[i]
+		n += 72 + len(e.Step) + len(e.Kind) + len(e.Outcome) + len(e.Message) + len(e.Data)
+	}
+	return n
 }
 
 // appendRecord appends rec without its evidence as json.Marshal encodes
@@ -200,11 +256,11 @@ func (w *Writes) Check() error {
 }
 
 // CheckAudit refuses entries that cannot be sealed: Data must be valid
-// JSON when set. Drivers run it before they write, so that sealing (inside
+// JSON when set (json.Valid's rule, checked by jsonenc.Valid in one pass). Drivers run it before they write, so that sealing (inside
 // the transaction) does not parse JSON and trusts its input.
 func CheckAudit(entries []task.AuditInput) error {
 	for _, in := range entries {
-		if len(in.Data) > 0 && !json.Valid(in.Data) {
+		if len(in.Data) > 0 && !jsonenc.Valid(in.Data) {
 			return task.Errorf(task.CodeInvalidArgument, "audit entry %q: Data is not valid JSON", in.Kind)
 		}
 	}

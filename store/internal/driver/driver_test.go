@@ -68,6 +68,12 @@ func TestEncodeRecordIsJSONMarshal(t *testing.T) {
 				{Step: "contract", Kind: "verdict", Outcome: "pass", Message: "<all> hold", Duration: 26512,
 					Data: json.RawMessage(`{"contract": "c", "note": "<b>&</b>", "n": [1, 2.5]}`)},
 			}},
+		{TaskID: "t3", Seq: 5, From: task.StateInProgress, To: task.StateSucceeded, At: at, Attempt: 1,
+			Evidence: []task.Evidence{
+				{Step: "contract", Kind: "verdict", Outcome: "pass", Message: "all assertions hold", Duration: 26512,
+					Data: json.RawMessage(`{"contract":"c","verification":{"passed":true,"timing":{"totalMs":0.026512}}}`)},
+				{Step: "contract", Kind: task.EvidenceOutput, Outcome: "judged", Data: json.RawMessage(`"\u003cx\u003e"`)},
+			}},
 	} {
 		data, ev, err := driver.EncodeRecord(rec)
 		want, werr := json.Marshal(rec)
@@ -104,6 +110,33 @@ func FuzzEncodeRecord(f *testing.F) {
 	})
 }
 
+// FuzzEncodeRecordEvidence checks EncodeRecord's evidence against
+// json.Marshal on any evidence data (JSON to keep, to compact and escape,
+// or not JSON at all) and text.
+func FuzzEncodeRecordEvidence(f *testing.F) {
+	f.Add("contract", "verdict", "pass", "all <hold>", int64(26512), []byte(`{"a":[1,"x",null,true,{"b":-0.5e3}]}`))
+	f.Add("contract", "output", "", "", int64(0), []byte(` {"a": "<b>&\u2028"} `))
+	f.Add("p\u2028", "k\x01", "o", "m\xff", int64(-1), []byte(`{"a":`))
+	f.Add("", "", "", "", int64(1), []byte(nil))
+	f.Fuzz(func(t *testing.T, step, kind, outcome, msg string, d int64, data []byte) {
+		rec := task.Record{TaskID: "t", Seq: 2, From: task.StateInProgress, To: task.StateSucceeded,
+			At: time.Date(2026, 11, 28, 5, 0, 0, 0, time.UTC), Attempt: 1,
+			Evidence: []task.Evidence{{Step: "policy", Kind: task.EvidenceDecision, Outcome: "allow"},
+				{Step: step, Kind: task.EvidenceKind(kind), Outcome: outcome, Message: msg, Duration: time.Duration(d), Data: data}}}
+		got, ev, err := driver.EncodeRecord(rec)
+		want, werr := json.Marshal(rec)
+		if (err != nil) != (werr != nil) || string(got) != string(want) {
+			t.Fatalf("EncodeRecord = %s, %v\njson.Marshal = %s, %v", got, err, want, werr)
+		}
+		if err == nil {
+			wantEv, _ := json.Marshal(rec.Evidence)
+			if ev != string(wantEv) {
+				t.Fatalf("evidence = %s, want %s", ev, wantEv)
+			}
+		}
+	})
+}
+
 // A time json.Marshal cannot write fails EncodeRecord too.
 func TestEncodeRecordRefusesWhatJSONRefuses(t *testing.T) {
 	for _, at := range []time.Time{
@@ -127,6 +160,24 @@ func TestEncodeRecordRefusesWhatJSONRefuses(t *testing.T) {
 func BenchmarkEncodeRecord(b *testing.B) {
 	rec := task.Record{TaskID: "0196f1c2-7d3e-7a40-9b1e-3c5d7e9f1a2b", Seq: 4, From: task.StateInProgress,
 		To: task.StateSucceeded, At: time.Date(2026, 11, 28, 2, 3, 4, 567891000, time.UTC), Attempt: 1, Node: "node-a"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := driver.EncodeRecord(rec); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEncodeRecordVerdict encodes the record of a checked attempt's
+// end: a contract gate's verdict (a 3-assertion verified result, as
+// json.Marshal wrote it) as its evidence. Run:
+// go test -run '^$' -bench EncodeRecordVerdict -benchmem ./store/internal/driver
+func BenchmarkEncodeRecordVerdict(b *testing.B) {
+	vr := `{"contract":"checked","contractDigest":"sha256:2cc67302bc90888d6deb0e5ceb8e20ceb47da300bc762bd3854bae20a14fe805","step":"checked","executed":true,"verification":{"passed":true,"preGate":{"passed":true,"results":[]},"postGate":{"passed":true,"results":[{"check":"contains","type":"assert","message":"echoes the greeting","passed":true},{"check":"regex","type":"assert","message":"starts with it","passed":true},{"check":"max_duration","type":"assert","message":"answers at once","passed":true}]},"resourcesCreated":[],"timing":{"preGateMs":0.003535,"executionMs":0.018738,"postGateMs":0.010476,"totalMs":0.032749}}}`
+	rec := task.Record{TaskID: "0196f1c2-7d3e-7a40-9b1e-3c5d7e9f1a2b", Seq: 4, From: task.StateInProgress,
+		To: task.StateSucceeded, At: time.Date(2026, 11, 28, 2, 3, 4, 567891000, time.UTC), Attempt: 1, Node: "node-a",
+		Evidence: []task.Evidence{{Step: "contract", Kind: task.EvidenceVerdict, Outcome: "pass", Message: "all assertions hold",
+			Duration: 32749, Data: json.RawMessage(vr)}}}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, _, err := driver.EncodeRecord(rec); err != nil {
