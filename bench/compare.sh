@@ -93,14 +93,7 @@ if [[ ${COMPARE_PG:-${COMPARE_ALL:-0}} == 1 ]]; then
 fi
 # The echo agent, and the same agent with a 3-assertion contract (issue 15:
 # within 10 % of echo without one), measured as "pactumc" at 32 clients.
-echo_config "$work/pactum.yaml" "$pactum_port" "sqlite://$work/bench.db" "" '  - name: checked
-    type: echo
-    contract:
-      onViolation: fail
-      assertions:
-        - {type: assert, message: echoes the greeting, check: {type: contains, value: hello}}
-        - {type: assert, message: starts with it, check: {type: regex, pattern: "^hello"}}
-        - {type: assert, message: answers at once, check: {type: max_duration, max: 1s}}'
+echo_config "$work/pactum.yaml" "$pactum_port" "sqlite://$work/bench.db" "" "$checked_agent"
 # The default configuration: what `pactum serve` runs with when the file
 # says nothing but where to listen, the store and the agents.
 printf 'listen: 127.0.0.1:%s\nstore: "sqlite://%s/bench.db"\nagents:\n  - name: echo\n    type: echo\n' \

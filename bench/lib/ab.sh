@@ -30,11 +30,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-git -C "$root" worktree add -q --detach "$work/then-src" "$rev"
-(cd "$work/then-src" && go build -o "$work/then" ./cmd/pactum)
-go build -o "$work/now" "$root/cmd/pactum"
-go test -c -o "$work/bench.test" "$root/internal/node"
 source "$root/bench/lib/node.sh"
+build_then_now "$root" "$rev" "$work"
+go test -c -o "$work/bench.test" "$root/internal/node"
 port_free "$port" "set AB_PORT"
 echo_config "$work/pactum.yaml" "$port" "sqlite://$work/bench.db"
 

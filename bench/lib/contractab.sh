@@ -31,24 +31,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if [[ -n ${CONTRACTAB_THEN:-} ]]; then
-	cp "$CONTRACTAB_THEN" "$work/then"
-else
-	git -C "$root" worktree add -q --detach "$work/then-src" "$rev"
-	(cd "$work/then-src" && go build -o "$work/then" ./cmd/pactum)
-fi
-go build -o "$work/now" "$root/cmd/pactum"
-go test -c -o "$work/bench.test" "$root/internal/node"
 source "$root/bench/lib/node.sh"
+build_then_now "$root" "$rev" "$work" "${CONTRACTAB_THEN:-}"
+go test -c -o "$work/bench.test" "$root/internal/node"
 port_free "$port" "set AB_PORT"
-echo_config "$work/pactum.yaml" "$port" "sqlite://$work/bench.db" "" '  - name: checked
-    type: echo
-    contract:
-      onViolation: fail
-      assertions:
-        - {type: assert, message: echoes the greeting, check: {type: contains, value: hello}}
-        - {type: assert, message: starts with it, check: {type: regex, pattern: "^hello"}}
-        - {type: assert, message: answers at once, check: {type: max_duration, max: 1s}}'
+echo_config "$work/pactum.yaml" "$port" "sqlite://$work/bench.db" "" "$checked_agent"
 
 client() {
 	PACTUM_BENCH_URL=http://127.0.0.1:$port/agents/$1 "$work/bench.test" -test.run '^$' -test.timeout 5m \

@@ -41,6 +41,32 @@ echo_config() {
 	} >"$1"
 }
 
+# checked_agent is compare.sh's "checked" agent, an entry of agents: for
+# echo_config's $5: the echo agent with a 3-assertion contract (issue 15
+# and 31: within 10 % of echo without one).
+checked_agent='  - name: checked
+    type: echo
+    contract:
+      onViolation: fail
+      assertions:
+        - {type: assert, message: echoes the greeting, check: {type: contains, value: hello}}
+        - {type: assert, message: starts with it, check: {type: regex, pattern: "^hello"}}
+        - {type: assert, message: answers at once, check: {type: max_duration, max: 1s}}'
+
+# build_then_now builds, in directory $3, `then` (pactum at revision $2 of
+# the repository $1, from a worktree at $3/then-src that the caller's
+# cleanup removes; or the binary $4 when given) and `now` (the working
+# tree's pactum), for the A/B scripts.
+build_then_now() {
+	if [[ -n ${4:-} ]]; then
+		cp "$4" "$3/then"
+	else
+		git -C "$1" worktree add -q --detach "$3/then-src" "$2"
+		(cd "$3/then-src" && go build -o "$3/then" ./cmd/pactum)
+	fi
+	go build -o "$3/now" "$1/cmd/pactum"
+}
+
 # median_awk defines the awk function median(list): the median of the
 # numbers in the space-separated list. Put it before a program:
 # awk "$median_awk"'{ … }'.

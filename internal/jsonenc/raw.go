@@ -122,20 +122,8 @@ func (s *rawScanner) object() bool {
 		if !s.value() {
 			return false
 		}
-		s.space()
-		if s.i >= len(s.data) {
-			return false
-		}
-		switch s.data[s.i] {
-		case ',':
-			s.i++
-			s.space()
-		case '}':
-			s.i++
-			s.depth--
-			return true
-		default:
-			return false
+		if more, ok := s.more('}'); !more {
+			return ok
 		}
 	}
 }
@@ -155,22 +143,30 @@ func (s *rawScanner) array() bool {
 		if !s.value() {
 			return false
 		}
-		s.space()
-		if s.i >= len(s.data) {
-			return false
-		}
-		switch s.data[s.i] {
-		case ',':
-			s.i++
-			s.space()
-		case ']':
-			s.i++
-			s.depth--
-			return true
-		default:
-			return false
+		if more, ok := s.more(']'); !more {
+			return ok
 		}
 	}
+}
+
+// more reads what follows a member or an element: a comma, more to come,
+// or close, which ends the object or array; ok is false for anything else.
+func (s *rawScanner) more(close byte) (more, ok bool) {
+	s.space()
+	if s.i >= len(s.data) {
+		return false, false
+	}
+	switch s.data[s.i] {
+	case ',':
+		s.i++
+		s.space()
+		return true, true
+	case close:
+		s.i++
+		s.depth--
+		return false, true
+	}
+	return false, false
 }
 
 // str checks a string from its opening quote. encoding/json refuses
