@@ -55,7 +55,12 @@ import (
 // creation's whose hold ended. If the group's transaction fails in
 // PostgreSQL (a statement error aborts it all), it is rolled back and each
 // member is committed again alone, its key and its writes in a transaction
-// of its own (commitAlone): one member's failure is not the others'. A
+// of its own (commitAlone): one member's failure is not the others'.
+// Between that rollback and a member's commit alone its key is free:
+// another node's creation with the same key may take it then and run, and
+// the member's commit alone then fails (its agent having run). Only a
+// group PostgreSQL refused opens that window; a SAVEPOINT per member would
+// close it, at two statements per member in every group. A
 // lost connection, or one lost with COMMIT in flight, fails every member,
 // as it fails a transaction of one task.
 //
