@@ -52,10 +52,7 @@ func WriteResult(w http.ResponseWriter, b Binding, id json.RawMessage, body []by
 	case JSONRPC, JSONRPC03:
 		// AppendRPCResult's bytes and a newline, the body written where
 		// it is rather than copied into the response.
-		head := appendRPCHead(make([]byte, 0, len(id)+32), id)
-		if body != nil {
-			head = append(head, `,"result":`...)
-		}
+		head := appendRPCResultHead(make([]byte, 0, len(id)+32), id, body != nil)
 		writeWhole(w, head, body, rpcEnd)
 	case REST:
 		if body != nil {

@@ -156,12 +156,19 @@ func AppendRPCError(dst []byte, id json.RawMessage, err error) []byte {
 // answers the operations that return nothing) for the request id, without
 // a newline.
 func AppendRPCResult(dst []byte, id json.RawMessage, result []byte) []byte {
-	dst = appendRPCHead(dst, id)
-	if result != nil {
-		dst = append(dst, `,"result":`...)
-		dst = append(dst, result...)
-	}
+	dst = appendRPCResultHead(dst, id, result != nil)
+	dst = append(dst, result...)
 	return append(dst, '}')
+}
+
+// appendRPCResultHead appends what AppendRPCResult writes before the
+// result's JSON: the head for id and, when there is a result, its name.
+func appendRPCResultHead(dst []byte, id json.RawMessage, result bool) []byte {
+	dst = appendRPCHead(dst, id)
+	if result {
+		dst = append(dst, `,"result":`...)
+	}
+	return dst
 }
 
 // appendRPCHead appends the start of a response for id. The id is written
