@@ -27,7 +27,9 @@
 # PG_STATS_WAIT seconds (default 11) before and after. stmts is "-" when
 # pg_stat_statements is not loaded (shared_preload_libraries); the rest is
 # printed all the same. PG_TOP=n prints the n statements that took the
-# most time, per task.
+# most time (total_exec_time, waits included), per task, with their calls
+# and WAL records per task, and the WAL records and bytes per task of all
+# statements.
 #
 #   bash bench/lib/pg.sh [rounds] [requests]          (defaults: 3, 8000)
 #
@@ -196,9 +198,14 @@ pg_measure() {
 		srv1=$(pg_server_stats)
 		if [[ -n ${PG_TOP:-} && $pg_stmts_on == 1 ]]; then
 			psql "$pg_db_dsn" -qAt -F ' | ' -c "SELECT round(total_exec_time::numeric * 1000 / $n, 1) AS us_per_task,
-				round(calls::numeric / $n, 2) AS calls_per_task, left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+				round(calls::numeric / $n, 2) AS calls_per_task, round(wal_records::numeric / $n, 2) AS wal_per_task,
+				left(regexp_replace(query, '\s+', ' ', 'g'), 110)
 				FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 				ORDER BY total_exec_time DESC LIMIT ${PG_TOP}" | sed "s/^/# $label top: /" >&2
+			psql "$pg_db_dsn" -qAt -c "SELECT format('%s WAL records, %s bytes per task (all statements)',
+				round(sum(wal_records)::numeric / $n, 2), round(sum(wal_bytes) / $n))
+				FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())" |
+				sed "s/^/# $label wal: /" >&2
 		fi
 		sleep "$wait"
 		srv2=$(pg_server_stats)
