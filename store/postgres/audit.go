@@ -77,8 +77,8 @@ func (s *Store) AuditEntries(ctx context.Context, after int64, limit int) ([]tas
 	return out, nil
 }
 
-// sealAudit has the transaction write entries, at now, to audit_pending
-// (sqlPend) after its other statements, just before COMMIT: a sealer
+// sealAudit has the transaction write entries, at now, to
+// audit_pending_batches (sqlPend) after its other statements, just before COMMIT: a sealer
 // hashes them into the chain after the commit (sealPending). They take no
 // lock another writer needs. Entries of several calls are written in call
 // order under one batch number; a transition's statement (sqlMove) takes
@@ -99,7 +99,8 @@ func (x *txn) takeAudit() []any {
 	return args
 }
 
-// pendBuf collects audit entries for audit_pending: sqlPend's arrays.
+// pendBuf collects audit entries for audit_pending_batches: sqlPend's
+// arrays, one element per entry.
 type pendBuf struct {
 	ats                    []time.Time
 	kinds, taskIDs, actors []string
@@ -134,26 +135,32 @@ func (p *pendBuf) args() []any {
 const sealLockClass = 0x7365616c // "seal"
 
 // sealBatch bounds how many pending entries one background seal takes, so
-// that a backlog is sealed in transactions of bounded size.
+// that a backlog is sealed in transactions of bounded size: batches are
+// taken until they hold sealBatch entries (see sqlTakePending).
 const sealBatch = 4096
 
-// pendingRow is one row of audit_pending.
-type pendingRow struct {
-	batch int64
-	ord   int32
-	e     task.AuditEntry
+// pendingBatch is one row sqlTakePending returns: a transaction's pending
+// entries (a row of audit_pending_batches, ord 0), or one pending entry
+// written by a node of an earlier version (a row of audit_pending).
+type pendingBatch struct {
+	batch                  int64
+	ord                    int32
+	ats                    []time.Time
+	kinds, taskIDs, actors []string
+	datas                  [][]byte
 }
 
 // sealPending seals committed pending entries into the chain in the
 // transaction x, and returns how many. It takes the sealer's advisory lock
 // (with try, only if it is free: busy reports that another session holds
-// it), then the head row, then deletes up to limit pending rows (all when
-// limit < 1) in (batch, ord) order, the first ones, and appends them to the
-// chain from the head, hashing them as task.AuditEntry.ComputeHash does;
-// the insert and the head's move are queued for the commit. The statement
-// that reads the pending rows starts after the head is locked, so it sees
-// every transaction committed before, and no other sealer can have taken
-// any of them.
+// it), then the head row, then deletes the first pending batches, of both
+// tables, in batch order (up to about limit entries, see sqlTakePending;
+// all when limit < 1), and appends their entries to the chain from the
+// head in (batch, ord, position in the batch) order, hashing them as
+// task.AuditEntry.ComputeHash does; the insert and the head's move are
+// queued for the commit. The statement that reads the pending rows starts
+// after the head is locked, so it sees every transaction committed before,
+// and no other sealer can have taken any of them.
 func (x *txn) sealPending(try bool, limit int) (n int, busy bool, err error) {
 	if try {
 		got := false
@@ -181,19 +188,18 @@ func (x *txn) sealPending(try bool, limit int) (n int, busy bool, err error) {
 	if limit > 0 {
 		lim = limit
 	}
-	var rows []pendingRow
+	var rows []pendingBatch
 	x.queue(sqlTakePending, lim).Query(func(r pgx.Rows) error {
 		for r.Next() {
-			var p pendingRow
-			var kind string
-			var data []byte
-			if err := r.Scan(&p.batch, &p.ord, &p.e.At, &kind, &p.e.TaskID, &p.e.Actor, &data); err != nil {
+			var p pendingBatch
+			if err := r.Scan(&p.batch, &p.ord, &p.ats, &p.kinds, &p.taskIDs, &p.actors, &p.datas); err != nil {
 				return err
 			}
-			p.e.At, p.e.Kind = p.e.At.UTC(), task.AuditKind(kind)
-			if len(data) > 0 {
-				p.e.Data = json.RawMessage(data)
+			if k := len(p.kinds); len(p.ats) != k || len(p.taskIDs) != k || len(p.actors) != k || len(p.datas) != k {
+				return fmt.Errorf("pending batch %d: arrays of %d, %d, %d, %d and %d entries",
+					p.batch, len(p.ats), k, len(p.taskIDs), len(p.actors), len(p.datas))
 			}
+			n += len(p.kinds)
 			rows = append(rows, p)
 		}
 		return r.Err()
@@ -201,28 +207,35 @@ func (x *txn) sealPending(try bool, limit int) (n int, busy bool, err error) {
 	if err := x.flush(); err != nil {
 		return 0, false, fmt.Errorf("seal: %w", err)
 	}
-	if len(rows) == 0 {
+	if n == 0 {
 		return 0, false, nil
 	}
-	slices.SortFunc(rows, func(a, b pendingRow) int {
+	slices.SortFunc(rows, func(a, b pendingBatch) int {
 		if c := cmp.Compare(a.batch, b.batch); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.ord, b.ord)
 	})
-	n = len(rows)
-	seqs, ats := make([]int64, n), make([]time.Time, n)
-	kinds, taskIDs, actors, prevs, hashes := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	datas := make([][]byte, n)
+	seqs, ats := make([]int64, 0, n), make([]time.Time, 0, n)
+	kinds, taskIDs, actors := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+	prevs, hashes := make([]string, 0, n), make([]string, 0, n)
+	datas := make([][]byte, 0, n)
 	for i := range rows {
-		e := &rows[i].e
-		headSeq++
-		e.Seq, e.PrevHash = headSeq, headHash
-		e.Hash = e.ComputeHash()
-		headHash = e.Hash
-		seqs[i], ats[i], kinds[i], taskIDs[i], actors[i], prevs[i], hashes[i] = e.Seq, e.At, string(e.Kind), e.TaskID, e.Actor, e.PrevHash, e.Hash
-		if len(e.Data) > 0 {
-			datas[i] = []byte(e.Data)
+		p := &rows[i]
+		for j := range p.kinds {
+			e := task.AuditEntry{At: p.ats[j].UTC(), Kind: task.AuditKind(p.kinds[j]), TaskID: p.taskIDs[j], Actor: p.actors[j]}
+			var data []byte
+			if len(p.datas[j]) > 0 {
+				data = p.datas[j]
+				e.Data = json.RawMessage(data)
+			}
+			headSeq++
+			e.Seq, e.PrevHash = headSeq, headHash
+			e.Hash = e.ComputeHash()
+			headHash = e.Hash
+			seqs, ats, kinds = append(seqs, e.Seq), append(ats, e.At), append(kinds, p.kinds[j])
+			taskIDs, actors, datas = append(taskIDs, e.TaskID), append(actors, e.Actor), append(datas, data)
+			prevs, hashes = append(prevs, e.PrevHash), append(hashes, e.Hash)
 		}
 	}
 	x.queue(sqlInsertSealed, seqs, ats, kinds, taskIDs, actors, datas, prevs, hashes)
@@ -255,7 +268,7 @@ func (s *Store) Seal(ctx context.Context) (int, error) {
 	}
 }
 
-// pendingExists reports whether audit_pending has a row.
+// pendingExists reports whether an entry is pending, in either table.
 func (s *Store) pendingExists(ctx context.Context) (bool, error) {
 	var any bool
 	err := s.retry(ctx, func() (bool, error) {
@@ -403,7 +416,9 @@ type recordKey struct {
 // seq). A pending entry whose data does not parse names no record.
 func pendingRecords(ctx context.Context, tx pgx.Tx) (map[recordKey]struct{}, error) {
 	skip := map[recordKey]struct{}{}
-	err := scanRows(ctx, tx, `SELECT task_id, data FROM audit_pending WHERE kind = '`+string(task.AuditTransition)+`'`,
+	err := scanRows(ctx, tx, `SELECT u.task_id, u.data FROM audit_pending_batches AS b,
+		unnest(b.kind, b.task_id, b.data) AS u (kind, task_id, data) WHERE u.kind = '`+string(task.AuditTransition)+`'
+		UNION ALL SELECT task_id, data FROM audit_pending WHERE kind = '`+string(task.AuditTransition)+`'`,
 		func(rows pgx.Rows) error {
 			var id string
 			var data []byte

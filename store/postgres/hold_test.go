@@ -361,8 +361,8 @@ func TestSpeculativeCreateRacingKeys(t *testing.T) {
 	verifyChain(t, a, 6)
 }
 
-// TestPendBatches: a transaction's audit entries wait in audit_pending
-// under one batch number, in order; a creation joined by its task's next
+// TestPendBatches: a transaction's audit entries wait in
+// audit_pending_batches as one row under one batch number, in order; a creation joined by its task's next
 // write shares the transition's batch (one transaction, one commit), its
 // entries first. (Until issue 31 the creation kept a batch of its own,
 // before the transition's: the same order in the chain.)
@@ -376,7 +376,8 @@ func TestPendBatches(t *testing.T) {
 	if _, err := succeed(ctx, s, "t1", "w1"); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := conn(t, schema).Query(ctx, `SELECT batch, kind FROM audit_pending ORDER BY batch, ord`)
+	rows, err := conn(t, schema).Query(ctx, `SELECT b.batch, u.kind FROM audit_pending_batches AS b,
+		unnest(b.kind) WITH ORDINALITY AS u (kind, ord) ORDER BY b.batch, u.ord`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,6 +402,9 @@ func TestPendBatches(t *testing.T) {
 	want := "[0:task.submitted 0:task.transition 0:task.transition 0:task.transition 0:test.note 0:task.transition]"
 	if fmt.Sprint(got) != want || len(batches) != 1 {
 		t.Fatalf("pending entries (batch - first batch: kind) %v, want %s", got, want)
+	}
+	if n, old := count(t, schema, "audit_pending_batches"), count(t, schema, "audit_pending"); n != 1 || old != 0 {
+		t.Fatalf("%d rows in audit_pending_batches, %d in audit_pending; want 1 and 0", n, old)
 	}
 	verifyChain(t, s, 6)
 }

@@ -821,6 +821,10 @@ var undo = map[int][]string{
 		`DROP FUNCTION pactum_pend_new_task`, `DROP FUNCTION pactum_pend`,
 		`DROP TABLE audit_pending`, `DROP SEQUENCE audit_pending_batch`,
 	},
+	8: {
+		`DROP TRIGGER audit_pending_wait ON audit_pending`, `DROP FUNCTION pactum_pending_wait`,
+		`DROP TABLE audit_pending_batches`,
+	},
 }
 
 // rollBack reverts the schema's migrations newer than version, newest first.

@@ -104,35 +104,62 @@ const (
 		WHERE state = 'in_progress' AND lease_expires < $1 ORDER BY lease_expires, id LIMIT $2`
 	sqlNextRunAfter = `SELECT min(coalesce(run_after, updated_at)) FROM tasks WHERE state = 'queued'`
 
-	// sqlPend writes audit entries to audit_pending (see sealAudit), each
-	// at its time in $1, in array order, under one new batch number: what migration
-	// 0007's pactum_pend does, as one statement the server plans once per
-	// connection instead of a PL/pgSQL call (pactum_pend and
+	// sqlPend writes audit entries to audit_pending_batches (see
+	// sealAudit) as one row under one new batch number, one array element
+	// per entry, each at its time in $1 and in array order: what migration
+	// 0007's pactum_pend does (one audit_pending row per entry), as one
+	// row, which is one heap tuple, one index tuple and, when sealed, one
+	// delete whatever the number of entries (issue 31). pactum_pend and
 	// pactum_pend_new_task stay in the schema for nodes of earlier
-	// versions). The batch number is a MATERIALIZED CTE so that nextval
-	// runs once whatever the join order.
-	sqlPend = `WITH b AS MATERIALIZED (SELECT nextval('audit_pending_batch') AS n)
-		INSERT INTO audit_pending (batch, ord, at, kind, task_id, actor, data)
-		SELECT b.n, u.ord, u.at, u.kind, u.task_id, u.actor, u.data
-		FROM b, unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::bytea[]) WITH ORDINALITY AS u(at, kind, task_id, actor, data, ord)`
-	// sqlTakePending deletes and returns the first $1 pending entries (all
-	// when $1 is NULL); sqlInsertSealed appends sealed entries to the chain
-	// (see sealPending).
-	// The rows are found through the primary key and deleted by their
+	// versions, and the sealer takes their rows too.
+	sqlPend = `INSERT INTO audit_pending_batches (batch, at, kind, task_id, actor, data)
+		VALUES (nextval('audit_pending_batch'), $1, $2, $3, $4, $5)`
+	// sqlTakePending deletes and returns the first pending batches (all
+	// when $1 is NULL) of both tables merged in batch order, one row per
+	// batch: an audit_pending_batches row (ord 0) or an audit_pending row
+	// (its ord, its columns as one-element arrays); the caller sorts them
+	// by (batch, ord). It takes batches of audit_pending_batches until
+	// they hold $1 entries (the last may take it past $1), and up to $1
+	// audit_pending rows; when one table may hold more than it took (it
+	// reached $1), nothing of the other past the last batch taken from
+	// this one is taken, so that no batch is sealed before one with a
+	// smaller number that is still pending. Whenever something is left so,
+	// $1 entries or more are returned. pactum.seal lets the rows of
+	// audit_pending go (pactum_pending_wait, migration 0008).
+	// The rows are found through the primary keys and deleted by their
 	// ctid (pending rows are never updated, so a ctid names one row): a
 	// queue table whose rows all die soon after they are written holds
 	// far more dead rows than live ones until it is vacuumed, and the
 	// (batch, ord) IN (…) form that issue 31 replaced joined them by a
 	// sequential scan of all of them, at every seal.
-	sqlTakePending = `DELETE FROM audit_pending WHERE ctid = ANY (ARRAY (
-		SELECT ctid FROM audit_pending ORDER BY batch, ord LIMIT $1))
-		RETURNING batch, ord, at, kind, task_id, actor, data`
+	sqlTakePending = `WITH f AS MATERIALIZED (
+			SELECT ctid, batch, cardinality(kind) AS k FROM audit_pending_batches ORDER BY batch LIMIT $1
+		), n AS MATERIALIZED (
+			SELECT ctid, batch, k FROM (SELECT ctid, batch, k, sum(k) OVER (ORDER BY batch) - k AS before FROM f) AS w
+			WHERE $1::integer IS NULL OR before < $1
+		), o AS MATERIALIZED (
+			SELECT ctid, batch FROM audit_pending ORDER BY batch, ord LIMIT $1
+		), c AS MATERIALIZED (
+			SELECT least(
+				(SELECT max(batch) FROM n HAVING sum(k) >= $1),
+				(SELECT max(batch) FROM o HAVING count(*) >= $1)) AS cut
+		), dn AS (
+			DELETE FROM audit_pending_batches WHERE ctid = ANY (ARRAY (
+				SELECT n.ctid FROM n, c WHERE c.cut IS NULL OR n.batch <= c.cut))
+			RETURNING batch, 0 AS ord, at, kind, task_id, actor, data
+		), dold AS (
+			DELETE FROM audit_pending WHERE set_config('pactum.seal', 'batches', true) IS NOT NULL
+				AND ctid = ANY (ARRAY (SELECT o.ctid FROM o, c WHERE c.cut IS NULL OR o.batch <= c.cut))
+			RETURNING batch, ord, ARRAY[at], ARRAY[kind], ARRAY[task_id], ARRAY[actor], ARRAY[data]
+		)
+		SELECT * FROM dn UNION ALL SELECT * FROM dold`
 	sqlInsertSealed = `INSERT INTO audit_log (seq, at, kind, task_id, actor, data, prev_hash, hash)
 		SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[], $8::text[])`
-	// sqlAnyPending finds whether a pending entry exists through the
-	// primary key: EXISTS (SELECT 1 FROM audit_pending) scanned the table,
-	// dead rows and all (see sqlTakePending).
-	sqlAnyPending = `SELECT true FROM audit_pending ORDER BY batch, ord LIMIT 1`
+	// sqlAnyPending finds whether a pending entry exists, in either table,
+	// through the primary keys: EXISTS (SELECT 1 FROM audit_pending)
+	// scanned the table, dead rows and all (see sqlTakePending).
+	sqlAnyPending = `(SELECT true FROM audit_pending_batches ORDER BY batch LIMIT 1)
+		UNION ALL (SELECT true FROM audit_pending ORDER BY batch, ord LIMIT 1) LIMIT 1`
 	sqlAuditAfter = `SELECT seq, at, kind, task_id, actor, data, prev_hash, hash
 		FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`
 
@@ -169,8 +196,8 @@ func recordsFrom(first int) string {
 // task's, inserts the task ($1–$21, sqlInsertTask's, with turn_start $38
 // and children $39), its history ($26, in order), its records ($27–$37),
 // its artifacts ($40 IDs, distinct, and $41 JSON, in order) and the
-// transaction's audit entries, pending under one new batch number
-// ($42–$46, sqlPend's). It returns a row when it wrote the task; none
+// transaction's audit entries, pending as one row under one new batch
+// number ($42–$46, sqlPend's). It returns a row when it wrote the task; none
 // means a live key of another task holds the key, and nothing was
 // written. Before issue 31 these were four statements and a read-back.
 var sqlCreate = `WITH k AS (
@@ -197,12 +224,10 @@ var sqlCreate = `WITH k AS (
 	), a AS (
 		INSERT INTO task_artifacts (task_id, artifact_id, position, artifact)
 		SELECT t.id, a.id, a.ord, a.artifact FROM t, unnest($40::text[], $41::text[]) WITH ORDINALITY AS a (id, artifact, ord)
-	), b AS MATERIALIZED (
-		SELECT nextval('audit_pending_batch') AS n WHERE cardinality($43::text[]) > 0 AND EXISTS (SELECT 1 FROM t)
 	), p AS (
-		INSERT INTO audit_pending (batch, ord, at, kind, task_id, actor, data)
-		SELECT b.n, e.ord, e.at, e.kind, e.task_id, e.actor, e.data
-		FROM b, unnest($42::timestamptz[], $43::text[], $44::text[], $45::text[], $46::bytea[]) WITH ORDINALITY AS e (at, kind, task_id, actor, data, ord)
+		INSERT INTO audit_pending_batches (batch, at, kind, task_id, actor, data)
+		SELECT nextval('audit_pending_batch'), $42::timestamptz[], $43::text[], $44::text[], $45::text[], $46::bytea[]
+		WHERE cardinality($43::text[]) > 0 AND EXISTS (SELECT 1 FROM t)
 	)
 	SELECT true FROM t`
 
@@ -236,8 +261,8 @@ const sqlHoldKey = `WITH k AS (
 // messages appended to its history ($27), its artifacts ($28 IDs, $29
 // JSON: each stored at the end, or replacing the one with its ID in place;
 // the IDs must be distinct) and the transaction's audit entries, pending
-// under one new batch number ($30–$34, sqlPend's). It returns how many
-// task rows it updated. Before issue 31 these were four statements and one
+// as one row under one new batch number ($30–$34, sqlPend's). It returns
+// how many task rows it updated. Before issue 31 these were four statements and one
 // more per artifact.
 var sqlMove = `WITH u AS (
 		UPDATE tasks SET state = $2, attempt = $3, run_after = $4, lease_owner = $5,
@@ -256,11 +281,9 @@ var sqlMove = `WITH u AS (
 		SELECT $1, a.id, (SELECT coalesce(max(position), 0) FROM task_artifacts WHERE task_id = $1) + a.ord, a.artifact
 		FROM unnest($28::text[], $29::text[]) WITH ORDINALITY AS a (id, artifact, ord)
 		ON CONFLICT (task_id, artifact_id) DO UPDATE SET artifact = excluded.artifact
-	), b AS MATERIALIZED (
-		SELECT nextval('audit_pending_batch') AS n WHERE cardinality($31::text[]) > 0
 	), p AS (
-		INSERT INTO audit_pending (batch, ord, at, kind, task_id, actor, data)
-		SELECT b.n, e.ord, e.at, e.kind, e.task_id, e.actor, e.data
-		FROM b, unnest($30::timestamptz[], $31::text[], $32::text[], $33::text[], $34::bytea[]) WITH ORDINALITY AS e (at, kind, task_id, actor, data, ord)
+		INSERT INTO audit_pending_batches (batch, at, kind, task_id, actor, data)
+		SELECT nextval('audit_pending_batch'), $30::timestamptz[], $31::text[], $32::text[], $33::text[], $34::bytea[]
+		WHERE cardinality($31::text[]) > 0
 	)
 	SELECT count(*) FROM u`
