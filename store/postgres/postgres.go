@@ -15,8 +15,8 @@
 //
 // The audit log is one hash chain whatever the number of writers, and
 // writers do not wait for each other to extend it: a transaction writes its
-// entries, unhashed, into audit_pending (sqlPend) in
-// the pipeline that carries its COMMIT, and a sealer appends committed
+// entries, unhashed, as one row of audit_pending_batches (sqlPend) in the
+// pipeline that carries its COMMIT, and a sealer appends committed
 // pending entries to the chain after the commit, in one transaction under
 // an advisory lock and the head's row lock (sealPending). Each store runs
 // a background sealer, woken by its own commits; readers of the chain
