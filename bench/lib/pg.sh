@@ -17,6 +17,9 @@
 # Each pactum line also gives, per task (one request, one task) over the
 # measurement: pg-cpu, the CPU time of every PostgreSQL process (user +
 # system ticks from /proc, the postmaster's reaped children included);
+# db-cpu, that of the processes serving the benchmark's database only (its
+# backends: neither the WAL writer nor other databases' sessions, which
+# on a shared host are other people's);
 # node-cpu, the nodes' together; stmts, the statements pg_stat_statements
 # counted in the database (BEGIN and COMMIT included); rt and sent, the
 # round trips and statements the nodes sent (their
@@ -107,6 +110,7 @@ pg_start_nodes() {
 	local nodes=$1 db dsn i port
 	pg_seq=$((pg_seq + 1))
 	db=pactum_bench_$$_$pg_seq
+	pg_db=$db
 	psql "$pg_admin" -qAtc "CREATE DATABASE $db" >/dev/null
 	pg_dbs+=("$db")
 	dsn=$(printf '%s' "$pg_admin" | sed -E "s#/[^/?]*(\\?|$)#/$db\\1#")
@@ -147,6 +151,28 @@ pg_cpu_ticks() {
 	END { for (p in t) { s += t[p]; if (!(pp[p] in t)) s += c[p] } print s + 0 }' /proc/[0-9]*/stat 2>/dev/null
 }
 
+# pg_db_ticks prints "pid ticks" (user + system CPU ticks) for each
+# PostgreSQL process that serves $pg_db, the benchmark's database: those
+# whose title names it (the nodes' backends, an autovacuum worker on it).
+# Unlike pg_cpu_ticks it leaves out the server's shared processes (WAL
+# writer, checkpointer) and the sessions of other databases, which on a
+# shared host are other people's work.
+pg_db_ticks() {
+	local f pid
+	for f in $(grep -laF " $pg_db " /proc/[0-9]*/cmdline 2>/dev/null); do
+		pid=${f#/proc/}
+		pid=${pid%/cmdline}
+		awk -v pid="$pid" '{ print pid, $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || true
+	done
+}
+
+# pg_db_cpu prints the CPU ticks the processes in pg_db_ticks' list $2
+# used since its list $1 (a process that started since counts from 0; one
+# that has ended is left out).
+pg_db_cpu() {
+	awk 'NR == FNR { t0[$1] = $2; next } { s += $2 - t0[$1] } END { print s + 0 }' <(printf '%s\n' "$1") <(printf '%s\n' "$2")
+}
+
 # pg_server_stats prints the server's counters, one line: transaction IDs
 # assigned so far, WAL flushes, statements (pg_stat_statements, in
 # $pg_db_dsn's database; "-" without it).
@@ -180,7 +206,7 @@ pg_node_ticks() {
 # and p99 in compare.sh's format, and for pactum (pg_ports set) the
 # per-task costs; the line also goes to $pg_work/results.
 pg_measure() {
-	local label=$1 url=$2 n=$3 wait=${PG_STATS_WAIT:-11} bench extra="" cpu0 cpu1 node0 node1 wire0 wire1 srv0 srv1 srv2
+	local label=$1 url=$2 n=$3 wait=${PG_STATS_WAIT:-11} bench extra="" cpu0 cpu1 db0 db1 node0 node1 wire0 wire1 srv0 srv1 srv2
 	pg_client "$url" 2000 >/dev/null
 	if [[ ${#pg_ports[@]} -gt 0 ]]; then
 		sleep "$wait"
@@ -188,11 +214,13 @@ pg_measure() {
 		srv0=$(pg_server_stats)
 		wire0=$(pg_wire)
 		cpu0=$(pg_cpu_ticks)
+		db0=$(pg_db_ticks)
 		node0=$(pg_node_ticks)
 	fi
 	bench=$(pg_client "$url" "$n")
 	if [[ ${#pg_ports[@]} -gt 0 ]]; then
 		cpu1=$(pg_cpu_ticks)
+		db1=$(pg_db_cpu "$db0" "$(pg_db_ticks)")
 		node1=$(pg_node_ticks)
 		wire1=$(pg_wire)
 		srv1=$(pg_server_stats)
@@ -209,12 +237,12 @@ pg_measure() {
 		fi
 		sleep "$wait"
 		srv2=$(pg_server_stats)
-		extra=$(awk -v n="$n" -v hz="$(getconf CLK_TCK)" -v c0="$cpu0" -v c1="$cpu1" -v d0="$node0" -v d1="$node1" \
+		extra=$(awk -v n="$n" -v hz="$(getconf CLK_TCK)" -v c0="$cpu0" -v c1="$cpu1" -v db="$db1" -v d0="$node0" -v d1="$node1" \
 			-v w0="$wire0" -v w1="$wire1" -v s0="$srv0" -v s1="$srv1" -v s2="$srv2" 'BEGIN {
 			split(w0, a, " "); split(w1, b, " "); split(s0, x, " "); split(s1, y, " "); split(s2, z, " ")
 			st = (x[3] == "-") ? "-" : sprintf("%.2f", (y[3] - x[3]) / n)
-			printf "  pg-cpu %5.0f us  node-cpu %5.0f us  stmts %s  sent %.2f  rt %.2f  commits %.2f  walsync %.2f /task",
-				(c1 - c0) * 1e6 / hz / n, (d1 - d0) * 1e6 / hz / n, st, (b[2] - a[2]) / n, (b[1] - a[1]) / n,
+			printf "  pg-cpu %5.0f us  db-cpu %5.0f us  node-cpu %5.0f us  stmts %s  sent %.2f  rt %.2f  commits %.2f  walsync %.2f /task",
+				(c1 - c0) * 1e6 / hz / n, db * 1e6 / hz / n, (d1 - d0) * 1e6 / hz / n, st, (b[2] - a[2]) / n, (b[1] - a[1]) / n,
 				(y[1] - x[1]) / n, (z[2] - x[2]) / n }')
 	fi
 	printf '%s\n' "$bench" | awk -v label="$label" -v extra="$extra" '/FAIL|panic|Error|_test\.go/ { print > "/dev/stderr" }
@@ -250,15 +278,15 @@ pg_round() {
 pg_report() {
 	awk -v rounds="$1" -v label="$pg_label" "$median_awk"'
 { if (!($1 in r)) order[++nk] = $1; r[$1] = r[$1] " " $4; p50[$1] = p50[$1] " " $7; p99[$1] = p99[$1] " " $10
-  for (i = 11; i < NF; i++) if ($i ~ /^(pg-cpu|node-cpu|stmts|sent|rt|commits|walsync)$/ && $(i+1) != "-") { x[$1, $i] = x[$1, $i] " " $(i+1); has[$1] = 1 } }
+  for (i = 11; i < NF; i++) if ($i ~ /^(pg-cpu|db-cpu|node-cpu|stmts|sent|rt|commits|walsync)$/ && $(i+1) != "-") { x[$1, $i] = x[$1, $i] " " $(i+1); has[$1] = 1 } }
 END {
 	printf "# medians of %d rounds\n", rounds
 	for (i = 1; i <= nk; i++) {
 		k = order[i]; mr[k] = median(r[k]); m99[k] = median(p99[k])
 		extra = ""
 		if (has[k]) {
-			extra = sprintf("  pg-cpu %5.0f us  node-cpu %5.0f us  stmts %s  sent %.2f  rt %.2f  commits %.2f  walsync %.2f /task",
-				median(x[k, "pg-cpu"]), median(x[k, "node-cpu"]), ((k, "stmts") in x) ? sprintf("%.2f", median(x[k, "stmts"])) : "-",
+			extra = sprintf("  pg-cpu %5.0f us  db-cpu %5.0f us  node-cpu %5.0f us  stmts %s  sent %.2f  rt %.2f  commits %.2f  walsync %.2f /task",
+				median(x[k, "pg-cpu"]), median(x[k, "db-cpu"]), median(x[k, "node-cpu"]), ((k, "stmts") in x) ? sprintf("%.2f", median(x[k, "stmts"])) : "-",
 				median(x[k, "sent"]), median(x[k, "rt"]), median(x[k, "commits"]), median(x[k, "walsync"]))
 			pgcpu[k] = median(x[k, "pg-cpu"])
 		}
