@@ -78,12 +78,13 @@ func (s *Store) AuditEntries(ctx context.Context, after int64, limit int) ([]tas
 }
 
 // sealAudit has the transaction write entries, at now, to
-// audit_pending_batches (sqlPend) after its other statements, just before COMMIT: a sealer
-// hashes them into the chain after the commit (sealPending). They take no
-// lock another writer needs. Entries of several calls are written in call
-// order under one batch number; a transition's statement (sqlMove) takes
-// them in the same statement as its writes (takeAudit), otherwise they are
-// sent with COMMIT (txn.commit).
+// audit_pending_batches (sqlPend) after its other statements, just before
+// COMMIT: a sealer hashes them into the chain after the commit
+// (sealPending). They take no lock another writer needs. Entries of
+// several calls are written in call order under one batch number, as one
+// row; a transition's statement (sqlMove) takes them in the same
+// statement as its writes (takeAudit), otherwise they are sent with COMMIT
+// (txn.commit).
 func (x *txn) sealAudit(now time.Time, entries []task.AuditInput) {
 	x.audit.add(now, entries)
 }

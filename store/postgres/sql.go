@@ -153,6 +153,8 @@ const (
 			RETURNING batch, ord, ARRAY[at], ARRAY[kind], ARRAY[task_id], ARRAY[actor], ARRAY[data]
 		)
 		SELECT * FROM dn UNION ALL SELECT * FROM dold`
+	// sqlInsertSealed appends sealed entries to the chain (see
+	// sealPending).
 	sqlInsertSealed = `INSERT INTO audit_log (seq, at, kind, task_id, actor, data, prev_hash, hash)
 		SELECT * FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::bytea[], $7::text[], $8::text[])`
 	// sqlAnyPending finds whether a pending entry exists, in either table,
