@@ -145,10 +145,13 @@ pg_client() {
 
 # pg_cpu_ticks prints the user + system CPU ticks of every PostgreSQL
 # process (comm "postgres"), plus the postmaster's reaped children's: a
-# backend that exits during the measurement still counts.
+# backend that exits during the measurement still counts. The files are
+# read by cat, not awk: a process that ends between the glob and the read
+# made awk fail, and with it the whole run (set -e).
 pg_cpu_ticks() {
-	awk '$2 == "(postgres)" { t[$1] = $14 + $15; c[$1] = $16 + $17; pp[$1] = $4 }
-	END { for (p in t) { s += t[p]; if (!(pp[p] in t)) s += c[p] } print s + 0 }' /proc/[0-9]*/stat 2>/dev/null
+	{ cat /proc/[0-9]*/stat 2>/dev/null || true; } |
+		awk '$2 == "(postgres)" { t[$1] = $14 + $15; c[$1] = $16 + $17; pp[$1] = $4 }
+		END { for (p in t) { s += t[p]; if (!(pp[p] in t)) s += c[p] } print s + 0 }'
 }
 
 # pg_db_ticks prints "pid ticks" (user + system CPU ticks) for each
