@@ -37,8 +37,8 @@
 -- from one list of entries, and the sealer refuses a row whose arrays
 -- differ in length. No CHECK says so: one with cardinality and
 -- array_position over the five arrays cost 20 µs of the server's CPU per
--- insert (38–40 µs against 17–19 µs without it, pgbench, one client),
--- more than the row saves.
+-- insert (38–41 µs against 17–19 µs without it, pgbench, one client;
+-- docs/benchmarks.md), as much as the one row saves.
 CREATE TABLE audit_pending_batches (
     batch   bigint        PRIMARY KEY,   -- nextval('audit_pending_batch'), as audit_pending's
     at      timestamptz[] NOT NULL,      -- each entry's time (the operation's Now)
