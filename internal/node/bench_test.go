@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime/metrics"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -248,6 +249,26 @@ func benchCall(b *testing.B, url, method string) {
 	benchCallURLs(b, []string{url}, method)
 }
 
+// benchClients returns the client counts benchCallURLs measures: 1 and
+// 32, or the comma-separated counts PACTUM_BENCH_CLIENTS names (bench/lib/
+// pg.sh measures one node at a third of 32 clients, what each of three
+// nodes serves, with PG_FAIR=1).
+func benchClients(b *testing.B) []int {
+	v := os.Getenv("PACTUM_BENCH_CLIENTS")
+	if v == "" {
+		return []int{1, 32}
+	}
+	var out []int
+	for f := range strings.SplitSeq(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("PACTUM_BENCH_CLIENTS=%q: %q is not a positive client count", v, f)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
 // restRoutes are the HTTP+JSON routes of the methods benchCall measures,
 // under an agent's base URL.
 var restRoutes = map[string]string{"SendMessage": "/message:send", "SendStreamingMessage": "/message:stream"}
@@ -267,7 +288,7 @@ func benchCallURLs(b *testing.B, urls []string, method string) {
 	if legacy {
 		completed = []byte(`"state":"completed"`)
 	}
-	for _, clients := range []int{1, 32} {
+	for _, clients := range benchClients(b) {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
 			hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
