@@ -57,6 +57,55 @@ func TestAccumulatorMergesChunks(t *testing.T) {
 	}
 }
 
+// TestAccumulatorAppendsAcrossParts: text chunks appended to a text part
+// join it, a chunk of another kind starts a part after it (the text so far
+// kept), text after that starts a new text part, and an artifact sent again
+// without Append starts over; merging twice gives the same artifacts.
+func TestAccumulatorAppendsAcrossParts(t *testing.T) {
+	t.Parallel()
+	a := newAccumulator()
+	a.add(ArtifactChunk{Artifact: Artifact{ID: "x", Parts: []Part{TextPart("")}}})
+	for _, w := range []string{"one", " two", " three"} {
+		a.add(ArtifactChunk{Artifact: Artifact{ID: "x", Parts: []Part{TextPart(w)}}, Append: true})
+	}
+	a.add(ArtifactChunk{Artifact: Artifact{ID: "x", Parts: []Part{{Kind: PartData, Data: []byte(`{"n":1}`)}}}, Append: true})
+	a.add(ArtifactChunk{Artifact: Artifact{ID: "x", Parts: []Part{TextPart("four"), TextPart(" five")}}, Append: true, LastChunk: true})
+	a.add(ArtifactChunk{Artifact: Artifact{ID: "y", Parts: []Part{TextPart("old")}}})
+	a.add(ArtifactChunk{Artifact: Artifact{ID: "y", Parts: []Part{TextPart(" more")}}, Append: true})
+	a.add(ArtifactChunk{Artifact: Artifact{ID: "y", Parts: []Part{TextPart("new")}}})
+	a.add(ArtifactChunk{Artifact: Artifact{ID: "y", Parts: []Part{TextPart("er")}}, Append: true})
+	for range 2 {
+		got := a.merge(nil)
+		if len(got) != 2 {
+			t.Fatalf("merge = %+v, want 2 artifacts", got)
+		}
+		x := got[0].Parts
+		if len(x) != 3 || x[0].Text != "one two three" || x[1].Kind != PartData || string(x[1].Data) != `{"n":1}` || x[2].Text != "four five" {
+			t.Fatalf("x = %+v", x)
+		}
+		if y := got[1].Parts; len(y) != 1 || y[0].Text != "newer" {
+			t.Fatalf("y = %+v", y)
+		}
+	}
+}
+
+// BenchmarkAccumulatorTokens streams a 40 KB answer a 4-byte token a chunk
+// into one artifact: linear in the chunks (each appended once), where
+// concatenating each to the part's string copied the whole text so far.
+func BenchmarkAccumulatorTokens(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		a := newAccumulator()
+		a.add(ArtifactChunk{Artifact: Artifact{ID: "x", Parts: []Part{TextPart("")}}})
+		for range 10000 {
+			a.add(ArtifactChunk{Artifact: Artifact{ID: "x", Parts: []Part{TextPart("tok ")}}, Append: true})
+		}
+		if got := a.merge(nil); len(got[0].Parts[0].Text) != 40000 {
+			b.Fatalf("text of %d bytes", len(got[0].Parts[0].Text))
+		}
+	}
+}
+
 // TestBrokerFuncSubscriberSurvivesResetAndBursts: a SubscribeFunc
 // subscriber sees every event of a burst larger than any buffer, hears a
 // Reset as an EventResync instead of losing its subscription, and is not
