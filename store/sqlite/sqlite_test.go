@@ -268,28 +268,6 @@ var undo = map[int][]string{
 		`ALTER TABLE tasks DROP COLUMN parent_task_id`, `ALTER TABLE tasks DROP COLUMN step`,
 		`ALTER TABLE tasks DROP COLUMN children`, `ALTER TABLE task_records DROP COLUMN evidence`,
 	},
-	// Back to rowid tables, as 0001 made them.
-	6: {
-		`CREATE TABLE task_messages_old (
-			task_id TEXT    NOT NULL REFERENCES tasks (id),
-			seq     INTEGER NOT NULL,
-			message TEXT    NOT NULL,
-			PRIMARY KEY (task_id, seq)
-		) STRICT`,
-		`INSERT INTO task_messages_old SELECT * FROM task_messages`,
-		`DROP TABLE task_messages`,
-		`ALTER TABLE task_messages_old RENAME TO task_messages`,
-		`CREATE TABLE task_artifacts_old (
-			task_id     TEXT    NOT NULL REFERENCES tasks (id),
-			artifact_id TEXT    NOT NULL,
-			position    INTEGER NOT NULL,
-			artifact    TEXT    NOT NULL,
-			PRIMARY KEY (task_id, artifact_id)
-		) STRICT`,
-		`INSERT INTO task_artifacts_old SELECT * FROM task_artifacts`,
-		`DROP TABLE task_artifacts`,
-		`ALTER TABLE task_artifacts_old RENAME TO task_artifacts`,
-	},
 }
 
 // rollBack reverts db's migrations newer than version, newest first.

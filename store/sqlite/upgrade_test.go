@@ -39,7 +39,7 @@ func gunzip(t *testing.T, path string) []byte {
 }
 
 // rowDump returns every row of task_messages and task_artifacts, in key
-// order, as text: what the migration must carry over unchanged.
+// order, as text: what a migration must carry over unchanged.
 func rowDump(t *testing.T, path string) string {
 	t.Helper()
 	db := rawDB(t, path)
@@ -75,31 +75,13 @@ func rowDump(t *testing.T, path string) string {
 	return b.String()
 }
 
-// withoutRowid reports, for each of task_messages and task_artifacts,
-// whether the file at path holds it as a WITHOUT ROWID table.
-func withoutRowid(t *testing.T, path string) map[string]bool {
-	t.Helper()
-	db := rawDB(t, path)
-	defer db.Close()
-	got := map[string]bool{}
-	for _, table := range []string{"task_messages", "task_artifacts"} {
-		// A rowid table's primary key is an index of its own, listed in
-		// sqlite_schema (sqlite_autoindex_…); a WITHOUT ROWID table is
-		// that b-tree, and these tables have no other index.
-		var n int
-		if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = ?`, table).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		got[table] = n == 0
-	}
-	return got
-}
-
 // TestSchema5Upgrade opens a database that pactum at schema version 5
 // wrote (testdata/schema5, made by its gen.go at main 7e1bac6: tasks with
 // messages and artifacts from 5 bytes to 50 KB, an artifact replaced under
 // its id) with this binary: `pactum migrate` applies the migrations after
-// 5, and the tasks read back as that binary read them, row for row.
+// 5 (none yet), and the tasks read back as that binary read them, row for
+// row. A migration that rebuilds a table (issue 31 tried one for
+// task_messages and task_artifacts, docs/benchmarks.md) must pass it.
 func TestSchema5Upgrade(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -113,17 +95,11 @@ func TestSchema5Upgrade(t *testing.T) {
 		t.Fatalf("fixture schema version = %d, %v; want 5", version, err)
 	}
 	_ = db.Close()
-	if got := withoutRowid(t, path); got["task_messages"] || got["task_artifacts"] {
-		t.Fatalf("fixture already has WITHOUT ROWID tables: %v", got)
-	}
 	before := rowDump(t, path)
 
 	n, err := sqlite.Migrate(ctx, "sqlite://"+path, nil)
 	if err != nil || n != sqlite.SchemaVersion()-5 {
 		t.Fatalf("Migrate = %d, %v; want %d applied", n, err, sqlite.SchemaVersion()-5)
-	}
-	if got := withoutRowid(t, path); !got["task_messages"] || !got["task_artifacts"] {
-		t.Errorf("after migration, WITHOUT ROWID: %v; want both", got)
 	}
 	if after := rowDump(t, path); after != before {
 		t.Errorf("rows changed by the migration:\n%s\nwant\n%s", after, before)
