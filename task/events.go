@@ -68,8 +68,11 @@ type funcSubscription struct{ fn func(Event) }
 type subscription struct {
 	ch chan Event
 	// q, when set, replaces ch: the subscriber is a queue.
-	q      *queue
-	closed bool
+	q *queue
+	// finalOnly: the subscriber reads only Final events (a blocking
+	// request waiting for its task's end); the others are not sent.
+	finalOnly bool
+	closed    bool
 }
 
 // queue is a subscriber's backlog that holds only what is pending (a
@@ -163,6 +166,18 @@ func (b *Broker) Subscribe(taskID string) (<-chan Event, func()) {
 
 func (b *Broker) subscribe(taskID string, buffer int) (<-chan Event, func()) {
 	s := &subscription{ch: make(chan Event, buffer)}
+	return s.ch, b.add(taskID, s)
+}
+
+// subscribeFinal is subscribe for a subscriber that reads only taskID's
+// Final events (SubmitAndWait): the others are not sent to it. The
+// blocking request's own goroutine may run the attempt before it reads,
+// and an agent that streams its answer a token a chunk would otherwise
+// overflow the small buffer with chunks nobody reads, and the request
+// would read its task back from the store instead of taking it from the
+// final event.
+func (b *Broker) subscribeFinal(taskID string, buffer int) (<-chan Event, func()) {
+	s := &subscription{ch: make(chan Event, buffer), finalOnly: true}
 	return s.ch, b.add(taskID, s)
 }
 
@@ -294,6 +309,9 @@ func (b *Broker) Publish(ev Event) {
 func (b *Broker) send(taskID string, s *subscription, ev Event) {
 	if s.q != nil {
 		s.q.push(ev)
+		return
+	}
+	if s.finalOnly && !ev.Final {
 		return
 	}
 	select {

@@ -218,3 +218,22 @@ func TestBrokerCountsOpenSubscriptions(t *testing.T) {
 	cancelQ()
 	count(0, "after every subscription ended")
 }
+
+// A final-only subscription is sent only final events: any number of
+// others do not overflow it.
+func TestBrokerFinalOnlySubscription(t *testing.T) {
+	t.Parallel()
+	b := NewBroker()
+	ch, cancel := b.subscribeFinal("a", waiterBuffer)
+	defer cancel()
+	for i := range 10 * waiterBuffer {
+		b.Publish(Event{TaskID: "a", Kind: EventArtifact, Seq: i})
+	}
+	b.Publish(Event{TaskID: "a", Seq: 99, Final: true})
+	if ev, ok := <-ch; !ok || !ev.Final || ev.Seq != 99 {
+		t.Fatalf("first event %+v (open %v), want the final one", ev, ok)
+	}
+	if got := b.Subscribers(); got != 1 {
+		t.Fatalf("Subscribers() = %d, want the final-only one kept", got)
+	}
+}
