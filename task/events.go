@@ -1,6 +1,7 @@
 package task
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -59,7 +60,10 @@ type Broker struct {
 	mu     sync.Mutex
 	byTask map[string]map[*subscription]struct{}
 	all    map[*subscription]struct{}
-	funcs  map[*funcSubscription]struct{}
+	// funcs is a slice, not a set: Publish runs through it for every
+	// event (a streamed answer's every chunk), and starting a map's
+	// iteration costs more than the call it leads to.
+	funcs []*funcSubscription
 }
 
 // funcSubscription is a SubscribeFunc subscriber.
@@ -145,7 +149,7 @@ func (q *queue) take(spare []Event) (evs []Event, lost, chunks bool) {
 
 // NewBroker returns an empty broker.
 func NewBroker() *Broker {
-	return &Broker{byTask: map[string]map[*subscription]struct{}{}, all: map[*subscription]struct{}{}, funcs: map[*funcSubscription]struct{}{}}
+	return &Broker{byTask: map[string]map[*subscription]struct{}{}, all: map[*subscription]struct{}{}}
 }
 
 // subscriberBuffer bounds each streaming subscriber's backlog.
@@ -237,11 +241,11 @@ func (b *Broker) Subscribers() int {
 func (b *Broker) SubscribeFunc(fn func(Event)) (cancel func()) {
 	s := &funcSubscription{fn: fn}
 	b.mu.Lock()
-	b.funcs[s] = struct{}{}
+	b.funcs = append(b.funcs, s)
 	b.mu.Unlock()
 	return func() {
 		b.mu.Lock()
-		delete(b.funcs, s)
+		b.funcs = slices.DeleteFunc(b.funcs, func(f *funcSubscription) bool { return f == s })
 		b.mu.Unlock()
 	}
 }
@@ -270,7 +274,7 @@ func (b *Broker) remove(taskID string, s *subscription) {
 func (b *Broker) Reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for s := range b.funcs {
+	for _, s := range b.funcs {
 		s.fn(Event{Kind: EventResync, At: time.Now()})
 	}
 	for id, m := range b.byTask {
@@ -295,13 +299,19 @@ func (b *Broker) Reset() {
 func (b *Broker) Publish(ev Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for s := range b.byTask[ev.TaskID] {
-		b.send(ev.TaskID, s, ev)
+	// An empty set is not ranged over: that starts an iteration all the
+	// same.
+	if m := b.byTask[ev.TaskID]; len(m) > 0 {
+		for s := range m {
+			b.send(ev.TaskID, s, ev)
+		}
 	}
-	for s := range b.all {
-		b.send("", s, ev)
+	if len(b.all) > 0 {
+		for s := range b.all {
+			b.send("", s, ev)
+		}
 	}
-	for s := range b.funcs {
+	for _, s := range b.funcs {
 		s.fn(ev)
 	}
 }

@@ -237,3 +237,20 @@ func TestBrokerFinalOnlySubscription(t *testing.T) {
 		t.Fatalf("Subscribers() = %d, want the final-only one kept", got)
 	}
 }
+
+// BenchmarkPublishChunk publishes an artifact chunk of a task one waiter
+// follows, with two SubscribeFunc subscribers (pactum's own consumers, as
+// push and metrics): what every streamed token costs the broker.
+func BenchmarkPublishChunk(b *testing.B) {
+	br := NewBroker()
+	for range 2 {
+		defer br.SubscribeFunc(func(Event) {})()
+	}
+	_, cancel := br.subscribeFinal("a", waiterBuffer)
+	defer cancel()
+	ev := Event{TaskID: "a", Kind: EventArtifact}
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Publish(ev)
+	}
+}
