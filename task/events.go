@@ -1,6 +1,7 @@
 package task
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -59,7 +60,10 @@ type Broker struct {
 	mu     sync.Mutex
 	byTask map[string]map[*subscription]struct{}
 	all    map[*subscription]struct{}
-	funcs  map[*funcSubscription]struct{}
+	// funcs is a slice, not a set: Publish runs through it for every
+	// event (a streamed answer's every chunk), and starting a map's
+	// iteration costs more than the call it leads to.
+	funcs []*funcSubscription
 }
 
 // funcSubscription is a SubscribeFunc subscriber.
@@ -68,8 +72,11 @@ type funcSubscription struct{ fn func(Event) }
 type subscription struct {
 	ch chan Event
 	// q, when set, replaces ch: the subscriber is a queue.
-	q      *queue
-	closed bool
+	q *queue
+	// finalOnly: the subscriber reads only Final events (a blocking
+	// request waiting for its task's end); the others are not sent.
+	finalOnly bool
+	closed    bool
 }
 
 // queue is a subscriber's backlog that holds only what is pending (a
@@ -142,7 +149,7 @@ func (q *queue) take(spare []Event) (evs []Event, lost, chunks bool) {
 
 // NewBroker returns an empty broker.
 func NewBroker() *Broker {
-	return &Broker{byTask: map[string]map[*subscription]struct{}{}, all: map[*subscription]struct{}{}, funcs: map[*funcSubscription]struct{}{}}
+	return &Broker{byTask: map[string]map[*subscription]struct{}{}, all: map[*subscription]struct{}{}}
 }
 
 // subscriberBuffer bounds each streaming subscriber's backlog.
@@ -163,6 +170,18 @@ func (b *Broker) Subscribe(taskID string) (<-chan Event, func()) {
 
 func (b *Broker) subscribe(taskID string, buffer int) (<-chan Event, func()) {
 	s := &subscription{ch: make(chan Event, buffer)}
+	return s.ch, b.add(taskID, s)
+}
+
+// subscribeFinal is subscribe for a subscriber that reads only taskID's
+// Final events (SubmitAndWait): the others are not sent to it. The
+// blocking request's own goroutine may run the attempt before it reads,
+// and an agent that streams its answer a token a chunk would otherwise
+// overflow the small buffer with chunks nobody reads, and the request
+// would read its task back from the store instead of taking it from the
+// final event.
+func (b *Broker) subscribeFinal(taskID string, buffer int) (<-chan Event, func()) {
+	s := &subscription{ch: make(chan Event, buffer), finalOnly: true}
 	return s.ch, b.add(taskID, s)
 }
 
@@ -222,11 +241,11 @@ func (b *Broker) Subscribers() int {
 func (b *Broker) SubscribeFunc(fn func(Event)) (cancel func()) {
 	s := &funcSubscription{fn: fn}
 	b.mu.Lock()
-	b.funcs[s] = struct{}{}
+	b.funcs = append(b.funcs, s)
 	b.mu.Unlock()
 	return func() {
 		b.mu.Lock()
-		delete(b.funcs, s)
+		b.funcs = slices.DeleteFunc(b.funcs, func(f *funcSubscription) bool { return f == s })
 		b.mu.Unlock()
 	}
 }
@@ -255,7 +274,7 @@ func (b *Broker) remove(taskID string, s *subscription) {
 func (b *Broker) Reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for s := range b.funcs {
+	for _, s := range b.funcs {
 		s.fn(Event{Kind: EventResync, At: time.Now()})
 	}
 	for id, m := range b.byTask {
@@ -280,13 +299,19 @@ func (b *Broker) Reset() {
 func (b *Broker) Publish(ev Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for s := range b.byTask[ev.TaskID] {
-		b.send(ev.TaskID, s, ev)
+	// An empty set is not ranged over: that starts an iteration all the
+	// same.
+	if m := b.byTask[ev.TaskID]; len(m) > 0 {
+		for s := range m {
+			b.send(ev.TaskID, s, ev)
+		}
 	}
-	for s := range b.all {
-		b.send("", s, ev)
+	if len(b.all) > 0 {
+		for s := range b.all {
+			b.send("", s, ev)
+		}
 	}
-	for s := range b.funcs {
+	for _, s := range b.funcs {
 		s.fn(ev)
 	}
 }
@@ -294,6 +319,9 @@ func (b *Broker) Publish(ev Event) {
 func (b *Broker) send(taskID string, s *subscription, ev Event) {
 	if s.q != nil {
 		s.q.push(ev)
+		return
+	}
+	if s.finalOnly && !ev.Final {
 		return
 	}
 	select {

@@ -57,6 +57,55 @@ func TestAccumulatorMergesChunks(t *testing.T) {
 	}
 }
 
+// TestAccumulatorAppendsAcrossParts: text chunks appended to a text part
+// join it, a chunk of another kind starts a part after it (the text so far
+// kept), text after that starts a new text part, and an artifact sent again
+// without Append starts over; merging twice gives the same artifacts.
+func TestAccumulatorAppendsAcrossParts(t *testing.T) {
+	t.Parallel()
+	a := newAccumulator()
+	a.add(ArtifactChunk{Artifact: Artifact{ID: "x", Parts: []Part{TextPart("")}}})
+	for _, w := range []string{"one", " two", " three"} {
+		a.add(ArtifactChunk{Artifact: Artifact{ID: "x", Parts: []Part{TextPart(w)}}, Append: true})
+	}
+	a.add(ArtifactChunk{Artifact: Artifact{ID: "x", Parts: []Part{{Kind: PartData, Data: []byte(`{"n":1}`)}}}, Append: true})
+	a.add(ArtifactChunk{Artifact: Artifact{ID: "x", Parts: []Part{TextPart("four"), TextPart(" five")}}, Append: true, LastChunk: true})
+	a.add(ArtifactChunk{Artifact: Artifact{ID: "y", Parts: []Part{TextPart("old")}}})
+	a.add(ArtifactChunk{Artifact: Artifact{ID: "y", Parts: []Part{TextPart(" more")}}, Append: true})
+	a.add(ArtifactChunk{Artifact: Artifact{ID: "y", Parts: []Part{TextPart("new")}}})
+	a.add(ArtifactChunk{Artifact: Artifact{ID: "y", Parts: []Part{TextPart("er")}}, Append: true})
+	for range 2 {
+		got := a.merge(nil)
+		if len(got) != 2 {
+			t.Fatalf("merge = %+v, want 2 artifacts", got)
+		}
+		x := got[0].Parts
+		if len(x) != 3 || x[0].Text != "one two three" || x[1].Kind != PartData || string(x[1].Data) != `{"n":1}` || x[2].Text != "four five" {
+			t.Fatalf("x = %+v", x)
+		}
+		if y := got[1].Parts; len(y) != 1 || y[0].Text != "newer" {
+			t.Fatalf("y = %+v", y)
+		}
+	}
+}
+
+// BenchmarkAccumulatorTokens streams a 40 KB answer a 4-byte token a chunk
+// into one artifact: linear in the chunks (each appended once), where
+// concatenating each to the part's string copied the whole text so far.
+func BenchmarkAccumulatorTokens(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		a := newAccumulator()
+		a.add(ArtifactChunk{Artifact: Artifact{ID: "x", Parts: []Part{TextPart("")}}})
+		for range 10000 {
+			a.add(ArtifactChunk{Artifact: Artifact{ID: "x", Parts: []Part{TextPart("tok ")}}, Append: true})
+		}
+		if got := a.merge(nil); len(got[0].Parts[0].Text) != 40000 {
+			b.Fatalf("text of %d bytes", len(got[0].Parts[0].Text))
+		}
+	}
+}
+
 // TestBrokerFuncSubscriberSurvivesResetAndBursts: a SubscribeFunc
 // subscriber sees every event of a burst larger than any buffer, hears a
 // Reset as an EventResync instead of losing its subscription, and is not
@@ -168,4 +217,40 @@ func TestBrokerCountsOpenSubscriptions(t *testing.T) {
 	count(1, "with the overflowing queue")
 	cancelQ()
 	count(0, "after every subscription ended")
+}
+
+// A final-only subscription is sent only final events: any number of
+// others do not overflow it.
+func TestBrokerFinalOnlySubscription(t *testing.T) {
+	t.Parallel()
+	b := NewBroker()
+	ch, cancel := b.subscribeFinal("a", waiterBuffer)
+	defer cancel()
+	for i := range 10 * waiterBuffer {
+		b.Publish(Event{TaskID: "a", Kind: EventArtifact, Seq: i})
+	}
+	b.Publish(Event{TaskID: "a", Seq: 99, Final: true})
+	if ev, ok := <-ch; !ok || !ev.Final || ev.Seq != 99 {
+		t.Fatalf("first event %+v (open %v), want the final one", ev, ok)
+	}
+	if got := b.Subscribers(); got != 1 {
+		t.Fatalf("Subscribers() = %d, want the final-only one kept", got)
+	}
+}
+
+// BenchmarkPublishChunk publishes an artifact chunk of a task one waiter
+// follows, with two SubscribeFunc subscribers (pactum's own consumers, as
+// push and metrics): what every streamed token costs the broker.
+func BenchmarkPublishChunk(b *testing.B) {
+	br := NewBroker()
+	for range 2 {
+		defer br.SubscribeFunc(func(Event) {})()
+	}
+	_, cancel := br.subscribeFinal("a", waiterBuffer)
+	defer cancel()
+	ev := Event{TaskID: "a", Kind: EventArtifact}
+	b.ReportAllocs()
+	for b.Loop() {
+		br.Publish(ev)
+	}
 }

@@ -333,7 +333,7 @@ func (c *Coordinator) SubmitAndWait(ctx context.Context, req SubmitRequest) (*Su
 	if req.Envelope.TaskID == "" {
 		req.Envelope.TaskID = NewID()
 	}
-	ch, cancel := c.broker.subscribe(req.Envelope.TaskID, waiterBuffer)
+	ch, cancel := c.broker.subscribeFinal(req.Envelope.TaskID, waiterBuffer)
 	defer cancel()
 	b := &blocking{lost: make(chan error, 1)}
 	res, err := c.submitSpan(ctx, req, b)

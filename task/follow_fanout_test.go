@@ -168,3 +168,37 @@ func TestFollowSaysWhenChunksWereLost(t *testing.T) {
 		t.Fatalf("stored %d bytes", got.Len())
 	}
 }
+
+// A blocking request whose agent streams its answer in many more chunks
+// than a waiter's buffer holds (a model, a token a chunk) is answered from
+// the task's final event, whole, without reading the task back: its
+// waiter is sent only final events, so the chunks cannot overflow it
+// while the request's own goroutine runs the attempt.
+func TestSubmitAndWaitManyChunksNoReadBack(t *testing.T) {
+	t.Parallel()
+	const chunks = 500
+	streamer := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		for i := range chunks {
+			if err := emit(task.ArtifactChunk{Artifact: task.Artifact{ID: "out", Parts: []task.Part{task.TextPart("tok ")}}, Append: i > 0, LastChunk: i == chunks-1}); err != nil {
+				return nil, err
+			}
+		}
+		return &task.Result{}, nil
+	})
+	var cs *countingStore
+	b := setupWrapped(t, task.Options{Agents: []task.AgentSpec{{Name: "s", Runner: streamer}}}, func(s task.Store) task.Store {
+		cs = &countingStore{Store: s}
+		return cs
+	})
+	res, err := b.coord.SubmitAndWait(context.Background(), task.SubmitRequest{Envelope: envelope("s", "a", "x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Task
+	if got.State != task.StateSucceeded || len(got.Artifacts) != 1 || got.Artifacts[0].Parts[0].Text != strings.Repeat("tok ", chunks) {
+		t.Fatalf("SubmitAndWait returned state %s, artifacts %+v", got.State, got.Artifacts)
+	}
+	if n := cs.gets.Load(); n != 0 {
+		t.Fatalf("the task was read back %d times; want it from its final event", n)
+	}
+}

@@ -11,8 +11,11 @@
 # database dropped; then the same with three nodes on one fresh database.
 # With PG_JS=1 the JS SDK's in-memory server (bench/js-baseline) is
 # measured in the same round too, so that pactum-PG / JS is a ratio taken
-# in one run. Prints one line per measurement, then the medians of the
-# rounds and the ratios (3 nodes / 1 node, and 1 node / JS).
+# in one run. With PG_FAIR=1 the one node is measured once more at 11
+# clients (label pg-1@11), the load each of the three nodes gets (pg_round
+# says why). Prints one line per measurement, then the medians of the
+# rounds and the ratios (3 nodes / 1 node, 3 nodes / 1 node at 11
+# clients, and 1 node / JS).
 #
 # Each pactum line also gives, per task (one request, one task) over the
 # measurement: pg-cpu, the CPU time of every PostgreSQL process (user +
@@ -136,11 +139,11 @@ pg_start_nodes() {
 	done
 }
 
-# pg_client runs the client against $1 (comma-separated URLs) at 32
-# clients for $2 requests.
+# pg_client runs the client against $1 (comma-separated URLs) at $3
+# clients (default 32) for $2 requests.
 pg_client() {
-	PACTUM_BENCH_URL=$1 "$pg_work/bench.test" -test.run '^$' -test.timeout 5m \
-		-test.bench '^BenchmarkSendMessageExternal$/^clients=32$' -test.benchtime "$2x"
+	PACTUM_BENCH_CLIENTS=${3:-32} PACTUM_BENCH_URL=$1 "$pg_work/bench.test" -test.run '^$' -test.timeout 5m \
+		-test.bench "^BenchmarkSendMessageExternal\$/^clients=${3:-32}\$" -test.benchtime "$2x"
 }
 
 # pg_cpu_ticks prints the user + system CPU ticks of every PostgreSQL
@@ -205,12 +208,13 @@ pg_node_ticks() {
 	echo "$t"
 }
 
-# pg_measure warms up and measures $2 and prints, labelled $1, req/s, p50
-# and p99 in compare.sh's format, and for pactum (pg_ports set) the
-# per-task costs; the line also goes to $pg_work/results.
+# pg_measure warms up and measures $2 ($3 requests from $4 clients,
+# default 32) and prints, labelled $1, req/s, p50 and p99 in compare.sh's
+# format, and for pactum (pg_ports set) the per-task costs; the line also
+# goes to $pg_work/results.
 pg_measure() {
-	local label=$1 url=$2 n=$3 wait=${PG_STATS_WAIT:-11} bench extra="" cpu0 cpu1 db0 db1 node0 node1 wire0 wire1 srv0 srv1 srv2
-	pg_client "$url" 2000 >/dev/null
+	local label=$1 url=$2 n=$3 clients=${4:-32} wait=${PG_STATS_WAIT:-11} bench extra="" cpu0 cpu1 db0 db1 node0 node1 wire0 wire1 srv0 srv1 srv2
+	pg_client "$url" 2000 "$clients" >/dev/null
 	if [[ ${#pg_ports[@]} -gt 0 ]]; then
 		sleep "$wait"
 		[[ $pg_stmts_on == 1 ]] && psql "$pg_db_dsn" -qAtc "SELECT pg_stat_statements_reset()" >/dev/null
@@ -220,7 +224,7 @@ pg_measure() {
 		db0=$(pg_db_ticks)
 		node0=$(pg_node_ticks)
 	fi
-	bench=$(pg_client "$url" "$n")
+	bench=$(pg_client "$url" "$n" "$clients")
 	if [[ ${#pg_ports[@]} -gt 0 ]]; then
 		cpu1=$(pg_cpu_ticks)
 		db1=$(pg_db_cpu "$db0" "$(pg_db_ticks)")
@@ -248,19 +252,28 @@ pg_measure() {
 				(c1 - c0) * 1e6 / hz / n, db * 1e6 / hz / n, (d1 - d0) * 1e6 / hz / n, st, (b[2] - a[2]) / n, (b[1] - a[1]) / n,
 				(y[1] - x[1]) / n, (z[2] - x[2]) / n }')
 	fi
-	printf '%s\n' "$bench" | awk -v label="$label" -v extra="$extra" '/FAIL|panic|Error|_test\.go/ { print > "/dev/stderr" }
+	printf '%s\n' "$bench" | awk -v label="$label" -v extra="$extra" -v clients="$clients" '/FAIL|panic|Error|_test\.go/ { print > "/dev/stderr" }
 	/^BenchmarkSend/ {
 		for (i = 1; i <= NF; i++) { if ($i == "req/s") r = $(i-1); if ($i == "p50-ms") p50 = $(i-1); if ($i == "p99-ms") p99 = $(i-1) }
-		printf "%-7s %-6s clients=%-3s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms%s\n", label, "send", 32, r, p50, p99, extra }' |
+		printf "%-7s %-6s clients=%-3s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms%s\n", label, "send", clients, r, p50, p99, extra }' |
 		tee -a "$pg_work/results"
 }
 
 # pg_round measures one node, three nodes and, with PG_JS=1, the JS
-# server, with $1 requests each.
+# server, with $1 requests each. With PG_FAIR=1 the node is measured a
+# second time (label suffix @11) at 11 clients, what each of the three
+# nodes serves of the 32: a node's groups of blocking requests (several
+# tasks per transaction) and its relay's batches grow with its own load,
+# so three nodes against one at the same total load compares batch sizes
+# as much as nodes; at the same load per node it shows whether nodes cost
+# each other anything.
 pg_round() {
 	local n=$1 js_port
 	pg_start_nodes 1
 	pg_measure "$pg_label-1" "$pg_urls" "$n"
+	if [[ ${PG_FAIR:-0} == 1 ]]; then
+		pg_measure "$pg_label-1@11" "$pg_urls" "$n" 11
+	fi
 	pg_stop
 	pg_start_nodes 3
 	pg_measure "$pg_label-3" "$pg_urls" "$n"
@@ -280,7 +293,7 @@ pg_round() {
 # pg_report prints the medians of the rounds and the ratios.
 pg_report() {
 	awk -v rounds="$1" -v label="$pg_label" "$median_awk"'
-{ if (!($1 in r)) order[++nk] = $1; r[$1] = r[$1] " " $4; p50[$1] = p50[$1] " " $7; p99[$1] = p99[$1] " " $10
+{ if (!($1 in r)) order[++nk] = $1; cl[$1] = substr($3, 9); r[$1] = r[$1] " " $4; p50[$1] = p50[$1] " " $7; p99[$1] = p99[$1] " " $10
   for (i = 11; i < NF; i++) if ($i ~ /^(pg-cpu|db-cpu|node-cpu|stmts|sent|rt|commits|walsync)$/ && $(i+1) != "-") { x[$1, $i] = x[$1, $i] " " $(i+1); has[$1] = 1 } }
 END {
 	printf "# medians of %d rounds\n", rounds
@@ -293,12 +306,14 @@ END {
 				median(x[k, "sent"]), median(x[k, "rt"]), median(x[k, "commits"]), median(x[k, "walsync"]))
 			pgcpu[k] = median(x[k, "pg-cpu"])
 		}
-		printf "%-7s %-6s clients=%-3s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms%s\n", k, "send", 32, mr[k], median(p50[k]), m99[k], extra
+		printf "%-7s %-6s clients=%-3s %7.0f req/s  p50 %6.2f ms  p99 %6.2f ms%s\n", k, "send", cl[k], mr[k], median(p50[k]), m99[k], extra
 	}
 	print "# ratios (req/s)"
 	one = label "-1"; three = label "-3"
 	if (mr[one] > 0) printf "%s/%s   send   clients=32  req/s %5.2fx\n", three, one, mr[three] / mr[one]
 	if (pgcpu[one] > 0) printf "%s/%s   send   clients=32  pg-cpu per task %5.2fx\n", three, one, pgcpu[three] / pgcpu[one]
+	fair = one "@11"
+	if (pgcpu[fair] > 0) printf "%s/%s   send   11 clients a node  pg-cpu per task %5.2fx\n", three, fair, pgcpu[three] / pgcpu[fair]
 	if (mr["js"] > 0) printf "%s/js     send   clients=32  req/s %5.2fx  p99 %5.2fx\n", one, mr[one] / mr["js"], m99[one] / m99["js"]
 }' "$pg_work/results"
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime/metrics"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -233,6 +234,23 @@ func (memEcho) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2
 	}
 }
 
+// benchText is the text each request sends: "hello", or with
+// PACTUM_BENCH_TEXT_BYTES=n, n bytes of "hello hello …", so that a run can
+// measure what a larger message (a model's answer of a few KB, say)
+// costs the store. The echo agent answers with the same text, in a
+// message and an artifact.
+func benchText(b *testing.B) string {
+	v := os.Getenv("PACTUM_BENCH_TEXT_BYTES")
+	if v == "" {
+		return "hello"
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 5 {
+		b.Fatalf("PACTUM_BENCH_TEXT_BYTES=%q: want a number of bytes, at least 5", v)
+	}
+	return strings.Repeat("hello ", n/6+1)[:n]
+}
+
 // benchSend runs b.N blocking SendMessage calls against url from 1 and 32
 // concurrent clients and reports req/s, p50 and p99.
 func benchSend(b *testing.B, url string) {
@@ -248,6 +266,26 @@ func benchCall(b *testing.B, url, method string) {
 	benchCallURLs(b, []string{url}, method)
 }
 
+// benchClients returns the client counts benchCallURLs measures: 1 and
+// 32, or the comma-separated counts PACTUM_BENCH_CLIENTS names (bench/lib/
+// pg.sh measures one node at a third of 32 clients, what each of three
+// nodes serves, with PG_FAIR=1).
+func benchClients(b *testing.B) []int {
+	v := os.Getenv("PACTUM_BENCH_CLIENTS")
+	if v == "" {
+		return []int{1, 32}
+	}
+	var out []int
+	for f := range strings.SplitSeq(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			b.Fatalf("PACTUM_BENCH_CLIENTS=%q: %q is not a positive client count", v, f)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
 // restRoutes are the HTTP+JSON routes of the methods benchCall measures,
 // under an agent's base URL.
 var restRoutes = map[string]string{"SendMessage": "/message:send", "SendStreamingMessage": "/message:stream"}
@@ -261,13 +299,14 @@ var legacyMethods = map[string]string{"SendMessage": "message/send", "SendStream
 // instead of JSON-RPC, "0.3 " + m is m as A2A 0.3 names and shapes it
 // (no A2A-Version header).
 func benchCallURLs(b *testing.B, urls []string, method string) {
+	text := benchText(b)
 	method, rest := strings.CutPrefix(method, "REST ")
 	method, legacy := strings.CutPrefix(method, "0.3 ")
 	completed := []byte("TASK_STATE_COMPLETED")
 	if legacy {
 		completed = []byte(`"state":"completed"`)
 	}
-	for _, clients := range []int{1, 32} {
+	for _, clients := range benchClients(b) {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
 			hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
@@ -298,12 +337,12 @@ func benchCallURLs(b *testing.B, urls []string, method string) {
 						to := urls[id%int64(len(urls))]
 						switch {
 						case rest:
-							body = fmt.Sprintf(`{"message":{"messageId":"bench-%d-%d","role":"ROLE_USER","parts":[{"text":"hello"}]}}`, time.Now().UnixNano(), id)
+							body = fmt.Sprintf(`{"message":{"messageId":"bench-%d-%d","role":"ROLE_USER","parts":[{"text":"%s"}]}}`, time.Now().UnixNano(), id, text)
 							to += restRoutes[method]
 						case legacy:
-							body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s","params":{"message":{"kind":"message","messageId":"bench-%d-%d","role":"user","parts":[{"kind":"text","text":"hello"}]}}}`, id, legacyMethods[method], time.Now().UnixNano(), id)
+							body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s","params":{"message":{"kind":"message","messageId":"bench-%d-%d","role":"user","parts":[{"kind":"text","text":"%s"}]}}}`, id, legacyMethods[method], time.Now().UnixNano(), id, text)
 						default:
-							body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s","params":{"message":{"messageId":"bench-%d-%d","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`, id, method, time.Now().UnixNano(), id)
+							body = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"%s","params":{"message":{"messageId":"bench-%d-%d","role":"ROLE_USER","parts":[{"text":"%s"}]}}}`, id, method, time.Now().UnixNano(), id, text)
 						}
 						req, _ := http.NewRequest(http.MethodPost, to, bytes.NewBufferString(body))
 						req.Header.Set("Content-Type", "application/json")

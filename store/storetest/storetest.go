@@ -43,6 +43,7 @@ func Run(t *testing.T, newStore func(t *testing.T) task.Store) {
 		{"Transition/LeaseExpiredBefore", testTransitionLeaseExpiredBefore},
 		{"Transition/NotFound", testTransitionNotFound},
 		{"Transition/Effects", testTransitionEffects},
+		{"Transition/LargeRows", testTransitionLargeRows},
 		{"Transition/ExtraAudit", testTransitionExtraAudit},
 		{"Transition/Evidence", testTransitionEvidence},
 		{"Children/Spawn", testChildrenSpawn},

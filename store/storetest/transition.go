@@ -197,6 +197,62 @@ func testTransitionEffects(t *testing.T, b *bundle) {
 	}
 }
 
+// bulk returns n bytes of text that differ from one call to the next.
+func bulk(tag string, n int) string {
+	var sb strings.Builder
+	for i := 0; sb.Len() < n; i++ {
+		fmt.Fprintf(&sb, "%s %d: the quick brown fox jumps over the lazy dog. ", tag, i)
+	}
+	return sb.String()[:n]
+}
+
+// testTransitionLargeRows stores messages and artifacts from a few bytes
+// to 200 KB, around the sizes where a driver may keep a row's content
+// apart from its key (SQLite's overflow pages, PostgreSQL's TOAST), and
+// replaces an artifact with a larger and then a smaller one: each comes
+// back whole, in order.
+func testTransitionLargeRows(t *testing.T, b *bundle) {
+	b.queued("t1", t0)
+	b.claim("t1", "w", t0, time.Minute)
+	input := b.get("t1").History
+	var msgs []task.Message
+	var arts []task.Artifact
+	for i, n := range []int{10, 900, 1_100, 4_000, 50_000, 200_000} {
+		msgs = append(msgs, task.Message{ID: fmt.Sprintf("r%d", i), Role: task.RoleAgent, Parts: []task.Part{task.TextPart(bulk("m", n))}})
+		arts = append(arts, task.Artifact{ID: fmt.Sprintf("a%d", i), Parts: []task.Part{task.TextPart(bulk("a", n))}})
+	}
+	b.transition(task.TransitionParams{
+		TaskID: "t1", From: task.StateInProgress, To: task.StateInputRequired, LeaseOwner: "w",
+		Messages: msgs, Artifacts: arts, Now: at(time.Second),
+	})
+	want := append(input, msgs...)
+	got := b.get("t1")
+	if !reflect.DeepEqual(got.History, want) || !reflect.DeepEqual(got.Artifacts, arts) {
+		t.Fatalf("large rows did not come back whole: %d messages, %d artifacts", len(got.History), len(got.Artifacts))
+	}
+
+	// a0 grows to 60 KB, a4 shrinks to 10 bytes: both keep their place.
+	arts[0] = task.Artifact{ID: "a0", Name: "grown", Parts: []task.Part{task.TextPart(bulk("g", 60_000))}}
+	arts[4] = task.Artifact{ID: "a4", Name: "shrunk", Parts: []task.Part{task.TextPart("small")}}
+	answer := task.Message{ID: "u2", Role: task.RoleUser, Parts: []task.Part{task.TextPart(bulk("u", 50_000))}}
+	b.transition(task.TransitionParams{
+		TaskID: "t1", From: task.StateInputRequired, To: task.StateQueued, Messages: []task.Message{answer},
+		Artifacts: []task.Artifact{arts[0], arts[4]}, Now: at(2 * time.Second),
+	})
+	want = append(want, answer)
+	got = b.get("t1")
+	if !reflect.DeepEqual(got.History, want) || !reflect.DeepEqual(got.Artifacts, arts) {
+		t.Fatalf("after replacing artifacts: %d messages, %d artifacts; not as stored", len(got.History), len(got.Artifacts))
+	}
+	last, err := b.s.GetTask(b.ctx, "t1", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(last.History, want[len(want)-2:]) {
+		t.Errorf("GetTask with HistoryLength 2: %d messages, not the last two", len(last.History))
+	}
+}
+
 func testTransitionExtraAudit(t *testing.T, b *bundle) {
 	b.reach("t1", task.StateQueued)
 	n := len(b.audit())
