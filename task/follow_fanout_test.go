@@ -20,24 +20,37 @@ func (s *countingStore) GetTask(ctx context.Context, id string, historyLength in
 	return s.Store.GetTask(ctx, id, historyLength)
 }
 
-// SubmitAndFollow listens before the task exists: a task that streamed and
-// finished before its sequence is ranged over is followed in full, from
-// the task the submission stored, without reading the task back.
-func TestSubmitAndFollowStartsFromTheSubmittedTask(t *testing.T) {
-	t.Parallel()
-	streamer := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
-		for i, w := range []string{"a", "b", "c"} {
-			if err := emit(task.ArtifactChunk{Artifact: task.Artifact{ID: "out", Parts: []task.Part{task.TextPart(w)}}, Append: i > 0, LastChunk: i == 2}); err != nil {
+// streamWords is an agent that streams words as the chunks of one
+// artifact, "out", and returns no artifact of its own.
+func streamWords(words []string) task.Runner {
+	return task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
+		for i, w := range words {
+			if err := emit(task.ArtifactChunk{Artifact: task.Artifact{ID: "out", Parts: []task.Part{task.TextPart(w)}}, Append: i > 0, LastChunk: i == len(words)-1}); err != nil {
 				return nil, err
 			}
 		}
 		return &task.Result{}, nil
 	})
+}
+
+// setupCounting is setup with agent "s" running r, the Coordinator's
+// GetTask calls counted.
+func setupCounting(t *testing.T, r task.Runner) (*bundle, *countingStore) {
+	t.Helper()
 	var cs *countingStore
-	b := setupWrapped(t, task.Options{Agents: []task.AgentSpec{{Name: "s", Runner: streamer}}}, func(s task.Store) task.Store {
+	b := setupWrapped(t, task.Options{Agents: []task.AgentSpec{{Name: "s", Runner: r}}}, func(s task.Store) task.Store {
 		cs = &countingStore{Store: s}
 		return cs
 	})
+	return b, cs
+}
+
+// SubmitAndFollow listens before the task exists: a task that streamed and
+// finished before its sequence is ranged over is followed in full, from
+// the task the submission stored, without reading the task back.
+func TestSubmitAndFollowStartsFromTheSubmittedTask(t *testing.T) {
+	t.Parallel()
+	b, cs := setupCounting(t, streamWords([]string{"a", "b", "c"}))
 	ctx := context.Background()
 	// The task is done before the sequence starts. It may be created
 	// speculatively (stored only once committed, perhaps with its end),
@@ -177,19 +190,11 @@ func TestFollowSaysWhenChunksWereLost(t *testing.T) {
 func TestSubmitAndWaitManyChunksNoReadBack(t *testing.T) {
 	t.Parallel()
 	const chunks = 500
-	streamer := task.RunnerFunc(func(ctx context.Context, req *task.Request, emit task.Emit) (*task.Result, error) {
-		for i := range chunks {
-			if err := emit(task.ArtifactChunk{Artifact: task.Artifact{ID: "out", Parts: []task.Part{task.TextPart("tok ")}}, Append: i > 0, LastChunk: i == chunks-1}); err != nil {
-				return nil, err
-			}
-		}
-		return &task.Result{}, nil
-	})
-	var cs *countingStore
-	b := setupWrapped(t, task.Options{Agents: []task.AgentSpec{{Name: "s", Runner: streamer}}}, func(s task.Store) task.Store {
-		cs = &countingStore{Store: s}
-		return cs
-	})
+	words := make([]string, chunks)
+	for i := range words {
+		words[i] = "tok "
+	}
+	b, cs := setupCounting(t, streamWords(words))
 	res, err := b.coord.SubmitAndWait(context.Background(), task.SubmitRequest{Envelope: envelope("s", "a", "x")})
 	if err != nil {
 		t.Fatal(err)
