@@ -164,21 +164,12 @@ func TestSealMixedPending(t *testing.T) {
 	ctx := t.Context()
 	dsn, schema := storeDSN(t), newSchema(t)
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	s := openWith(t, schema, postgres.Options{SealEvery: -1})
-	storetest.MustCreate(t, s, "before", now)
-	if _, err := s.Seal(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	c := conn(t, schema)
-	rollBack(t, c, 7)
+	c := sealedAt(t, schema, now, 7)
 	pendOld(t, c, now, "o1", 3) // left pending by the previous binary
 	if _, err := postgres.Migrate(ctx, dsn, postgres.Options{Schema: schema}); err != nil {
 		t.Fatal(err)
 	}
-	s = openWith(t, schema, postgres.Options{SealEvery: -1})
+	s := openWith(t, schema, postgres.Options{SealEvery: -1})
 	if _, err := s.CreateTask(ctx, task.CreateParams{
 		Task: storetest.EchoTask("n1"), Steps: []task.Step{{To: task.StateValidated}, {To: task.StateQueued}},
 		Audit: []task.AuditInput{{Kind: task.AuditSubmitted, TaskID: "n1", Actor: "alice"}}, Now: now,

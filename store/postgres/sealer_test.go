@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/pactum/pactum/store/postgres"
 	"github.com/pactum/pactum/store/storetest"
 	"github.com/pactum/pactum/task"
@@ -274,17 +276,8 @@ func TestMigrationAuditPending(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	dsn, schema := storeDSN(t), newSchema(t)
-	s := openWith(t, schema, postgres.Options{SealEvery: -1})
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	storetest.MustCreate(t, s, "before", now)
-	if _, err := s.Seal(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	c := conn(t, schema)
-	rollBack(t, c, 6)
+	c := sealedAt(t, schema, now, 6)
 	// The previous binary's writers sealed in their own transactions.
 	if _, err := c.Exec(ctx, `SELECT pactum_seal($1, $2, ARRAY['old','old'], ARRAY['before',''], ARRAY['ops',''], ARRAY[NULL, '{"a":1}'::bytea])`,
 		now, now.Format(time.RFC3339Nano)); err != nil {
@@ -294,11 +287,29 @@ func TestMigrationAuditPending(t *testing.T) {
 	if _, err := postgres.Migrate(ctx, dsn, postgres.Options{Schema: schema}); err != nil {
 		t.Fatal(err)
 	}
-	s = openWith(t, schema, postgres.Options{})
+	s := openWith(t, schema, postgres.Options{})
 	storetest.MustCreate(t, s, "after", now)
 	if sealed != 4 {
 		t.Fatalf("%d entries sealed before the migration, want 4", sealed)
 	}
 	verifyChain(t, s, sealed+2) // MustCreate: two transitions
 
+}
+
+// sealedAt returns a connection to schema holding one task created and
+// sealed at now by this binary, the schema then rolled back to migration
+// version (as the previous binary left it; rollBack says what that undoes).
+func sealedAt(t *testing.T, schema string, now time.Time, version int) *pgx.Conn {
+	t.Helper()
+	s := openWith(t, schema, postgres.Options{SealEvery: -1})
+	storetest.MustCreate(t, s, "before", now)
+	if _, err := s.Seal(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := conn(t, schema)
+	rollBack(t, c, version)
+	return c
 }
