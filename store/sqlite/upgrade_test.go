@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"bytes"
 	"compress/gzip"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -52,17 +53,8 @@ func rowDump(t *testing.T, path string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cols, _ := rows.Columns()
 		for rows.Next() {
-			v := make([]any, len(cols))
-			p := make([]any, len(cols))
-			for i := range v {
-				p[i] = &v[i]
-			}
-			if err := rows.Scan(p...); err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(&b, "%q\n", v)
+			fmt.Fprintf(&b, "%q\n", scanAny(t, rows))
 		}
 		if err := rows.Err(); err != nil {
 			t.Fatal(err)
@@ -112,16 +104,7 @@ func TestSchema5Upgrade(t *testing.T) {
 		}
 		var lines []string
 		for rows.Next() {
-			cols, _ := rows.Columns()
-			v := make([]any, len(cols))
-			p := make([]any, len(cols))
-			for i := range v {
-				p[i] = &v[i]
-			}
-			if err := rows.Scan(p...); err != nil {
-				t.Fatal(err)
-			}
-			lines = append(lines, fmt.Sprint(v...))
+			lines = append(lines, fmt.Sprint(scanAny(t, rows)...))
 		}
 		rows.Close()
 		if q == `PRAGMA integrity_check` && reflect.DeepEqual(lines, []string{"ok"}) {
@@ -192,4 +175,22 @@ func TestSchema5Upgrade(t *testing.T) {
 	if err != nil || !r.OK {
 		t.Errorf("audit.Verify after migration = %+v, %v", r, err)
 	}
+}
+
+// scanAny scans the current row of rows into one value per column.
+func scanAny(t *testing.T, rows *sql.Rows) []any {
+	t.Helper()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := make([]any, len(cols))
+	p := make([]any, len(cols))
+	for i := range v {
+		p[i] = &v[i]
+	}
+	if err := rows.Scan(p...); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
