@@ -4,7 +4,8 @@
 # that nodes do not serialise each other). Starts NODES nodes (default 3)
 # on a fresh database with pg.sh's functions and configuration, warms up
 # with 2,000 requests, then samples pg_stat_activity (state 'active', this
-# database, 80 samples 50 ms apart) during REQUESTS more (default 5,000)
+# database, every 50 ms or so until the client is done) during REQUESTS
+# more (default 5,000)
 # and prints the share of the samples per wait event type and event
 # ("CPU -" is a backend running). A lock wait between nodes shows as
 # "Lock transactionid" or "Lock tuple"; the commit's WAL flush as "IO
@@ -25,11 +26,12 @@ pg_client "$pg_urls" 2000 >/dev/null
 pg_client "$pg_urls" "$n" | grep '^Bench' &
 cpid=$!
 sleep 1
-for _ in $(seq 80); do
+while kill -0 "$cpid" 2>/dev/null; do
+	echo poll
 	psql "$pg_db_dsn" -qAt -F ' ' -c "SELECT coalesce(wait_event_type, 'CPU'), coalesce(wait_event, '-'), count(*)
 		FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid() GROUP BY 1, 2"
 	sleep 0.05
 done >"$pg_work/samples"
-awk '{ all += $3 } END { printf "# %d node(s): %d active-backend samples\n", nodes, all }' nodes="$nodes" "$pg_work/samples"
-awk '{ c[$1 " " $2] += $3; all += $3 } END { for (k in c) printf "%6.1f%%  %s\n", 100 * c[k] / all, k }' "$pg_work/samples" | sort -rn
+awk '$1 == "poll" { polls++; next } { all += $3 } END { printf "# %d node(s): %d active backends in %d samples\n", nodes, all, polls }' nodes="$nodes" "$pg_work/samples"
+awk '$1 != "poll" { c[$1 " " $2] += $3; all += $3 } END { for (k in c) printf "%6.1f%%  %s\n", 100 * c[k] / all, k }' "$pg_work/samples" | sort -rn
 wait "$cpid"
