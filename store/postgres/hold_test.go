@@ -362,9 +362,9 @@ func TestSpeculativeCreateRacingKeys(t *testing.T) {
 }
 
 // TestPendBatches: a transaction's audit entries wait in
-// audit_pending_batches as one row under one batch number, in order; a creation joined by its task's next
-// write shares the transition's batch (one transaction, one commit), its
-// entries first. (Until issue 31 the creation kept a batch of its own,
+// audit_pending_batches as one row under one batch number, in order; a
+// creation joined by its task's next write shares the transition's batch
+// (one transaction, one commit), its entries first. (Until issue 31 the creation kept a batch of its own,
 // before the transition's: the same order in the chain.)
 func TestPendBatches(t *testing.T) {
 	t.Parallel()
