@@ -222,25 +222,28 @@ func TestSpeculativeCreateSurvivesAFailingNeighbour(t *testing.T) {
 // stream's first event waited for the end of its agent.
 func TestHoldEndingWhileAnotherLeadsIsCommitted(t *testing.T) {
 	t.Parallel()
-	s := specStore(t, 5*time.Millisecond)
+	// A hold far longer than the test: the test ends it itself, as the
+	// timer would, at the moment it chooses. A real 5 ms timer raced the
+	// test on a loaded machine (it could fire before the test led, or
+	// while the creation's own lead was still running).
+	s := specStore(t, time.Hour)
 	var calls storetest.CommittedCalls
 	specCreate(t, s, "t1", &calls)
-	// Lead as a write would, and let the hold end meanwhile: the timer
-	// finds the lead taken and leaves the commit to it.
+	// Lead as a write would; the creation's transaction is then held open.
 	s.takeLead(false)
-	for {
-		s.wr.mu.Lock()
-		expired := s.wr.expired
-		s.wr.mu.Unlock()
-		if expired != 0 {
-			break
-		}
-		time.Sleep(time.Millisecond)
+	b := s.wr.open
+	if b == nil {
+		s.passLead()
+		t.Fatal("no transaction held open after a speculative creation")
 	}
-	if calls.Calls() != 0 {
+	// The hold ends meanwhile: the timer finds the lead taken and leaves
+	// the commit to it.
+	s.holdEnded(b.id)
+	committedEarly := calls.Calls() != 0
+	s.passLead()
+	if committedEarly {
 		t.Fatal("the creation committed while the lead was held")
 	}
-	s.passLead()
 	calls.Check(t, false)
 	if _, err := s.GetTask(t.Context(), "t1", 0); err != nil {
 		t.Fatalf("after the lead was given up: %v; want t1 stored", err)
