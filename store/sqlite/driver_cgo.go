@@ -76,3 +76,9 @@ func isConstraint(err error, code int) bool {
 	var e sqlite3.Error
 	return errors.As(err, &e) && int(e.ExtendedCode) == code
 }
+
+// walVFSName is empty: the cgo driver's writer uses SQLite's default VFS
+// (walbuf_modernc.go is the default driver's).
+const walVFSName = ""
+
+func registerWALVFS() error { return nil }

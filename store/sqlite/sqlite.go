@@ -316,6 +316,13 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	wq.Add("_pragma", "journal_mode(wal)")
 	wq.Add("_pragma", "synchronous("+string(cfg.Synchronous)+")")
 	wq.Set("_txlock", "immediate")
+	if walVFSName != "" {
+		// The writer's commits write the log with one call (walbuf_modernc.go).
+		if err := registerWALVFS(); err != nil {
+			return nil, err
+		}
+		wq.Set("vfs", walVFSName)
+	}
 	if cfg.CheckpointInterval > 0 {
 		// The checkpointer does the work off the commit path; SQLite's own
 		// automatic checkpoint stays as a backstop if it falls behind.
