@@ -292,75 +292,62 @@ func walClose(tls *libc.TLS, pFile uintptr) int32 {
 	return rc
 }
 
-// before writes the buffer of the log file pFile and returns its own io
-// methods, or the write's error.
-func before(tls *libc.TLS, pFile uintptr) (*sqlite3.Tsqlite3_io_methods, int32) {
+// through writes the buffer of the log file pFile, then makes call with
+// the file's own io methods; a failed write is the result.
+func through(tls *libc.TLS, pFile uintptr, call func(*sqlite3.Tsqlite3_io_methods) int32) int32 {
 	w := logFile(pFile)
-	return w.own, w.flush(tls)
+	if rc := w.flush(tls); rc != sqlite3.SQLITE_OK {
+		return rc
+	}
+	return call(w.own)
 }
 
 func walRead(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32 {
-	m, rc := before(tls, pFile)
-	if rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	return fn[func(*libc.TLS, uintptr, uintptr, int32, int64) int32](m.FxRead)(tls, pFile, zBuf, iAmt, iOfst)
+	return through(tls, pFile, func(m *sqlite3.Tsqlite3_io_methods) int32 {
+		return fn[func(*libc.TLS, uintptr, uintptr, int32, int64) int32](m.FxRead)(tls, pFile, zBuf, iAmt, iOfst)
+	})
 }
 
 func walTruncate(tls *libc.TLS, pFile uintptr, size int64) int32 {
-	m, rc := before(tls, pFile)
-	if rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	return fn[func(*libc.TLS, uintptr, int64) int32](m.FxTruncate)(tls, pFile, size)
+	return through(tls, pFile, func(m *sqlite3.Tsqlite3_io_methods) int32 {
+		return fn[func(*libc.TLS, uintptr, int64) int32](m.FxTruncate)(tls, pFile, size)
+	})
 }
 
 func walSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
-	m, rc := before(tls, pFile)
-	if rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	return fn[func(*libc.TLS, uintptr, int32) int32](m.FxSync)(tls, pFile, flags)
+	return through(tls, pFile, func(m *sqlite3.Tsqlite3_io_methods) int32 {
+		return fn[func(*libc.TLS, uintptr, int32) int32](m.FxSync)(tls, pFile, flags)
+	})
 }
 
 func walFileSize(tls *libc.TLS, pFile, pSize uintptr) int32 {
-	m, rc := before(tls, pFile)
-	if rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	return fn[func(*libc.TLS, uintptr, uintptr) int32](m.FxFileSize)(tls, pFile, pSize)
+	return through(tls, pFile, func(m *sqlite3.Tsqlite3_io_methods) int32 {
+		return fn[func(*libc.TLS, uintptr, uintptr) int32](m.FxFileSize)(tls, pFile, pSize)
+	})
 }
 
 func walLock(tls *libc.TLS, pFile uintptr, lock int32) int32 {
-	m, rc := before(tls, pFile)
-	if rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	return fn[func(*libc.TLS, uintptr, int32) int32](m.FxLock)(tls, pFile, lock)
+	return through(tls, pFile, func(m *sqlite3.Tsqlite3_io_methods) int32 {
+		return fn[func(*libc.TLS, uintptr, int32) int32](m.FxLock)(tls, pFile, lock)
+	})
 }
 
 func walUnlock(tls *libc.TLS, pFile uintptr, lock int32) int32 {
-	m, rc := before(tls, pFile)
-	if rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	return fn[func(*libc.TLS, uintptr, int32) int32](m.FxUnlock)(tls, pFile, lock)
+	return through(tls, pFile, func(m *sqlite3.Tsqlite3_io_methods) int32 {
+		return fn[func(*libc.TLS, uintptr, int32) int32](m.FxUnlock)(tls, pFile, lock)
+	})
 }
 
 func walCheckReservedLock(tls *libc.TLS, pFile, pResOut uintptr) int32 {
-	m, rc := before(tls, pFile)
-	if rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	return fn[func(*libc.TLS, uintptr, uintptr) int32](m.FxCheckReservedLock)(tls, pFile, pResOut)
+	return through(tls, pFile, func(m *sqlite3.Tsqlite3_io_methods) int32 {
+		return fn[func(*libc.TLS, uintptr, uintptr) int32](m.FxCheckReservedLock)(tls, pFile, pResOut)
+	})
 }
 
 func walFileControl(tls *libc.TLS, pFile uintptr, op int32, pArg uintptr) int32 {
-	m, rc := before(tls, pFile)
-	if rc != sqlite3.SQLITE_OK {
-		return rc
-	}
-	return fn[func(*libc.TLS, uintptr, int32, uintptr) int32](m.FxFileControl)(tls, pFile, op, pArg)
+	return through(tls, pFile, func(m *sqlite3.Tsqlite3_io_methods) int32 {
+		return fn[func(*libc.TLS, uintptr, int32, uintptr) int32](m.FxFileControl)(tls, pFile, op, pArg)
+	})
 }
 
 func dbShmLock(tls *libc.TLS, pFile uintptr, offset, n, flags int32) int32 {
