@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/pactum/pactum/task"
 )
 
 // Group commit. SQLite has one writer; with many concurrent callers most of
@@ -61,6 +63,9 @@ type writeOpts struct {
 	// outcome.
 	early     bool
 	committed func(error)
+	// transition marks a Transition of task: it may use the row a
+	// speculative creation of the task left in the transaction (rows).
+	transition bool
 }
 
 var errClosed = errors.New("sqlite: store is closed")
@@ -337,6 +342,49 @@ type held struct {
 	pending map[string]bool
 	// timer ends the hold (holdEnded), once the transaction is held.
 	timer *time.Timer
+	// rows holds the task rows speculative creations wrote in the
+	// transaction, as a read would return them, until something could
+	// have changed them: a Transition of the task starts from its row
+	// here instead of reading it (rowCache).
+	rows map[string]*task.Task
+}
+
+// passState is what the functions of one run of a group (runGroup) tell
+// each other about the rows of held.rows: a function that may have
+// changed rows other than its own task's (dirty), and the tasks whose rows
+// a function of the run has changed (touched).
+type passState struct {
+	dirty   bool
+	touched map[string]bool
+}
+
+// rowCache says whether the functions of reqs may use b.rows: only when
+// each is a speculative creation (which inserts new rows) or a
+// Transition (which says what it changed, passState); any other write
+// could change a row, so b.rows is dropped.
+func rowCache(b *held, reqs []*writeReq) map[string]*task.Task {
+	for _, r := range reqs {
+		if !r.early && !r.transition {
+			b.rows = nil
+			return nil
+		}
+	}
+	return b.rows
+}
+
+// keepRows records in b.rows what r's function did, once it succeeded for
+// good: the row a speculative creation wrote, and the end of a
+// transitioned task's cached row.
+func keepRows(b *held, r *writeReq, x *txn) {
+	if x.created != nil {
+		if b.rows == nil {
+			b.rows = map[string]*task.Task{}
+		}
+		b.rows[x.created.ID] = x.created
+	}
+	if r.transition {
+		delete(b.rows, r.task)
+	}
 }
 
 // finish answers every request of b not answered yet: with its own error,
@@ -378,29 +426,36 @@ func (s *Store) runGroup(ctx context.Context, b *held, reqs []*writeReq, first b
 	}
 	errs := b.errs[base:]
 	undone := make([]bool, len(reqs))
+	cache := rowCache(b, reqs)
+	ps := &passState{}
 	if first && len(reqs) == 1 {
 		r := reqs[0]
 		if errs[0] = r.ctx.Err(); errs[0] == nil {
-			x := s.batchTxn(ctx, &b.head)
+			x := s.groupTxn(ctx, &b.head, cache, ps)
 			if errs[0] = s.call(r, x); errs[0] == nil {
 				b.head = *x
+				keepRows(b, r, x)
 			}
 		}
 	} else {
 		if _, err := s.w.exec(ctx, s.w.savepointG, nil); err != nil {
 			return fmt.Errorf("savepoint: %w", err)
 		}
-		if !s.runBare(ctx, b, reqs, errs) {
+		if !s.runBare(ctx, b, reqs, errs, cache, ps) {
 			if _, err := s.w.exec(ctx, s.w.rollbackToG, nil); err != nil {
 				return fmt.Errorf("roll back to savepoint: %w", err)
 			}
-			if err := s.runIsolated(ctx, b, reqs, errs, undone); err != nil {
+			ps = &passState{}
+			if err := s.runIsolated(ctx, b, reqs, errs, undone, cache, ps); err != nil {
 				return err
 			}
 		}
 		if _, err := s.w.exec(ctx, s.w.releaseG, nil); err != nil {
 			return fmt.Errorf("release savepoint: %w", err)
 		}
+	}
+	if ps.dirty {
+		b.rows = nil
 	}
 	// Every write about a task created speculatively in the transaction
 	// ends its wait; then the new speculative creations are answered.
@@ -426,27 +481,34 @@ func (s *Store) runGroup(ctx context.Context, b *held, reqs []*writeReq, first b
 // runBare runs reqs one after the other without savepoints and reports
 // whether every one succeeded; errs gets the contexts that had ended (those
 // functions are skipped and write nothing).
-func (s *Store) runBare(ctx context.Context, b *held, reqs []*writeReq, errs []error) bool {
+func (s *Store) runBare(ctx context.Context, b *held, reqs []*writeReq, errs []error, cache map[string]*task.Task, ps *passState) bool {
 	head := b.head
+	xs := make([]*txn, len(reqs))
 	for i, r := range reqs {
 		if errs[i] = r.ctx.Err(); errs[i] != nil {
 			continue
 		}
-		x := s.batchTxn(ctx, &head)
+		x := s.groupTxn(ctx, &head, cache, ps)
 		if err := s.call(r, x); err != nil {
 			errs[i] = nil
 			return false
 		}
 		head = *x
+		xs[i] = x
 	}
 	b.head = head
+	for i, r := range reqs {
+		if xs[i] != nil {
+			keepRows(b, r, xs[i])
+		}
+	}
 	return true
 }
 
 // runIsolated runs reqs each inside its own savepoint, so that one that
 // fails is undone alone; undone marks those that undid themselves
 // (errRollback, reported as success).
-func (s *Store) runIsolated(ctx context.Context, b *held, reqs []*writeReq, errs []error, undone []bool) error {
+func (s *Store) runIsolated(ctx context.Context, b *held, reqs []*writeReq, errs []error, undone []bool, cache map[string]*task.Task, ps *passState) error {
 	// b.head is where the chain stood at the group's savepoint (runBare
 	// keeps its moves to itself until all succeeded), and each function's
 	// rollback below puts it back where that function found it.
@@ -458,7 +520,7 @@ func (s *Store) runIsolated(ctx context.Context, b *held, reqs []*writeReq, errs
 			errs[i] = fmt.Errorf("savepoint: %w", err)
 			continue
 		}
-		x := s.batchTxn(ctx, &b.head)
+		x := s.groupTxn(ctx, &b.head, cache, ps)
 		ferr := s.call(r, x)
 		if ferr != nil {
 			if _, err := s.w.exec(ctx, s.w.rollbackTo, nil); err != nil {
@@ -471,6 +533,7 @@ func (s *Store) runIsolated(ctx context.Context, b *held, reqs []*writeReq, errs
 			errs[i] = ferr
 		} else {
 			b.head = *x
+			keepRows(b, r, x)
 		}
 		if _, err := s.w.exec(ctx, s.w.release, nil); err != nil {
 			return fmt.Errorf("release savepoint: %w", err)
@@ -492,6 +555,14 @@ func (s *Store) call(r *writeReq, x *txn) (err error) {
 		}
 	}()
 	return r.fn(x)
+}
+
+// groupTxn is batchTxn for a function of a group run: it may use cache
+// (held.rows), and tells the run's other functions what it changed (ps).
+func (s *Store) groupTxn(ctx context.Context, head *txn, cache map[string]*task.Task, ps *passState) *txn {
+	x := s.batchTxn(ctx, head)
+	x.rows, x.pass = cache, ps
+	return x
 }
 
 // batchTxn returns the txn of the next function of a batch in the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -248,4 +249,144 @@ func TestHoldEndingWhileAnotherLeadsIsCommitted(t *testing.T) {
 	if _, err := s.GetTask(t.Context(), "t1", 0); err != nil {
 		t.Fatalf("after the lead was given up: %v; want t1 stored", err)
 	}
+}
+
+// succeedWith is succeed with the envelope in the parameters, as the
+// coordinator's transitions carry it: the Transition that may start from
+// the row the task's speculative creation left (held.rows).
+func succeedWith(ctx context.Context, s *Store, id string) (*task.Task, error) {
+	env := storetest.SpeculativeParams(id, nil).Task.Envelope
+	return s.Transition(ctx, task.TransitionParams{
+		TaskID: id, From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: "w1", Node: "n1",
+		Now:      driver.Norm(time.Now()),
+		Envelope: &env,
+		Messages: []task.Message{{ID: "a-" + id, Role: task.RoleAgent, Parts: []task.Part{task.TextPart("hi")}}},
+	})
+}
+
+// heldRow returns the row the held transaction keeps for task id (nil
+// when it keeps none) and, read in that transaction, the row as stored.
+func heldRow(t *testing.T, s *Store, id string) (kept, stored *task.Task) {
+	t.Helper()
+	s.takeLead(false)
+	defer s.passLead()
+	b := s.wr.open
+	if b == nil {
+		t.Fatal("no transaction held open")
+	}
+	kept = b.rows[id]
+	var err error
+	if ran, cerr := s.onConn(func() {
+		x := s.batchTxn(t.Context(), &b.head)
+		stored, _, err = scanForUpdate(x.queryRow(x.st.taskForTransition, id, false), id)
+	}); !ran {
+		t.Fatal(cerr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kept, stored
+}
+
+// TestHeldRowIsTheStoredRow: the row a speculative creation keeps for its
+// task's next write is the row a read in the transaction returns, field
+// for field; a transition starting from it stores what one starting from
+// a read stores.
+func TestHeldRowIsTheStoredRow(t *testing.T) {
+	t.Parallel()
+	s := specStore(t, time.Hour)
+	var calls storetest.CommittedCalls
+	specCreate(t, s, "t1", &calls)
+	kept, stored := heldRow(t, s, "t1")
+	if kept == nil {
+		t.Fatal("the speculative creation kept no row for its task's next write")
+	}
+	if !reflect.DeepEqual(kept, stored) {
+		t.Fatalf("kept row\n%+v\nstored row\n%+v", kept, stored)
+	}
+	got, err := succeedWith(t.Context(), s, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls.Check(t, false)
+	read, err := s.GetTask(t.Context(), "t1", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != task.StateSucceeded || read.State != task.StateSucceeded || read.Seq != got.Seq || read.LeaseOwner != "" {
+		t.Fatalf("after the transition: returned %s seq %d, stored %s seq %d owner %q", got.State, got.Seq, read.State, read.Seq, read.LeaseOwner)
+	}
+}
+
+// TestHeldRowStaleFallsBackToARead: should the kept row not be the stored
+// one after all, the transition's conditional update matches nothing and
+// the transition starts over from a read, and succeeds.
+func TestHeldRowStaleFallsBackToARead(t *testing.T) {
+	t.Parallel()
+	s := specStore(t, time.Hour)
+	var calls storetest.CommittedCalls
+	specCreate(t, s, "t1", &calls)
+	s.takeLead(false)
+	s.wr.open.rows["t1"].Seq += 7 // as if the row had changed since
+	s.passLead()
+	got, err := succeedWith(t.Context(), s, "t1")
+	if err != nil {
+		t.Fatalf("transition from a stale kept row: %v", err)
+	}
+	read, err := s.GetTask(t.Context(), "t1", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if read.State != task.StateSucceeded || read.Seq != got.Seq {
+		t.Fatalf("stored %s seq %d, returned seq %d", read.State, read.Seq, got.Seq)
+	}
+	recs, err := s.Records(t.Context(), "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := recs[len(recs)-1]; last.Seq != read.Seq || last.To != task.StateSucceeded {
+		t.Fatalf("last record %+v, want seq %d to succeeded", last, read.Seq)
+	}
+}
+
+// TestHeldRowDroppedByOtherWrites: a write that is neither a speculative
+// creation nor a transition could change any row, so the kept rows are
+// dropped before it runs.
+func TestHeldRowDroppedByOtherWrites(t *testing.T) {
+	t.Parallel()
+	s := specStore(t, time.Hour)
+	var calls storetest.CommittedCalls
+	specCreate(t, s, "t1", &calls)
+	if kept, _ := heldRow(t, s, "t1"); kept == nil {
+		t.Fatal("no row kept")
+	}
+	// Joins the held transaction: answered once it commits, so it runs
+	// on its own goroutine while the test looks at the writer.
+	done := make(chan error, 1)
+	go func() { done <- s.AppendAudit(context.Background(), []task.AuditInput{{Kind: task.AuditKind("test")}}) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.takeLead(false)
+		b := s.wr.open
+		ran := b != nil && len(b.reqs) > 1
+		rows := b != nil && b.rows != nil
+		s.passLead()
+		if ran {
+			if rows {
+				t.Fatal("the rows kept for speculative creations survived another write")
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the audit append never joined the held transaction")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := succeedWith(t.Context(), s, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	calls.Check(t, false)
 }

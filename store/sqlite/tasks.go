@@ -67,6 +67,11 @@ func (s *Store) CreateTask(ctx context.Context, p task.CreateParams) (*task.Task
 		if err := x.insertHistory(plan); err != nil {
 			return err
 		}
+		if p.Speculative {
+			// The task's next write, in this transaction, starts from
+			// this row instead of reading it (held.rows).
+			x.created = insertedRow(plan)
+		}
 		return x.flush(&plan.Writes, now)
 	})
 	if dup != nil {
@@ -93,37 +98,61 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 	now, msgs, arts, status := prep.Now, prep.Messages, prep.Artifacts, prep.Status
 	var t *task.Task
 	var env []byte
-	err = s.inWriteTxOpts(ctx, writeOpts{task: p.TaskID}, func(x *txn) error {
+	err = s.inWriteTxOpts(ctx, writeOpts{task: p.TaskID, transition: true}, func(x *txn) error {
 		// A read, the preconditions checked here, then an update on the
 		// condition that the row is still as read: cheaper for SQLite than
 		// one conditional UPDATE … RETURNING, which materialises the row
 		// it returns (docs/benchmarks.md). In the writer's transaction
 		// nothing can change the row in between; the condition states the
 		// rule (docs/lifecycle.md) rather than relying on that. The
-		// envelope is read only when p does not carry it.
-		var err error
-		t, env, err = scanForUpdate(x.queryRow(x.st.taskForTransition, p.TaskID, p.Envelope == nil), p.TaskID)
-		if err != nil {
-			return err
+		// envelope is read only when p does not carry it. A task created
+		// speculatively in this transaction starts from the row its
+		// creation wrote (held.rows), which nothing can have changed
+		// since; should the update find the row otherwise all the same,
+		// the transition starts over from a read.
+		var cached *task.Task
+		if p.Envelope != nil {
+			cached = x.cachedRow(p.TaskID)
 		}
-		if err := driver.CheckPreconditions(t, p); err != nil {
-			return err
+		var rec task.Record
+		for {
+			var err error
+			if t = cached; t == nil {
+				t, env, err = scanForUpdate(x.queryRow(x.st.taskForTransition, p.TaskID, p.Envelope == nil), p.TaskID)
+				if err != nil {
+					return err
+				}
+			}
+			err = driver.CheckPreconditions(t, p)
+			was, owner, seq := t.State, t.LeaseOwner, t.Seq
+			if err == nil {
+				rec, err = driver.Advance(t, driver.TransitionChange(p, now))
+			}
+			if err != nil {
+				if cached != nil {
+					cached = nil
+					continue
+				}
+				return err
+			}
+			t.Children += len(prep.Spawn)
+			n, err := x.exec(x.st.advanceTask, state(t.State), t.Attempt, nullMicros(t.RunAfter),
+				t.LeaseOwner, nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status,
+				t.Seq, now.UnixMicro(), t.TurnStart, t.Children, t.ID, state(was), owner, seq)
+			if err != nil {
+				return fmt.Errorf("update task %q: %w", t.ID, err)
+			}
+			if n != 1 {
+				if cached != nil {
+					cached = nil
+					continue
+				}
+				return driver.Conflict("task %q changed while it was read (%d rows updated)", t.ID, n)
+			}
+			break
 		}
-		was, owner, seq := t.State, t.LeaseOwner, t.Seq
-		rec, err := driver.Advance(t, driver.TransitionChange(p, now))
-		if err != nil {
-			return err
-		}
-		t.Children += len(prep.Spawn)
-		n, err := x.exec(x.st.advanceTask, state(t.State), t.Attempt, nullMicros(t.RunAfter),
-			t.LeaseOwner, nullMicros(t.LeaseExpires), string(t.ErrorCode), t.Reason, t.Rejected, status,
-			t.Seq, now.UnixMicro(), t.TurnStart, t.Children, t.ID, state(was), owner, seq)
-		if err != nil {
-			return fmt.Errorf("update task %q: %w", t.ID, err)
-		}
-		if n != 1 {
-			return driver.Conflict("task %q changed while it was read (%d rows updated)", t.ID, n)
-		}
+		hot := len(prep.Spawn) == 0 && t.Children == 0 && t.Envelope.ParentTaskID == "" && p.To != task.StateWaiting
+		x.changed(t.ID, hot)
 		var w driver.Writes
 		w.Audit = append(w.Audit, p.Audit...)
 		w.Add(t, rec)
@@ -137,7 +166,7 @@ func (s *Store) Transition(ctx context.Context, p task.TransitionParams) (*task.
 				return fmt.Errorf("store artifact %q: %w", p.Artifacts[i].ID, err)
 			}
 		}
-		if len(prep.Spawn) == 0 && t.Children == 0 && t.Envelope.ParentTaskID == "" && p.To != task.StateWaiting {
+		if hot {
 			// The hot path: a task outside any family, and not waiting.
 			return x.flush(&w, now)
 		}
@@ -523,6 +552,64 @@ type txn struct {
 	headMoved bool
 	headSeq   int64
 	headHash  string
+
+	// In the writer's group runs (runGroup): rows are the task rows
+	// speculative creations left in the transaction (held.rows), nil when
+	// they may not be used; pass is what the run's functions changed;
+	// created is the row this function's speculative creation wrote.
+	rows    map[string]*task.Task
+	pass    *passState
+	created *task.Task
+}
+
+// cachedRow returns a copy of task id's row as a speculative creation in
+// this transaction wrote it, when nothing since can have changed it; nil
+// when the row must be read.
+func (x *txn) cachedRow(id string) *task.Task {
+	if x.rows == nil || x.pass == nil || x.pass.dirty || x.pass.touched[id] {
+		return nil
+	}
+	r := x.rows[id]
+	if r == nil {
+		return nil
+	}
+	c := *r
+	return &c
+}
+
+// changed tells the run that this function changed task id's row, and,
+// unless only, others' too.
+func (x *txn) changed(id string, only bool) {
+	if x.pass == nil {
+		return
+	}
+	if x.pass.touched == nil {
+		x.pass.touched = map[string]bool{}
+	}
+	x.pass.touched[id] = true
+	if !only {
+		x.pass.dirty = true
+	}
+}
+
+// insertedRow is the row insertTask writes for plan, as scanForUpdate
+// reads it back (without the envelope's JSON).
+func insertedRow(plan *driver.NewTask) *task.Task {
+	t := plan.Task
+	r := &task.Task{
+		ID: t.ID, ContextID: t.ContextID, Agent: t.Agent, PayloadHash: t.PayloadHash,
+		State: t.State, Attempt: t.Attempt, MaxAttempts: t.MaxAttempts, LeaseOwner: t.LeaseOwner,
+		ErrorCode: t.ErrorCode, Reason: t.Reason, Rejected: t.Rejected, Seq: t.Seq,
+		CreatedAt: driver.FromMicros(t.CreatedAt.UnixMicro()), UpdatedAt: driver.FromMicros(t.UpdatedAt.UnixMicro()),
+	}
+	r.Envelope.Actor, r.Envelope.ParentTaskID, r.Envelope.Step = plan.Actor, t.Envelope.ParentTaskID, t.Envelope.Step
+	if !t.RunAfter.IsZero() {
+		r.RunAfter = driver.FromMicros(t.RunAfter.UnixMicro())
+	}
+	if !t.LeaseExpires.IsZero() {
+		r.LeaseExpires = driver.FromMicros(t.LeaseExpires.UnixMicro())
+	}
+	return r
 }
 
 // errRollback ends a write transaction without committing and without
