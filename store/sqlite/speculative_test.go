@@ -41,6 +41,17 @@ func specCreate(t *testing.T, s *Store, id string, calls *storetest.CommittedCal
 	return got
 }
 
+// heldCreation returns a store whose hold outlasts the test, in which
+// task "t1" was created speculatively: its transaction is open until the
+// task's next write (or the test ends the hold itself).
+func heldCreation(t *testing.T) (*Store, *storetest.CommittedCalls) {
+	t.Helper()
+	s := specStore(t, time.Hour)
+	calls := new(storetest.CommittedCalls)
+	specCreate(t, s, "t1", calls)
+	return s, calls
+}
+
 func succeed(ctx context.Context, s *Store, id string) error {
 	_, err := s.Transition(ctx, task.TransitionParams{
 		TaskID: id, From: task.StateInProgress, To: task.StateSucceeded, LeaseOwner: "w1", Node: "n1",
@@ -135,9 +146,7 @@ func TestSpeculativeCreateCommitsAfterHold(t *testing.T) {
 // after a speculative creation is acknowledged before it is durable.
 func TestWriteJoiningAHeldTransactionWaitsForItsCommit(t *testing.T) {
 	t.Parallel()
-	s := specStore(t, time.Hour)
-	var calls storetest.CommittedCalls
-	specCreate(t, s, "t1", &calls)
+	s, _ := heldCreation(t)
 	done := make(chan error, 1)
 	go func() {
 		done <- s.AppendAudit(context.Background(), []task.AuditInput{{Kind: task.AuditKind("joined"), TaskID: "x"}})
@@ -176,9 +185,7 @@ func TestWriteJoiningAHeldTransactionWaitsForItsCommit(t *testing.T) {
 // speculative creation is refused as any other.
 func TestSpeculativeCreateSurvivesAFailingNeighbour(t *testing.T) {
 	t.Parallel()
-	s := specStore(t, time.Hour)
-	var calls storetest.CommittedCalls
-	specCreate(t, s, "t1", &calls)
+	s, calls := heldCreation(t)
 	// A transition from the wrong state fails inside the held transaction.
 	_, err := s.Transition(t.Context(), task.TransitionParams{
 		TaskID: "t1", From: task.StateQueued, To: task.StateCanceled, Node: "n1", Now: driver.Norm(time.Now()),
@@ -227,9 +234,7 @@ func TestHoldEndingWhileAnotherLeadsIsCommitted(t *testing.T) {
 	// timer would, at the moment it chooses. A real 5 ms timer raced the
 	// test on a loaded machine (it could fire before the test led, or
 	// while the creation's own lead was still running).
-	s := specStore(t, time.Hour)
-	var calls storetest.CommittedCalls
-	specCreate(t, s, "t1", &calls)
+	s, calls := heldCreation(t)
 	// Lead as a write would; the creation's transaction is then held open.
 	s.takeLead(false)
 	b := s.wr.open
@@ -294,9 +299,7 @@ func heldRow(t *testing.T, s *Store, id string) (kept, stored *task.Task) {
 // a read stores.
 func TestHeldRowIsTheStoredRow(t *testing.T) {
 	t.Parallel()
-	s := specStore(t, time.Hour)
-	var calls storetest.CommittedCalls
-	specCreate(t, s, "t1", &calls)
+	s, calls := heldCreation(t)
 	kept, stored := heldRow(t, s, "t1")
 	if kept == nil {
 		t.Fatal("the speculative creation kept no row for its task's next write")
@@ -323,9 +326,7 @@ func TestHeldRowIsTheStoredRow(t *testing.T) {
 // the transition starts over from a read, and succeeds.
 func TestHeldRowStaleFallsBackToARead(t *testing.T) {
 	t.Parallel()
-	s := specStore(t, time.Hour)
-	var calls storetest.CommittedCalls
-	specCreate(t, s, "t1", &calls)
+	s, _ := heldCreation(t)
 	s.takeLead(false)
 	s.wr.open.rows["t1"].Seq += 7 // as if the row had changed since
 	s.passLead()
@@ -354,9 +355,7 @@ func TestHeldRowStaleFallsBackToARead(t *testing.T) {
 // dropped before it runs.
 func TestHeldRowDroppedByOtherWrites(t *testing.T) {
 	t.Parallel()
-	s := specStore(t, time.Hour)
-	var calls storetest.CommittedCalls
-	specCreate(t, s, "t1", &calls)
+	s, calls := heldCreation(t)
 	if kept, _ := heldRow(t, s, "t1"); kept == nil {
 		t.Fatal("no row kept")
 	}
