@@ -56,10 +56,14 @@ const walBufMax = 1<<17 - 1
 const walFrameHeader = 24
 
 // methods is a set of io methods of this VFS: own's, some replaced. m
-// comes first, so a file's pMethods points at both.
+// comes first, so a file's pMethods points at both. Like everything of
+// this VFS that SQLite's code reads (the VFS, its name, a log buffer), a
+// methods lives in C memory (libc.Xmalloc), never freed: the transpiled
+// code does pointer arithmetic that the race detector's checkptr refuses
+// on Go memory.
 type methods struct {
 	m   sqlite3.Tsqlite3_io_methods
-	own *sqlite3.Tsqlite3_io_methods
+	own uintptr // *Tsqlite3_io_methods
 }
 
 // walFile is one open log file and its buffer.
@@ -67,8 +71,11 @@ type walFile struct {
 	tls *libc.TLS
 	p   uintptr // the file (*Tsqlite3_file)
 	own *sqlite3.Tsqlite3_io_methods
-	buf []byte
-	off int64 // the file offset of buf[0]
+	// buf is the buffer, walBufMax bytes of C memory allocated at the
+	// first write (0 before), of which n are in use.
+	buf uintptr
+	n   int
+	off int64 // the file offset of the buffer's first byte
 	// commitNext: the last write was the header of a commit frame, whose
 	// page comes next.
 	commitNext bool
@@ -78,8 +85,7 @@ var walvfs struct {
 	once sync.Once
 	err  error
 	own  *sqlite3.Tsqlite3_vfs // the default VFS
-	vfs  sqlite3.Tsqlite3_vfs
-	name []byte
+	vfs  uintptr               // this VFS (*Tsqlite3_vfs), in C memory
 
 	mu sync.RWMutex
 	// files maps a log file (its sqlite3_file) to its buffer; byTLS a
@@ -88,8 +94,8 @@ var walvfs struct {
 	byTLS map[*libc.TLS][]*walFile
 	// walMethods and dbMethods map a file's own io methods to this VFS's
 	// for a log file and for a database file.
-	walMethods map[uintptr]*methods
-	dbMethods  map[uintptr]*methods
+	walMethods map[uintptr]uintptr
+	dbMethods  map[uintptr]uintptr
 
 	// writes counts the write calls the log buffers made, frames the
 	// frames they gathered (for tests).
@@ -109,18 +115,34 @@ func registerWALVFS() error {
 		walvfs.own = (*sqlite3.Tsqlite3_vfs)(ptr(own))
 		walvfs.files = map[uintptr]*walFile{}
 		walvfs.byTLS = map[*libc.TLS][]*walFile{}
-		walvfs.walMethods = map[uintptr]*methods{}
-		walvfs.dbMethods = map[uintptr]*methods{}
-		walvfs.vfs = *walvfs.own
-		walvfs.vfs.FpNext = 0
-		walvfs.name = append([]byte(walVFSName), 0)
-		walvfs.vfs.FzName = uintptr(unsafe.Pointer(&walvfs.name[0]))
-		walvfs.vfs.FxOpen = fnptr(walOpen)
-		if rc := sqlite3.Xsqlite3_vfs_register(tls, uintptr(unsafe.Pointer(&walvfs.vfs)), 0); rc != sqlite3.SQLITE_OK {
+		walvfs.walMethods = map[uintptr]uintptr{}
+		walvfs.dbMethods = map[uintptr]uintptr{}
+		name, err := libc.CString(walVFSName)
+		if err != nil {
+			walvfs.err = fmt.Errorf("sqlite: register the %s VFS: %w", walVFSName, err)
+			return
+		}
+		walvfs.vfs = cmalloc(tls, unsafe.Sizeof(sqlite3.Tsqlite3_vfs{}))
+		v := (*sqlite3.Tsqlite3_vfs)(ptr(walvfs.vfs))
+		*v = *walvfs.own
+		v.FpNext = 0
+		v.FzName = name
+		v.FxOpen = fnptr(walOpen)
+		if rc := sqlite3.Xsqlite3_vfs_register(tls, walvfs.vfs, 0); rc != sqlite3.SQLITE_OK {
 			walvfs.err = fmt.Errorf("sqlite: register the %s VFS: result code %d", walVFSName, rc)
 		}
 	})
 	return walvfs.err
+}
+
+// cmalloc allocates n bytes of C memory; it panics when there is none,
+// as a Go allocation would.
+func cmalloc(tls *libc.TLS, n uintptr) uintptr {
+	p := libc.Xmalloc(tls, libc.Tsize_t(n))
+	if p == 0 {
+		panic(fmt.Sprintf("sqlite: %s VFS: out of memory (%d bytes)", walVFSName, n))
+	}
+	return p
 }
 
 // ptr is the C address u as a pointer. (The reinterpretation, rather
@@ -141,19 +163,21 @@ func file(p uintptr) *sqlite3.Tsqlite3_file { return (*sqlite3.Tsqlite3_file)(pt
 
 // ownMethods is the io methods the default VFS gave the file p.
 func ownMethods(p uintptr) *sqlite3.Tsqlite3_io_methods {
-	return (*methods)(ptr(file(p).FpMethods)).own
+	return (*sqlite3.Tsqlite3_io_methods)(ptr((*methods)(ptr(file(p).FpMethods)).own))
 }
 
-// wrap returns this VFS's methods over own from cache, made by set the
-// first time.
-func wrap(cache map[uintptr]*methods, own uintptr, set func(*sqlite3.Tsqlite3_io_methods)) *methods {
-	m := cache[own]
-	if m == nil {
-		m = &methods{m: *(*sqlite3.Tsqlite3_io_methods)(ptr(own)), own: (*sqlite3.Tsqlite3_io_methods)(ptr(own))}
+// wrap returns this VFS's methods over own from cache (in C memory),
+// made by set the first time.
+func wrap(tls *libc.TLS, cache map[uintptr]uintptr, own uintptr, set func(*sqlite3.Tsqlite3_io_methods)) uintptr {
+	p := cache[own]
+	if p == 0 {
+		p = cmalloc(tls, unsafe.Sizeof(methods{}))
+		m := (*methods)(ptr(p))
+		m.m, m.own = *(*sqlite3.Tsqlite3_io_methods)(ptr(own)), own
 		set(&m.m)
-		cache[own] = m
+		cache[own] = p
 	}
-	return m
+	return p
 }
 
 // walOpen is the VFS's xOpen: the default VFS's, after which a log file
@@ -170,7 +194,7 @@ func walOpen(tls *libc.TLS, _, zName, pFile uintptr, flags int32, pOutFlags uint
 	defer walvfs.mu.Unlock()
 	switch {
 	case flags&sqlite3.SQLITE_OPEN_WAL != 0:
-		m := wrap(walvfs.walMethods, f.FpMethods, func(m *sqlite3.Tsqlite3_io_methods) {
+		m := wrap(tls, walvfs.walMethods, f.FpMethods, func(m *sqlite3.Tsqlite3_io_methods) {
 			m.FxClose = fnptr(walClose)
 			m.FxRead = fnptr(walRead)
 			m.FxWrite = fnptr(walWrite)
@@ -182,16 +206,16 @@ func walOpen(tls *libc.TLS, _, zName, pFile uintptr, flags int32, pOutFlags uint
 			m.FxCheckReservedLock = fnptr(walCheckReservedLock)
 			m.FxFileControl = fnptr(walFileControl)
 		})
-		w := &walFile{tls: tls, p: pFile, own: m.own}
+		w := &walFile{tls: tls, p: pFile, own: (*sqlite3.Tsqlite3_io_methods)(ptr(f.FpMethods))}
 		walvfs.files[pFile] = w
 		walvfs.byTLS[tls] = append(walvfs.byTLS[tls], w)
-		f.FpMethods = uintptr(unsafe.Pointer(m))
+		f.FpMethods = m
 	case flags&sqlite3.SQLITE_OPEN_MAIN_DB != 0 && (*sqlite3.Tsqlite3_io_methods)(ptr(f.FpMethods)).FiVersion >= 2:
-		m := wrap(walvfs.dbMethods, f.FpMethods, func(m *sqlite3.Tsqlite3_io_methods) {
+		m := wrap(tls, walvfs.dbMethods, f.FpMethods, func(m *sqlite3.Tsqlite3_io_methods) {
 			m.FxShmLock = fnptr(dbShmLock)
 			m.FxShmBarrier = fnptr(dbShmBarrier)
 		})
-		f.FpMethods = uintptr(unsafe.Pointer(m))
+		f.FpMethods = m
 	}
 	return rc
 }
@@ -208,12 +232,12 @@ func logFile(p uintptr) *walFile {
 // emptied either way: after a failed write SQLite fails the transaction,
 // and writes the frames again if it retries.
 func (w *walFile) flush(tls *libc.TLS) int32 {
-	if len(w.buf) == 0 {
+	if w.n == 0 {
 		return sqlite3.SQLITE_OK
 	}
-	rc := w.write(tls, uintptr(unsafe.Pointer(&w.buf[0])), int32(len(w.buf)), w.off)
+	rc := w.write(tls, w.buf, int32(w.n), w.off)
 	walvfs.writes.Add(1)
-	w.buf = w.buf[:0]
+	w.n = 0
 	w.commitNext = false
 	return rc
 }
@@ -240,7 +264,7 @@ func flushTLS(tls *libc.TLS) int32 {
 
 func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32 {
 	w := logFile(pFile)
-	if len(w.buf) > 0 && (w.off+int64(len(w.buf)) != iOfst || len(w.buf)+int(iAmt) > walBufMax) {
+	if w.n > 0 && (w.off+int64(w.n) != iOfst || w.n+int(iAmt) > walBufMax) {
 		if rc := w.flush(tls); rc != sqlite3.SQLITE_OK {
 			return rc
 		}
@@ -249,14 +273,15 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32
 		walvfs.writes.Add(1)
 		return w.write(tls, zBuf, iAmt, iOfst)
 	}
-	if w.buf == nil {
-		w.buf = make([]byte, 0, walBufMax)
+	if w.buf == 0 {
+		w.buf = cmalloc(tls, walBufMax)
 	}
-	if len(w.buf) == 0 {
+	if w.n == 0 {
 		w.off = iOfst
 	}
 	src := unsafe.Slice((*byte)(ptr(zBuf)), iAmt)
-	w.buf = append(w.buf, src...)
+	copy(unsafe.Slice((*byte)(ptr(w.buf)), walBufMax)[w.n:], src)
+	w.n += int(iAmt)
 	if iAmt == walFrameHeader {
 		walvfs.frames.Add(1)
 		w.commitNext = binary.BigEndian.Uint32(src[4:8]) != 0
@@ -271,6 +296,10 @@ func walWrite(tls *libc.TLS, pFile, zBuf uintptr, iAmt int32, iOfst int64) int32
 func walClose(tls *libc.TLS, pFile uintptr) int32 {
 	w := logFile(pFile)
 	rc := w.flush(tls)
+	if w.buf != 0 {
+		libc.Xfree(tls, w.buf)
+		w.buf = 0
+	}
 	walvfs.mu.Lock()
 	delete(walvfs.files, pFile)
 	list := walvfs.byTLS[w.tls]

@@ -52,7 +52,7 @@ func buffered() int {
 	defer walvfs.mu.RUnlock()
 	n := 0
 	for _, w := range walvfs.files {
-		n += len(w.buf)
+		n += w.n
 	}
 	return n
 }
