@@ -358,18 +358,20 @@ type passState struct {
 	touched map[string]bool
 }
 
-// rowCache says whether the functions of reqs may use b.rows: only when
-// each is a speculative creation (which inserts new rows) or a
-// Transition (which says what it changed, passState); any other write
-// could change a row, so b.rows is dropped.
-func rowCache(b *held, reqs []*writeReq) map[string]*task.Task {
+// rowCache reports whether a run of reqs starts dirty (passState): its
+// functions may use b.rows only when each is a speculative creation
+// (which inserts new rows) or a Transition (which says what it changed).
+// Any other write could change any row, the rows creations of the group
+// write included, so b.rows is dropped and nothing the run keeps
+// survives it.
+func rowCache(b *held, reqs []*writeReq) (dirty bool) {
 	for _, r := range reqs {
 		if !r.early && !r.transition {
 			b.rows = nil
-			return nil
+			return true
 		}
 	}
-	return b.rows
+	return false
 }
 
 // keepRows records in b.rows what r's function did, once it succeeded for
@@ -426,8 +428,8 @@ func (s *Store) runGroup(ctx context.Context, b *held, reqs []*writeReq, first b
 	}
 	errs := b.errs[base:]
 	undone := make([]bool, len(reqs))
-	cache := rowCache(b, reqs)
-	ps := &passState{}
+	dirty := rowCache(b, reqs)
+	cache, ps := b.rows, &passState{dirty: dirty}
 	if first && len(reqs) == 1 {
 		r := reqs[0]
 		if errs[0] = r.ctx.Err(); errs[0] == nil {
@@ -445,7 +447,7 @@ func (s *Store) runGroup(ctx context.Context, b *held, reqs []*writeReq, first b
 			if _, err := s.w.exec(ctx, s.w.rollbackToG, nil); err != nil {
 				return fmt.Errorf("roll back to savepoint: %w", err)
 			}
-			ps = &passState{}
+			ps = &passState{dirty: dirty}
 			if err := s.runIsolated(ctx, b, reqs, errs, undone, cache, ps); err != nil {
 				return err
 			}

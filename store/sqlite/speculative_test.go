@@ -389,3 +389,58 @@ func TestHeldRowDroppedByOtherWrites(t *testing.T) {
 	}
 	calls.Check(t, false)
 }
+
+// TestHeldRowNotKeptBesideOtherWrites: a speculative creation that runs in
+// one group with a write of another kind keeps no row, since that write
+// may have changed the new row after the creation wrote it.
+func TestHeldRowNotKeptBesideOtherWrites(t *testing.T) {
+	t.Parallel()
+	s := specStore(t, time.Hour)
+	// Hold the lead so that both writes queue, then hand it over: the
+	// first queued leads and runs the whole queue as one group.
+	s.takeLead(false)
+	var calls storetest.CommittedCalls
+	created := make(chan error, 1)
+	go func() {
+		_, err := s.CreateTask(context.Background(), storetest.SpeculativeParams("t1", calls.Fn))
+		created <- err
+	}()
+	waitQueued(t, s, 1)
+	appended := make(chan error, 1)
+	go func() {
+		appended <- s.AppendAudit(context.Background(), []task.AuditInput{{Kind: task.AuditKind("test")}})
+	}()
+	waitQueued(t, s, 2)
+	s.passLead()
+	if err := <-created; err != nil {
+		t.Fatal(err)
+	}
+	if kept, _ := heldRow(t, s, "t1"); kept != nil {
+		t.Fatal("a creation grouped with another kind of write kept its row")
+	}
+	if _, err := succeedWith(t.Context(), s, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-appended; err != nil {
+		t.Fatal(err)
+	}
+	calls.Check(t, false)
+}
+
+// waitQueued waits until n writes are queued for the writer's lead.
+func waitQueued(t *testing.T, s *Store, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.wr.mu.Lock()
+		q := len(s.wr.queue)
+		s.wr.mu.Unlock()
+		if q >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writes queued, want %d", q, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
